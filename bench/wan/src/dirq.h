@@ -1,0 +1,61 @@
+/* One emulated direction: drop-tail bottleneck queue + fixed one-way delay. */
+#ifndef WANEMU_DIRQ_H
+#define WANEMU_DIRQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dirq_params {
+	uint64_t delay_ns;   /* one-way propagation delay */
+	double rate_bps;     /* bottleneck rate in IP-layer bits/s; 0 = unlimited */
+	uint64_t qlimit;     /* bottleneck queue limit in IP bytes */
+	double loss;         /* Bernoulli loss probability per segment */
+};
+
+struct dirq_stats {
+	uint64_t rx_pkts, rx_segs, rx_bytes;       /* offered to the link */
+	uint64_t tx_pkts, tx_segs, tx_bytes;       /* delivered after delay */
+	uint64_t drop_loss, drop_queue, drop_ring; /* segments dropped, by cause */
+	uint64_t splits, tx_err;
+	uint64_t late_gt1ms, late_gt10ms, late_max_ns;
+	uint64_t backlog_max;                      /* bytes, max observed */
+};
+
+struct pkt_desc {
+	uint64_t off;        /* offset in the arena */
+	uint64_t release_ns; /* when it leaves the delay line */
+	uint32_t len;        /* bytes incl. vnet header */
+	uint32_t segs;
+	uint64_t wire;
+};
+
+struct dirq {
+	const char *name;
+	int tun_fd, timer_fd;
+	struct dirq_params p;
+	struct dirq_stats st;
+	double busy_until_ns; /* when the bottleneck finishes its last byte */
+	uint64_t rng;
+	/* Byte arena holding packets in flight, used as a circular buffer. */
+	uint8_t *arena;
+	size_t arena_size, tail;
+	/* FIFO of descriptors; release times are monotonic because the delay is
+	 * constant and departures are serialised, so a ring suffices. */
+	struct pkt_desc *ring;
+	uint64_t ring_mask, rhead, rtail;
+	uint8_t *scratch;     /* copy of a super-packet being split */
+};
+
+int dirq_init(struct dirq *q, const char *name, int tun_fd,
+	      const struct dirq_params *p, uint64_t seed);
+
+/* Read available packets from the TUN (bounded batch). now = CLOCK_MONOTONIC ns. */
+void dirq_ingest(struct dirq *q, uint64_t (*now)(void));
+
+/* Write every packet whose release time has come, then re-arm the timer. */
+void dirq_release(struct dirq *q, uint64_t (*now)(void));
+
+/* Bytes waiting in the bottleneck queue at time now. */
+uint64_t dirq_backlog(const struct dirq *q, uint64_t now);
+
+#endif

@@ -1,0 +1,250 @@
+/* wanemu: userspace WAN path emulator between two TUN devices.
+ *
+ * One TUN per direction (A->B and B->A) in a router network namespace.
+ * Policy routing sends each direction's traffic into its TUN; we hold every
+ * packet for its computed release time (bottleneck rate + one-way delay,
+ * drop-tail queue, optional Bernoulli loss) and write it back into the same
+ * TUN, from where the kernel routes it on to the far end host.
+ *
+ * Counters are written as JSON to --stats every interval and on exit
+ * (SIGTERM/SIGINT), so callers can check fidelity (drops == retransmits,
+ * lateness, queue bound). */
+#define _GNU_SOURCE
+#include "dirq.h"
+#include "tun.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: wanemu --dev-ab TUN --dev-ba TUN [options]\n"
+		"  --delay-ab-us N --delay-ba-us N   one-way delay per direction\n"
+		"  --rate-ab-bps R --rate-ba-bps R   bottleneck, IP-layer bit/s (0 = none)\n"
+		"  --queue-ab-bytes Q --queue-ba-bytes Q  drop-tail limit (default 1 BDP)\n"
+		"  --loss-ab P --loss-ba P           Bernoulli loss per segment (0..1)\n"
+		"  --seed S  --stats FILE  --stats-ms N  --rt PRIO  --cpu N\n");
+}
+
+struct opts {
+	const char *dev[2];
+	struct dirq_params p[2];
+	int qset[2];
+	uint64_t seed;
+	const char *stats;
+	int stats_ms, rt, cpu;
+};
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{"dev-ab", 1, 0, 'a'}, {"dev-ba", 1, 0, 'b'},
+		{"delay-ab-us", 1, 0, 'd'}, {"delay-ba-us", 1, 0, 'D'},
+		{"rate-ab-bps", 1, 0, 'r'}, {"rate-ba-bps", 1, 0, 'R'},
+		{"queue-ab-bytes", 1, 0, 'q'}, {"queue-ba-bytes", 1, 0, 'Q'},
+		{"loss-ab", 1, 0, 'l'}, {"loss-ba", 1, 0, 'L'},
+		{"seed", 1, 0, 's'}, {"stats", 1, 0, 'S'}, {"stats-ms", 1, 0, 'i'},
+		{"rt", 1, 0, 'p'}, {"cpu", 1, 0, 'c'}, {"help", 0, 0, 'h'},
+		{0, 0, 0, 0}};
+	memset(o, 0, sizeof(*o));
+	o->stats_ms = 1000;
+	o->cpu = -1;
+	int c;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'a': o->dev[0] = optarg; break;
+		case 'b': o->dev[1] = optarg; break;
+		case 'd': o->p[0].delay_ns = strtoull(optarg, 0, 10) * 1000; break;
+		case 'D': o->p[1].delay_ns = strtoull(optarg, 0, 10) * 1000; break;
+		case 'r': o->p[0].rate_bps = strtod(optarg, 0); break;
+		case 'R': o->p[1].rate_bps = strtod(optarg, 0); break;
+		case 'q': o->p[0].qlimit = strtoull(optarg, 0, 10); o->qset[0] = 1; break;
+		case 'Q': o->p[1].qlimit = strtoull(optarg, 0, 10); o->qset[1] = 1; break;
+		case 'l': o->p[0].loss = strtod(optarg, 0); break;
+		case 'L': o->p[1].loss = strtod(optarg, 0); break;
+		case 's': o->seed = strtoull(optarg, 0, 10); break;
+		case 'S': o->stats = optarg; break;
+		case 'i': o->stats_ms = atoi(optarg); break;
+		case 'p': o->rt = atoi(optarg); break;
+		case 'c': o->cpu = atoi(optarg); break;
+		default: usage(); return -1;
+		}
+	}
+	if (!o->dev[0] || !o->dev[1] || o->stats_ms <= 0) {
+		usage();
+		return -1;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (o->p[i].loss < 0 || o->p[i].loss > 1 || o->p[i].rate_bps < 0) {
+			usage();
+			return -1;
+		}
+		/* Default queue: one delay-bandwidth product of the round trip. */
+		if (!o->qset[i]) {
+			double rtt = (double)(o->p[0].delay_ns + o->p[1].delay_ns) / 1e9;
+			o->p[i].qlimit = (uint64_t)(o->p[i].rate_bps / 8.0 * rtt);
+		}
+	}
+	return 0;
+}
+
+static void dump_dir(FILE *f, const struct dirq *q, uint64_t now)
+{
+	const struct dirq_stats *s = &q->st;
+	fprintf(f,
+		"\"%s\":{\"delay_ns\":%llu,\"rate_bps\":%.0f,\"queue_limit\":%llu,"
+		"\"loss\":%g,\"rx_pkts\":%llu,\"rx_segs\":%llu,\"rx_bytes\":%llu,"
+		"\"tx_pkts\":%llu,\"tx_segs\":%llu,\"tx_bytes\":%llu,"
+		"\"drop_loss\":%llu,\"drop_queue\":%llu,\"drop_ring\":%llu,"
+		"\"splits\":%llu,\"tx_err\":%llu,\"late_gt1ms\":%llu,"
+		"\"late_gt10ms\":%llu,\"late_max_ns\":%llu,\"backlog\":%llu,"
+		"\"backlog_max\":%llu,\"queued_pkts\":%llu}",
+		q->name, (unsigned long long)q->p.delay_ns, q->p.rate_bps,
+		(unsigned long long)q->p.qlimit, q->p.loss,
+		(unsigned long long)s->rx_pkts, (unsigned long long)s->rx_segs,
+		(unsigned long long)s->rx_bytes, (unsigned long long)s->tx_pkts,
+		(unsigned long long)s->tx_segs, (unsigned long long)s->tx_bytes,
+		(unsigned long long)s->drop_loss, (unsigned long long)s->drop_queue,
+		(unsigned long long)s->drop_ring, (unsigned long long)s->splits,
+		(unsigned long long)s->tx_err, (unsigned long long)s->late_gt1ms,
+		(unsigned long long)s->late_gt10ms, (unsigned long long)s->late_max_ns,
+		(unsigned long long)dirq_backlog(q, now),
+		(unsigned long long)s->backlog_max,
+		(unsigned long long)(q->rtail - q->rhead));
+}
+
+/* Atomic replace so readers never see a half-written file. */
+static void write_stats(const char *path, struct dirq *q, int final)
+{
+	if (!path)
+		return;
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return;
+	uint64_t now = now_ns();
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	fprintf(f, "{\"pid\":%d,\"mono_ns\":%llu,\"time\":%.3f,\"final\":%s,",
+		(int)getpid(), (unsigned long long)now,
+		(double)rt.tv_sec + rt.tv_nsec / 1e9, final ? "true" : "false");
+	dump_dir(f, &q[0], now);
+	fputc(',', f);
+	dump_dir(f, &q[1], now);
+	fputs("}\n", f);
+	fclose(f);
+	rename(tmp, path);
+}
+
+static void realtime(int prio, int cpu)
+{
+	/* Lower timer slack: default 50 us would show up as added delay. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	if (cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0)
+			perror("sched_setaffinity");
+	}
+	if (prio > 0) {
+		struct sched_param sp = {.sched_priority = prio};
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+			perror("sched_setscheduler");
+	}
+}
+
+static int add(int ep, int fd, uint32_t tag)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	if (parse(argc, argv, &o) < 0)
+		return 2;
+
+	static struct dirq q[2];
+	static const char *names[2] = {"ab", "ba"};
+	for (int i = 0; i < 2; i++) {
+		int fd = tun_open(o.dev[i]);
+		if (fd < 0) {
+			fprintf(stderr, "wanemu: tun %s: %s\n", o.dev[i], strerror(errno));
+			return 1;
+		}
+		if (dirq_init(&q[i], names[i], fd, &o.p[i], o.seed * 2 + (uint64_t)i + 1) < 0) {
+			fprintf(stderr, "wanemu: init %s: %s\n", names[i], strerror(errno));
+			return 1;
+		}
+	}
+
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+
+	int stfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	struct itimerspec its = {
+		.it_interval = {o.stats_ms / 1000, (long)(o.stats_ms % 1000) * 1000000L},
+		.it_value = {o.stats_ms / 1000, (long)(o.stats_ms % 1000) * 1000000L}};
+	timerfd_settime(stfd, 0, &its, NULL);
+
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	/* tags: 0/1 tun rx, 2/3 release timers, 4 signal, 5 stats */
+	if (ep < 0 || sfd < 0 || stfd < 0 || add(ep, q[0].tun_fd, 0) || add(ep, q[1].tun_fd, 1) ||
+	    add(ep, q[0].timer_fd, 2) || add(ep, q[1].timer_fd, 3) || add(ep, sfd, 4) ||
+	    add(ep, stfd, 5)) {
+		perror("wanemu: setup");
+		return 1;
+	}
+	realtime(o.rt, o.cpu);
+	write_stats(o.stats, q, 0); /* also signals readiness to the caller */
+
+	for (;;) {
+		struct epoll_event ev[8];
+		int n = epoll_wait(ep, ev, 8, -1);
+		if (n < 0 && errno != EINTR) {
+			perror("wanemu: epoll_wait");
+			return 1;
+		}
+		for (int i = 0; i < n; i++) {
+			uint32_t tag = ev[i].data.u32;
+			if (tag <= 1) {
+				dirq_ingest(&q[tag], now_ns);
+			} else if (tag <= 3) {
+				dirq_release(&q[tag - 2], now_ns);
+			} else if (tag == 4) {
+				write_stats(o.stats, q, 1);
+				return 0;
+			} else {
+				uint64_t x;
+				if (read(stfd, &x, sizeof(x)) > 0)
+					write_stats(o.stats, q, 0);
+			}
+		}
+	}
+}

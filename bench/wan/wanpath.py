@@ -1,0 +1,495 @@
+#!/usr/bin/env python3
+"""Emulated long-haul network path between two network namespaces.
+
+Layout (all inside namespaces this module creates; nothing touches the host's
+own interfaces)::
+
+    <name>-a                <name>-r (router)                 <name>-b
+    wan0 10.250.1.2 --veth-- ra 10.250.1.1   rb 10.250.2.1 --veth-- wan0 10.250.2.2
+                              |  policy routing  |
+                              tab (A->B)   tba (B->A)   TUN devices
+                                  \\          /
+                                   wanemu (userspace: delay, rate, queue, loss)
+
+Use as a context manager::
+
+    with emulated_path(rtt_ms=300, rate_mbit=1000) as path:
+        srv = path.popen_b(["iperf3", "-s", "-1"])
+        path.run_a(["iperf3", "-c", path.ip_b, "-t", "10"], timeout=30)
+
+or from the shell: ``python3 bench/wan/wanpath.py up|down|status ...``.
+Requires root.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+try:  # imported as bench.wan.wanpath
+    from . import tuning
+except ImportError:  # run as a script or with bench/wan on sys.path
+    import tuning
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EMULATOR = os.path.join(HERE, "build", "wanemu")
+STATE_DIR = "/run/srcnet-wan"
+PREFIX = "srcnet-wan-"
+
+IP_A, IP_RA, IP_RB, IP_B = "10.250.1.2", "10.250.1.1", "10.250.2.1", "10.250.2.2"
+NET_A, NET_B, NET_ALL = "10.250.1.0/24", "10.250.2.0/24", "10.250.0.0/16"
+CONGESTION = ("cubic", "bbr", "reno")
+
+
+class PathError(RuntimeError):
+    """Bringing a path up or down failed."""
+
+
+@dataclass
+class PathConfig:
+    rtt_ms: float = 300.0
+    rate_mbit: float = 1000.0  # bottleneck per direction, IP-layer Mbit/s; 0 = none
+    loss: float = 0.0  # Bernoulli loss per segment, each direction
+    mtu: int = 1500
+    tuning: str = "dtn"  # see tuning.PROFILES
+    cc: str | None = "cubic"  # congestion control on the end hosts' routes
+    queue_bytes: int | None = None  # bottleneck buffer; None = 1 BDP
+    seed: int = 1
+    rt_prio: int = 0  # SCHED_FIFO priority for the emulator (0 = normal)
+
+    def bdp_bytes(self) -> int:
+        return int(self.rate_mbit * 1e6 / 8 * self.rtt_ms / 1e3)
+
+    def queue(self) -> int:
+        return self.bdp_bytes() if self.queue_bytes is None else int(self.queue_bytes)
+
+    def validate(self) -> None:
+        if self.rtt_ms < 0 or self.rate_mbit < 0 or not 0 <= self.loss <= 1:
+            raise ValueError("rtt_ms, rate_mbit must be >= 0 and loss in [0, 1]")
+        if not 576 <= self.mtu <= 65000:
+            raise ValueError("mtu must be in 576..65000")
+        if self.tuning not in tuning.PROFILES:
+            raise ValueError(f"tuning must be one of {tuning.PROFILES}")
+        if self.cc is not None and self.cc not in CONGESTION:
+            raise ValueError(f"cc must be one of {CONGESTION} or None")
+
+
+@dataclass
+class EmulatedPath:
+    """A live path.  Attributes are plain data so the CLI can persist them."""
+
+    name: str
+    config: PathConfig
+    ns_a: str = ""
+    ns_r: str = ""
+    ns_b: str = ""
+    ip_a: str = IP_A
+    ip_b: str = IP_B
+    emulator_pid: int = 0
+    owner_pid: int = 0
+    state_dir: str = ""
+    final_stats: dict | None = field(default=None, repr=False)
+
+    # -- running commands at either end ------------------------------------
+    def ns(self, side: str) -> str:
+        return {"a": self.ns_a, "b": self.ns_b, "r": self.ns_r}[side]
+
+    def cmd(self, side: str, argv: list[str]) -> list[str]:
+        """argv wrapped to execute inside namespace `side` ('a', 'b' or 'r')."""
+        return ["ip", "netns", "exec", self.ns(side), *map(str, argv)]
+
+    def run_a(self, argv, **kw) -> subprocess.CompletedProcess:
+        """subprocess.run inside end A; keyword arguments as for subprocess.run."""
+        return subprocess.run(self.cmd("a", argv), **kw)
+
+    def run_b(self, argv, **kw) -> subprocess.CompletedProcess:
+        return subprocess.run(self.cmd("b", argv), **kw)
+
+    def popen_a(self, argv, **kw) -> subprocess.Popen:
+        """subprocess.Popen inside end A (stopped at teardown if still running)."""
+        return subprocess.Popen(self.cmd("a", argv), **kw)
+
+    def popen_b(self, argv, **kw) -> subprocess.Popen:
+        return subprocess.Popen(self.cmd("b", argv), **kw)
+
+    # -- emulator counters --------------------------------------------------
+    @property
+    def stats_file(self) -> str:
+        return os.path.join(self.state_dir, "emulator-stats.json")
+
+    def stats(self) -> dict:
+        """Latest emulator counters (refreshed every 200 ms by the emulator)."""
+        if self.final_stats is not None:
+            return self.final_stats
+        with open(self.stats_file) as f:
+            return json.load(f)
+
+    def describe(self) -> dict:
+        d = asdict(self)
+        d.pop("final_stats")
+        return d
+
+    def down(self) -> None:
+        tear_down(self)
+
+
+# -- helpers ---------------------------------------------------------------
+
+def _sh(argv: list[str], timeout: float = 15) -> str:
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise PathError(f"{' '.join(argv)} failed ({p.returncode}): {p.stderr.strip()}")
+    return p.stdout
+
+
+def _nsexec(ns: str, *argv: str) -> str:
+    return _sh(["ip", "netns", "exec", ns, *argv])
+
+
+def _sysctl(ns: str, key: str, value: str) -> None:
+    _nsexec(ns, "sysctl", "-q", "-w", f"{key}={value}")
+
+
+def list_namespaces() -> list[str]:
+    out = _sh(["ip", "netns", "list"])
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def build_emulator() -> str:
+    """Run build.sh (a no-op when up to date); returns the binary's path."""
+    _sh([os.path.join(HERE, "build.sh")], timeout=120)
+    return EMULATOR
+
+
+def _unique_name() -> str:
+    taken = set(list_namespaces())
+    base = f"{PREFIX}{os.getpid()}"
+    for i in range(1000):
+        name = base if i == 0 else f"{base}-{i}"
+        if not taken & {f"{name}-{s}" for s in "arb"} \
+                and not os.path.exists(os.path.join(STATE_DIR, name)):
+            return name
+    raise PathError("no free path name")
+
+
+# -- bring up / tear down ---------------------------------------------------
+
+def bring_up(config: PathConfig | None = None, name: str | None = None, **kw) -> EmulatedPath:
+    """Create namespaces, links, routes and tuning, start the emulator.
+
+    On any failure everything created so far is removed before the
+    exception propagates.  The caller owns the result: call tear_down().
+    """
+    cfg = config or PathConfig(**kw)
+    cfg.validate()
+    if os.geteuid() != 0:
+        raise PathError("root is required (network namespaces, TUN, sysctls)")
+    binary = build_emulator()
+    name = name or _unique_name()
+    if not name.startswith(PREFIX):
+        name = PREFIX + name
+    path = EmulatedPath(name=name, config=cfg, ns_a=f"{name}-a", ns_r=f"{name}-r",
+                        ns_b=f"{name}-b", owner_pid=os.getpid(),
+                        state_dir=os.path.join(STATE_DIR, name))
+    try:
+        os.makedirs(path.state_dir, exist_ok=False)
+        _save(path)
+        _make_topology(path)
+        _start_emulator(path, binary)
+        _route(path)
+        _save(path)
+    except BaseException:
+        tear_down(path)
+        raise
+    return path
+
+
+def _make_topology(p: EmulatedPath) -> None:
+    cfg = p.config
+    for ns in (p.ns_a, p.ns_r, p.ns_b):
+        _sh(["ip", "netns", "add", ns])
+        # IPv4 only: the emulator splits TCPv4 super-packets; no IPv6 traffic
+        # (router solicitations etc.) should wander through the path.
+        _sysctl(ns, "net.ipv6.conf.all.disable_ipv6", "1")
+        _sysctl(ns, "net.ipv6.conf.default.disable_ipv6", "1")
+        _sh(["ip", "-n", ns, "link", "set", "lo", "up"])
+    for end, rif, ip, rip in ((p.ns_a, "ra", IP_A, IP_RA), (p.ns_b, "rb", IP_B, IP_RB)):
+        _sh(["ip", "-n", end, "link", "add", "wan0", "mtu", str(cfg.mtu), "type", "veth",
+             "peer", "name", rif, "mtu", str(cfg.mtu), "netns", p.ns_r])
+        _sh(["ip", "-n", end, "addr", "add", f"{ip}/24", "dev", "wan0"])
+        _sh(["ip", "-n", end, "link", "set", "wan0", "up"])
+        _sh(["ip", "-n", p.ns_r, "addr", "add", f"{rip}/24", "dev", rif])
+        _sh(["ip", "-n", p.ns_r, "link", "set", rif, "up"])
+    for tun in ("tab", "tba"):
+        _sh(["ip", "-n", p.ns_r, "tuntap", "add", "dev", tun, "mode", "tun", "vnet_hdr"])
+        # A long TUN queue absorbs the bursts of the sender between two
+        # emulator reads; drops here would be outside the model.
+        _sh(["ip", "-n", p.ns_r, "link", "set", tun, "mtu", str(cfg.mtu),
+             "txqueuelen", "10000", "up"])
+    _sysctl(p.ns_r, "net.ipv4.ip_forward", "1")
+    for conf in ("all", "default", "ra", "rb", "tab", "tba"):
+        _sysctl(p.ns_r, f"net.ipv4.conf.{conf}.rp_filter", "0")
+    sysctls = tuning.sysctls(cfg.tuning, cfg.bdp_bytes(), cfg.queue())
+    for end in (p.ns_a, p.ns_b):
+        for key, value in sysctls.items():
+            _sysctl(end, key, value)
+
+
+def _start_emulator(p: EmulatedPath, binary: str) -> None:
+    cfg = p.config
+    one_way_us = int(round(cfg.rtt_ms * 1000 / 2))
+    rate_bps = int(cfg.rate_mbit * 1e6)
+    argv = [binary, "--dev-ab", "tab", "--dev-ba", "tba",
+            "--delay-ab-us", str(one_way_us), "--delay-ba-us", str(one_way_us),
+            "--rate-ab-bps", str(rate_bps), "--rate-ba-bps", str(rate_bps),
+            "--queue-ab-bytes", str(cfg.queue()), "--queue-ba-bytes", str(cfg.queue()),
+            "--loss-ab", repr(cfg.loss), "--loss-ba", repr(cfg.loss),
+            "--seed", str(cfg.seed), "--stats", p.stats_file, "--stats-ms", "200",
+            "--rt", str(cfg.rt_prio)]
+    log = open(os.path.join(p.state_dir, "emulator.log"), "wb")
+    with log:
+        # Own session: a Ctrl-C in the caller's terminal reaches us first, and
+        # we stop the emulator ourselves (after collecting final counters).
+        proc = subprocess.Popen(["ip", "netns", "exec", p.ns_r, *argv], stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=log, start_new_session=True)
+    p.emulator_pid = proc.pid  # `ip netns exec` execs, so this is wanemu itself
+    _save(p)
+    deadline = time.monotonic() + 10
+    while not os.path.exists(p.stats_file):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            with open(os.path.join(p.state_dir, "emulator.log")) as f:
+                raise PathError(f"emulator did not start: {f.read().strip()}")
+        time.sleep(0.02)
+
+
+def _route(p: EmulatedPath) -> None:
+    r = p.ns_r
+    # Traffic entering from A goes into TUN tab, from B into tba; what the
+    # emulator writes back enters with iif tab/tba and takes the main table.
+    _sh(["ip", "-n", r, "rule", "add", "iif", "ra", "lookup", "100", "pref", "100"])
+    _sh(["ip", "-n", r, "rule", "add", "iif", "rb", "lookup", "101", "pref", "101"])
+    _sh(["ip", "-n", r, "route", "add", NET_B, "dev", "tab", "table", "100"])
+    _sh(["ip", "-n", r, "route", "add", NET_A, "dev", "tba", "table", "101"])
+    cc = ["congctl", p.config.cc] if p.config.cc else []
+    _sh(["ip", "-n", p.ns_a, "route", "add", NET_ALL, "via", IP_RA, *cc])
+    _sh(["ip", "-n", p.ns_b, "route", "add", NET_ALL, "via", IP_RB, *cc])
+
+
+def _stop_pid(pid: int, grace: float = 3.0) -> None:
+    """SIGTERM, then SIGKILL after `grace` seconds; reaps if it is our child."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done == pid:
+                return
+        except ChildProcessError:
+            if not _pid_alive(pid):
+                return
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def _ns_pids(ns: str) -> list[int]:
+    try:
+        out = _sh(["ip", "netns", "pids", ns], timeout=10)
+    except (PathError, subprocess.TimeoutExpired):
+        return []
+    return [int(x) for x in out.split()]
+
+
+def tear_down(path: EmulatedPath | str) -> dict | None:
+    """Stop every process in the path's namespaces, delete them and the state.
+
+    Safe to call repeatedly and on a half-built path.  Returns the emulator's
+    final counters when available.  Errors are collected and raised at the
+    end so that one failure does not leave the rest behind.
+    """
+    if isinstance(path, str):
+        path = load(path)
+    errors = []
+    if path.emulator_pid and _pid_alive(path.emulator_pid):
+        _stop_pid(path.emulator_pid)  # SIGTERM: it writes final counters
+    with contextlib.suppress(OSError, ValueError):
+        with open(path.stats_file) as f:
+            path.final_stats = json.load(f)
+    existing = set(list_namespaces())
+    for ns in (path.ns_a, path.ns_b, path.ns_r):
+        if ns not in existing:
+            continue
+        # Everything running in our namespaces was started through this
+        # path (servers, clients); stop those PIDs before deleting the netns,
+        # which would otherwise live on as long as a process holds it.
+        for pid in _ns_pids(ns):
+            _stop_pid(pid)
+        try:
+            _sh(["ip", "netns", "del", ns])
+        except PathError as e:
+            errors.append(str(e))
+    if path.state_dir.startswith(STATE_DIR + "/"):
+        for fn in ("state.json", "emulator-stats.json", "emulator-stats.json.tmp", "emulator.log"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(path.state_dir, fn))
+        with contextlib.suppress(FileNotFoundError, OSError):
+            os.rmdir(path.state_dir)
+    if errors:
+        raise PathError("; ".join(errors))
+    return path.final_stats
+
+
+# -- persistence for the CLI ----------------------------------------------
+
+def _save(p: EmulatedPath) -> None:
+    tmp = os.path.join(p.state_dir, "state.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(p.describe(), f, indent=1)
+    os.replace(tmp, os.path.join(p.state_dir, "state.json"))
+
+
+def load(name: str) -> EmulatedPath:
+    if not name.startswith(PREFIX):
+        name = PREFIX + name
+    with open(os.path.join(STATE_DIR, name, "state.json")) as f:
+        d = json.load(f)
+    d["config"] = PathConfig(**d["config"])
+    return EmulatedPath(**d)
+
+
+def list_paths() -> list[str]:
+    try:
+        return sorted(n for n in os.listdir(STATE_DIR) if n.startswith(PREFIX))
+    except FileNotFoundError:
+        return []
+
+
+@contextlib.contextmanager
+def emulated_path(rtt_ms: float = 300.0, rate_mbit: float = 1000.0, loss: float = 0.0,
+                  mtu: int = 1500, tuning: str = "dtn", cc: str | None = "cubic",
+                  queue_bytes: int | None = None, seed: int = 1, rt_prio: int = 0,
+                  name: str | None = None):
+    """Bring a path up for the duration of a `with` block.
+
+    Teardown runs on normal exit, on exceptions, on KeyboardInterrupt and on
+    SIGTERM (converted to KeyboardInterrupt while the block runs, if no other
+    handler was installed).
+    """
+    cfg = PathConfig(rtt_ms=rtt_ms, rate_mbit=rate_mbit, loss=loss, mtu=mtu, tuning=tuning,
+                     cc=cc, queue_bytes=queue_bytes, seed=seed, rt_prio=rt_prio)
+    restore = None
+    if _main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        def _on_term(signum, frame):
+            raise KeyboardInterrupt("SIGTERM")
+        restore = signal.signal(signal.SIGTERM, _on_term)
+    path = None
+    try:
+        path = bring_up(cfg, name=name)
+        yield path
+    finally:
+        try:
+            if path is not None:
+                tear_down(path)
+        finally:
+            if restore is not None:
+                signal.signal(signal.SIGTERM, restore)
+
+
+def _main_thread() -> bool:
+    import threading
+    return threading.current_thread() is threading.main_thread()
+
+
+# -- CLI -------------------------------------------------------------------
+
+def _cli(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="wanpath.py", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up", help="bring a path up and leave it running")
+    up.add_argument("--name", help=f"path name (prefix {PREFIX} added); default from pid")
+    up.add_argument("--rtt-ms", type=float, default=300.0)
+    up.add_argument("--rate-mbit", type=float, default=1000.0)
+    up.add_argument("--loss", type=float, default=0.0, help="per-segment probability")
+    up.add_argument("--mtu", type=int, default=1500)
+    up.add_argument("--tuning", choices=tuning.PROFILES, default="dtn")
+    up.add_argument("--cc", choices=CONGESTION, default="cubic")
+    up.add_argument("--queue-bytes", type=int, help="bottleneck buffer; default 1 BDP")
+    up.add_argument("--seed", type=int, default=1)
+    up.add_argument("--rt-prio", type=int, default=0)
+    down = sub.add_parser("down", help="tear a path down")
+    down.add_argument("names", nargs="*")
+    down.add_argument("--all", action="store_true", help="every path in " + STATE_DIR)
+    down.add_argument("--stale", action="store_true", help="paths whose owner process is gone")
+    st = sub.add_parser("status", help="show paths and emulator counters")
+    st.add_argument("names", nargs="*")
+    a = ap.parse_args(argv)
+
+    if a.cmd == "up":
+        cfg = PathConfig(rtt_ms=a.rtt_ms, rate_mbit=a.rate_mbit, loss=a.loss, mtu=a.mtu,
+                         tuning=a.tuning, cc=a.cc, queue_bytes=a.queue_bytes, seed=a.seed,
+                         rt_prio=a.rt_prio)
+        p = bring_up(cfg, name=a.name)
+        # The path outlives this command: `down` identifies it by name.
+        p.owner_pid = 0
+        _save(p)
+        print(json.dumps(p.describe(), indent=1))
+        return 0
+    if a.cmd == "down":
+        names = list(a.names)
+        if a.all or a.stale:
+            for n in list_paths():
+                try:
+                    owner = load(n).owner_pid
+                except (OSError, ValueError, TypeError):
+                    owner = 0
+                if a.all or (owner and not _pid_alive(owner)):
+                    names.append(n)
+        rc = 0
+        for n in names:
+            try:
+                tear_down(n)
+                print(f"down {n}")
+            except (PathError, OSError) as e:
+                print(f"down {n}: {e}", file=sys.stderr)
+                rc = 1
+        return rc
+    if a.cmd == "status":
+        out = {}
+        for n in a.names or list_paths():
+            p = load(n)
+            d = p.describe()
+            d["emulator_alive"] = _pid_alive(p.emulator_pid)
+            with contextlib.suppress(OSError, ValueError):
+                d["stats"] = p.stats()
+            out[p.name] = d
+        print(json.dumps(out, indent=1))
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_cli(sys.argv[1:]))

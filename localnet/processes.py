@@ -1,0 +1,148 @@
+"""Start daemons, remember them by PID, stop exactly those PIDs.
+
+Only processes this package started are ever signalled: each has a PID file in ``<state>/pids``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from .state import StateDir
+
+
+class ServiceError(RuntimeError):
+    """A local service could not be started or did not become ready."""
+
+
+def pid_file(state: StateDir, name: str) -> Path:
+    return state.sub("pids") / f"{name}.pid"
+
+
+def read_pid(state: StateDir, name: str) -> int | None:
+    try:
+        return int(pid_file(state, name).read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def is_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child counts as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def running(state: StateDir, name: str) -> bool:
+    return is_alive(read_pid(state, name))
+
+
+def start_daemon(
+    state: StateDir,
+    name: str,
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    log_name: str | None = None,
+    cwd: Path | None = None,
+) -> int:
+    """Start ``argv`` in its own session (Ctrl-C in the terminal does not reach it directly) and record it."""
+    log_path = state.sub("log") / (log_name or f"{name}.log")
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            list(argv),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=dict(env) if env is not None else None,
+            cwd=str(cwd) if cwd else None,
+            start_new_session=True,
+        )
+    pid_file(state, name).write_text(str(proc.pid))
+    return proc.pid
+
+
+def stop_pid(pid: int, *, timeout: float = 10.0, sig: int = signal.SIGTERM) -> None:
+    """Signal one PID and wait for it to go; SIGKILL after ``timeout``."""
+    if not is_alive(pid):
+        return
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        _reap(pid)
+        if not is_alive(pid):
+            return
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    for _ in range(100):
+        _reap(pid)
+        if not is_alive(pid):
+            return
+        time.sleep(0.05)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def stop_daemon(state: StateDir, name: str, *, timeout: float = 10.0) -> bool:
+    """Stop the daemon recorded as ``name``; True if one was running."""
+    pid = read_pid(state, name)
+    was_running = is_alive(pid)
+    if pid:
+        stop_pid(pid, timeout=timeout)
+    pid_file(state, name).unlink(missing_ok=True)
+    return was_running
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def wait_for_port(port: int, *, timeout: float = 30.0, pid: int | None = None, what: str = "service") -> None:
+    """Wait until ``port`` accepts connections. A plain TCP probe: XRootD clients that connect to a
+    closed port back off for minutes, so nothing else may try first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if port_open(port):
+            return
+        if pid is not None and not is_alive(pid):
+            raise ServiceError(f"{what} exited before opening port {port}")
+        time.sleep(0.05)
+    raise ServiceError(f"{what} did not open port {port} within {timeout:.0f} s")
+
+
+def run(argv: Sequence[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    """Run a short command, raising ServiceError with its output on failure."""
+    proc = subprocess.run(list(argv), capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
+    if proc.returncode != 0:
+        raise ServiceError(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc

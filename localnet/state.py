@@ -1,0 +1,137 @@
+"""The state folder of one local network: where its services keep data, logs, PIDs and ports.
+
+A state folder is named (``demo``, ``test``); a second run with the same name reuses it. The ports the
+services listen on are chosen once, free on loopback, and recorded in ``runtime.json`` so that later runs,
+Django's settings and the tests all agree on them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pwd
+import socket
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+RUNTIME_FILE = "runtime.json"
+# Service accounts the daemons drop to when started as root; they must be able to reach the state folder.
+SERVICE_USERS = ("postgres", "xrootd")
+
+
+def _traversable_by(path: Path, user: str) -> bool:
+    """True when ``user`` (not root) can walk down to ``path``: every ancestor has o+x or is theirs."""
+    try:
+        uid = pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return True
+    for part in [path, *path.parents]:
+        if not part.exists():
+            continue
+        st = part.stat()
+        mode = st.st_mode
+        if st.st_uid == uid and mode & stat.S_IXUSR:
+            continue
+        if not mode & stat.S_IXOTH:
+            return False
+    return True
+
+
+def default_state_root() -> Path:
+    """``.state/`` in the checkout, unless the service accounts cannot reach it (a checkout under a
+    private home folder); then a folder under /var/tmp keyed by the checkout's path, so it is stable."""
+    override = os.environ.get("SRCNET_STATE_ROOT")
+    if override:
+        return Path(override).resolve()
+    local = PROJECT_ROOT / ".state"
+    if os.geteuid() != 0 or all(_traversable_by(PROJECT_ROOT, u) for u in SERVICE_USERS):
+        return local
+    key = hashlib.sha256(str(PROJECT_ROOT).encode()).hexdigest()[:12]
+    return Path("/var/tmp/srcnet-state") / key
+
+
+@dataclass(frozen=True)
+class StateDir:
+    """One named local network's folder and its runtime record."""
+
+    path: Path
+
+    @classmethod
+    def named(cls, name: str) -> StateDir:
+        root = default_state_root()
+        state = cls(root / name)
+        state.path.mkdir(parents=True, exist_ok=True)
+        # Service accounts need to traverse it; contents keep their own modes.
+        for folder in (root, state.path):
+            folder.chmod(0o755)
+        return state
+
+    def sub(self, *parts: str) -> Path:
+        folder = self.path.joinpath(*parts)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    @property
+    def runtime_path(self) -> Path:
+        return self.path / RUNTIME_FILE
+
+    def read_runtime(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.runtime_path.read_text())
+        except FileNotFoundError:
+            return {}
+
+    def write_runtime(self, runtime: dict[str, Any]) -> None:
+        tmp = self.runtime_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(runtime, indent=2, sort_keys=True))
+        tmp.chmod(0o644)
+        tmp.replace(self.runtime_path)
+
+    def update_runtime(self, key: str, value: Any) -> None:
+        runtime = self.read_runtime()
+        runtime[key] = value
+        self.write_runtime(runtime)
+
+    def port(self, key: str) -> int:
+        """The port recorded under ``key``, or a new free loopback port recorded now.
+
+        A recorded port is kept even if something else holds it right now: the caller finds out when it
+        starts the service, and a service of ours that is still running holds its own port."""
+        ports = self.read_runtime().get("ports", {})
+        if key in ports:
+            return int(ports[key])
+        taken = set(ports.values())
+        port = free_port(avoid=taken)
+        runtime = self.read_runtime()
+        runtime.setdefault("ports", {})[key] = port
+        self.write_runtime(runtime)
+        return port
+
+
+def free_port(avoid: set[int] | None = None) -> int:
+    """A TCP port free on 127.0.0.1 now, outside the ephemeral range clients use (fewer collisions)."""
+    avoid = avoid or set()
+    for _ in range(200):
+        with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port not in avoid:
+            return int(port)
+    raise RuntimeError("no free loopback port found")
+
+
+def runtime_for(name: str | None = None) -> dict[str, Any]:
+    """The runtime record of the state named by ``SRCNET_STATE`` (or ``name``), empty if none yet.
+
+    Read by Django's settings: no folder is created here."""
+    name = name or os.environ.get("SRCNET_STATE", "demo")
+    path = default_state_root() / name / RUNTIME_FILE
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Idempotent set-up of everything the project needs on Debian 12: the Debian packages, a virtual
+# environment made from Debian's Python (which carries the gfal2 and XRootD bindings) and the project
+# installed into it. A second run finds everything in place and takes about a second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(
+  # storage and transfer stack
+  xrootd-server xrootd-client xrootd-server-plugins python3-xrootd
+  gfal2 gfal2-plugin-xrootd gfal2-plugin-http gfal2-plugin-file python3-gfal2
+  gfal2-util-scripts python3-gfal2-util davix
+  # databases and broker
+  postgresql redis-server
+  # python
+  python3-venv python3-dev
+  # C++ plugin, WAN emulator, benchmarks
+  build-essential cmake libxrootd-server-dev libxrootd-client-dev googletest libgtest-dev
+  iperf3 iproute2 openssl curl strace
+  # the fts3 client builds M2Crypto when no wheel fits
+  swig libssl-dev
+)
+
+missing=()
+for pkg in "${DEBIAN_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing Debian packages: ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}"
+fi
+
+# Debian's python3 is the one with the gfal2 and XRootD bindings; never the one first on PATH.
+if [ ! -x .venv/bin/python ]; then
+  echo "bootstrap: creating .venv from /usr/bin/python3" >&2
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+
+# Reinstall only when the declared dependencies changed.
+stamp=.venv/.srcnet-install-stamp
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "bootstrap: installing the project into .venv" >&2
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e '.[dev]'
+  echo "$want" > "$stamp"
+fi

@@ -1,0 +1,1 @@
+"""Shared REST API furniture: permissions, pagination, error format, base viewsets."""

@@ -1,0 +1,154 @@
+"""Django settings of the control plane.
+
+Every deployment value comes from the environment (``SRCNET_*``). On one machine, ``localnet`` records the
+ports of its private PostgreSQL and Redis in ``<state>/runtime.json`` and the defaults below read it, so
+``manage.py``, the Celery workers, the web server and the tests agree without any hand-written config.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from localnet.state import runtime_for
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+_runtime = runtime_for()
+_ports = _runtime.get("ports", {})
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(f"SRCNET_{name}", default)
+
+
+SECRET_KEY = _env("SECRET_KEY", "local-only-not-secret-" + str(BASE_DIR))
+DEBUG = _env("DEBUG", "0") == "1"
+ALLOWED_HOSTS = _env("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "srcnet",
+    "topology",
+    "replicas",
+    "transfers",
+    "schedulers",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "srcnet.urls"
+WSGI_APPLICATION = "srcnet.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "srcnet" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": _env("DB_NAME", "srcnet"),
+        "USER": _env("DB_USER", "srcnet"),
+        "PASSWORD": _env("DB_PASSWORD", "srcnet"),
+        "HOST": _env("DB_HOST", "127.0.0.1"),
+        "PORT": _env("DB_PORT", str(_ports.get("postgres", 5432))),
+        "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
+        "TEST": {"NAME": _env("DB_TEST_NAME", "test_srcnet")},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
+LANGUAGE_CODE = "en-gb"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(_env("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["srcnet.api.permissions.ReadAnyAuthenticatedWriteStaff"],
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "srcnet.api.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "srcnet.api.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "SRCNet control plane API",
+    "DESCRIPTION": "Topology, data products, replica policies and transfers of the SKA SRC network.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+CELERY_BROKER_URL = _env("REDIS_URL", f"redis://127.0.0.1:{_ports.get('redis', 6379)}/0")
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    # A sweep that picks up retries whose back-off has elapsed and work whose message was lost.
+    "transfers-dispatch-sweep": {"task": "transfers.dispatch", "schedule": 5.0},
+}
+
+# Transfer execution (the embedded transfer service).
+SRCNET_TRANSFERS = {
+    "DEFAULT_MAX_ACTIVE_PER_LINK": int(_env("MAX_ACTIVE_PER_LINK", "4")),
+    "DEFAULT_RETRIES": int(_env("TRANSFER_RETRIES", "2")),
+    "RETRY_BACKOFF_SECONDS": float(_env("TRANSFER_RETRY_BACKOFF", "2")),
+    "BEARER_TOKEN": _env("TRANSFER_BEARER_TOKEN", "srcnet-local"),
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": _env("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,1 @@
+"""The network model: telescopes, SRCs, storage endpoints, DTNs, links, VRFs and paths."""

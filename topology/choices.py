@@ -1,0 +1,46 @@
+"""Enumerations of the topology models."""
+
+from django.db import models
+
+
+class SiteKind(models.TextChoices):
+    TELESCOPE = "telescope", "Telescope"
+    SRC = "src", "SKA Regional Centre"
+    DISTRIBUTION_CENTRE = "distribution_centre", "Distribution centre"
+    POP = "pop", "Network point of presence"
+
+
+class Region(models.TextChoices):
+    AFRICA = "africa", "Africa"
+    ASIA = "asia", "Asia"
+    EUROPE = "europe", "Europe"
+    NORTH_AMERICA = "north_america", "North America"
+    OCEANIA = "oceania", "Oceania"
+    SOUTH_AMERICA = "south_america", "South America"
+
+
+class StorageRole(models.TextChoices):
+    SDP = "sdp", "SDP (telescope output buffer)"
+    DISK = "disk", "SRC disk"
+    BUFFER = "buffer", "Distribution centre buffer"
+
+
+class TpcScheme(models.TextChoices):
+    ROOT = "root", "root:// (XRootD third-party copy)"
+    DAVS = "davs", "davs:// (HTTP third-party copy)"
+
+
+class LinkKind(models.TextChoices):
+    ACCESS = "access", "Access"
+    BACKBONE = "backbone", "Backbone"
+    SUBMARINE = "submarine", "Submarine"
+    CAMPUS = "campus", "Campus"
+
+
+class VrfScope(models.TextChoices):
+    NATIONAL = "national", "National"
+    BACKBONE = "backbone", "Backbone"
+    GLOBAL = "global", "Global"
+
+
+VRF_SCOPE_RANK = {VrfScope.NATIONAL: 0, VrfScope.BACKBONE: 1, VrfScope.GLOBAL: 2}

@@ -1,0 +1,140 @@
+#include <gtest/gtest.h>
+
+#include "core/WanConfig.hh"
+
+using wanio::ConfigResult;
+using wanio::parseConfigText;
+using wanio::parseParms;
+
+TEST(WanConfig, EmptyTextGivesDefaults) {
+    ConfigResult r = parseConfigText("");
+    ASSERT_TRUE(r.ok) << r.message;
+    EXPECT_TRUE(r.config.writeBehind);
+    EXPECT_EQ(r.config.chunkSize, 8u << 20);
+    EXPECT_EQ(r.config.writerThreads, 8);
+    EXPECT_EQ(r.config.maxMemory, 2ull << 30);
+    EXPECT_EQ(r.config.onError, wanio::ErrorPolicy::Unlink);
+}
+
+TEST(WanConfig, ParsesEveryDirective) {
+    const char* text =
+        "all.export /\n"
+        "xrootd.chksum adler32\n"
+        "wanio.wb on\n"
+        "wanio.wb.chunk 4m\n"
+        "wanio.wb.threads 3\n"
+        "wanio.wb.perfile 2\n"
+        "wanio.wb.queue 9\n"
+        "wanio.wb.maxmem 1g\n"
+        "wanio.wb.wait 7\n"
+        "wanio.wb.odirect on\n"
+        "wanio.wb.writeback off\n"
+        "wanio.wb.fsync close\n"
+        "wanio.wb.prealloc off\n"
+        "wanio.wb.onerror keep\n"
+        "wanio.wb.incomplete keep\n"
+        "wanio.cks off\n"
+        "wanio.rd.readahead 0\n"
+        "wanio.trace debug   # trailing comment\n";
+    ConfigResult r = parseConfigText(text);
+    ASSERT_TRUE(r.ok) << r.message;
+    const wanio::WanConfig& c = r.config;
+    EXPECT_EQ(c.chunkSize, 4u << 20);
+    EXPECT_EQ(c.writerThreads, 3);
+    EXPECT_EQ(c.perFileWriters, 2);
+    EXPECT_EQ(c.perFileQueue, 9);
+    EXPECT_EQ(c.maxMemory, 1ull << 30);
+    EXPECT_EQ(c.waitSeconds, 7);
+    EXPECT_TRUE(c.directIo);
+    EXPECT_FALSE(c.writeback);
+    EXPECT_TRUE(c.fsyncOnClose);
+    EXPECT_FALSE(c.preallocate);
+    EXPECT_EQ(c.onError, wanio::ErrorPolicy::Keep);
+    EXPECT_EQ(c.incomplete, wanio::ErrorPolicy::Keep);
+    EXPECT_FALSE(c.checksum);
+    EXPECT_EQ(c.readahead, 0u);
+    EXPECT_EQ(c.trace, wanio::TraceLevel::Debug);
+}
+
+TEST(WanConfig, ContinuationLinesAndCommentsAreHandled) {
+    ConfigResult r = parseConfigText("# wanio.bogus 1\nwanio.wb.threads \\\n  5\nwanio.wb off\n");
+    ASSERT_TRUE(r.ok) << r.message;
+    EXPECT_EQ(r.config.writerThreads, 5);
+    EXPECT_FALSE(r.config.writeBehind);
+}
+
+struct BadLine {
+    const char* text;
+    int line;
+    const char* fragment;
+};
+
+class WanConfigBad : public ::testing::TestWithParam<BadLine> {};
+
+TEST_P(WanConfigBad, RejectsAndNamesTheLine) {
+    const BadLine& p = GetParam();
+    ConfigResult r = parseConfigText(p.text);
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(r.line, p.line);
+    EXPECT_NE(r.message.find(p.fragment), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("line " + std::to_string(p.line)), std::string::npos) << r.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lines, WanConfigBad,
+    ::testing::Values(BadLine{"all.export /\nwanio.bogus 1\n", 2, "unknown directive wanio.bogus"},
+                      BadLine{"wanio.wb maybe\n", 1, "on|off"},
+                      BadLine{"\n\nwanio.wb.chunk 5000\n", 3, "multiple of 4k"},
+                      BadLine{"wanio.wb.chunk 512m\n", 1, "256m"},
+                      BadLine{"wanio.wb.chunk 8x\n", 1, "wanio.wb.chunk"},
+                      BadLine{"wanio.wb.threads 0\n", 1, "1..256"},
+                      BadLine{"wanio.wb.threads 1000\n", 1, "1..256"},
+                      BadLine{"wanio.wb.threads two\n", 1, "1..256"},
+                      BadLine{"wanio.wb.threads\n", 1, "exactly one value"},
+                      BadLine{"wanio.wb.threads 2 3\n", 1, "exactly one value"},
+                      BadLine{"wanio.wb.maxmem 10k\n", 1, "1m and 1t"},
+                      BadLine{"wanio.wb.wait -1\n", 1, "1..86400"},
+                      BadLine{"wanio.wb.fsync always\n", 1, "none|close"},
+                      BadLine{"wanio.wb.onerror delete\n", 1, "unlink|keep"},
+                      BadLine{"wanio.cks md5\n", 1, "adler32|off"},
+                      BadLine{"wanio.rd.readahead 5g\n", 1, "4g"},
+                      BadLine{"wanio.trace loud\n", 1, "none|info|debug"}),
+    [](const ::testing::TestParamInfo<BadLine>& info) {
+        return "case" + std::to_string(info.index);
+    });
+
+TEST(WanConfig, MaxMemoryBelowChunkIsRejected) {
+    ConfigResult r = parseConfigText("wanio.wb.chunk 16m\nwanio.wb.maxmem 8m\n");
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.message.find("maxmem"), std::string::npos);
+}
+
+TEST(WanConfig, ParmsOverrideFileValues) {
+    ConfigResult file = parseConfigText("wanio.wb.threads 3\n");
+    ASSERT_TRUE(file.ok);
+    ConfigResult r = parseParms("wb.threads=6 wanio.wb.queue=4", file.config);
+    ASSERT_TRUE(r.ok) << r.message;
+    EXPECT_EQ(r.config.writerThreads, 6);
+    EXPECT_EQ(r.config.perFileQueue, 4);
+}
+
+TEST(WanConfig, BadParmsAreRejected) {
+    EXPECT_FALSE(parseParms("threads").ok);
+    EXPECT_FALSE(parseParms("=4").ok);
+    EXPECT_FALSE(parseParms("wb.threads=abc").ok);
+    EXPECT_FALSE(parseParms("nosuch=1").ok);
+}
+
+TEST(WanConfig, SizesAcceptUnitSuffixes) {
+    std::uint64_t v = 0;
+    ASSERT_TRUE(wanio::parseSize("3k", v));
+    EXPECT_EQ(v, 3072u);
+    ASSERT_TRUE(wanio::parseSize("2G", v));
+    EXPECT_EQ(v, 2ull << 30);
+    ASSERT_TRUE(wanio::parseSize("17", v));
+    EXPECT_EQ(v, 17u);
+    EXPECT_FALSE(wanio::parseSize("", v));
+    EXPECT_FALSE(wanio::parseSize("-1", v));
+    EXPECT_FALSE(wanio::parseSize("1kb", v));
+    EXPECT_FALSE(wanio::parseSize("99999999999999999999t", v));
+}

@@ -47,6 +47,14 @@ IP_A, IP_RA, IP_RB, IP_B = "10.250.1.2", "10.250.1.1", "10.250.2.1", "10.250.2.2
 NET_A, NET_B, NET_ALL = "10.250.1.0/24", "10.250.2.0/24", "10.250.0.0/16"
 CONGESTION = ("cubic", "bbr", "reno")
 
+# Fixed round-trip cost of the emulated path itself on this machine (two veth
+# hops, two TUN crossings, emulator timer wake-ups, end-host stacks), measured
+# with `wanpath.py calibrate` (idle median RTT at a 7.5 ms setting minus the
+# emulator's delay).  It is subtracted from the emulator's delay so the RTT the
+# end hosts see matches rtt_ms.  Override per path (overhead_ms=) or with
+# SRCNET_WAN_OVERHEAD_MS.
+DEFAULT_OVERHEAD_MS = float(os.environ.get("SRCNET_WAN_OVERHEAD_MS", "0.5"))
+
 
 class PathError(RuntimeError):
     """Bringing a path up or down failed."""
@@ -63,12 +71,22 @@ class PathConfig:
     queue_bytes: int | None = None  # bottleneck buffer; None = 1 BDP
     seed: int = 1
     rt_prio: int = 0  # SCHED_FIFO priority for the emulator (0 = normal)
+    overhead_ms: float = DEFAULT_OVERHEAD_MS  # fixed path RTT cost, see above
+
+    def one_way_delay_us(self) -> int:
+        """Delay the emulator adds per direction so the end-to-end RTT is rtt_ms."""
+        return max(0, int(round((self.rtt_ms - self.overhead_ms) * 1000 / 2)))
 
     def bdp_bytes(self) -> int:
         return int(self.rate_mbit * 1e6 / 8 * self.rtt_ms / 1e3)
 
     def queue(self) -> int:
-        return self.bdp_bytes() if self.queue_bytes is None else int(self.queue_bytes)
+        """Bottleneck buffer in bytes: 1 BDP by default, but never less than
+        one 64 KiB TSO burst (a smaller drop-tail buffer would cut every
+        super-packet the sender emits)."""
+        if self.queue_bytes is not None:
+            return int(self.queue_bytes)
+        return max(self.bdp_bytes(), 65536)
 
     def validate(self) -> None:
         if self.rtt_ms < 0 or self.rate_mbit < 0 or not 0 <= self.loss <= 1:
@@ -256,7 +274,7 @@ def _make_topology(p: EmulatedPath) -> None:
 
 def _start_emulator(p: EmulatedPath, binary: str) -> None:
     cfg = p.config
-    one_way_us = int(round(cfg.rtt_ms * 1000 / 2))
+    one_way_us = cfg.one_way_delay_us()
     rate_bps = int(cfg.rate_mbit * 1e6)
     argv = [binary, "--dev-ab", "tab", "--dev-ba", "tba",
             "--delay-ab-us", str(one_way_us), "--delay-ba-us", str(one_way_us),
@@ -388,11 +406,44 @@ def list_paths() -> list[str]:
         return []
 
 
+def measure_rtt(path: EmulatedPath, count: int = 40, interval_s: float = 0.02,
+                port: int = 7007) -> dict:
+    """Idle RTT A->B->A with UDP probes (rttprobe.py); medians in ms."""
+    probe = os.path.join(HERE, "rttprobe.py")
+    srv = path.popen_b([sys.executable, probe, "serve", str(port)])
+    try:
+        budget = 15 + count * (interval_s + 2 * path.config.rtt_ms / 1e3)
+        deadline = time.monotonic() + 5
+        out = None
+        while out is None or (out["received"] == 0 and time.monotonic() < deadline):
+            # first probe also waits for the echo server to bind
+            out = json.loads(path.run_a([sys.executable, probe, "probe", path.ip_b, str(port),
+                                         "2", "0.01"], capture_output=True, text=True,
+                                        timeout=budget, check=True).stdout)
+        out = json.loads(path.run_a([sys.executable, probe, "probe", path.ip_b, str(port),
+                                     str(count), str(interval_s)], capture_output=True,
+                                    text=True, timeout=budget, check=True).stdout)
+        return out
+    finally:
+        srv.kill()
+        srv.wait()
+
+
+def calibrate(rtt_ms: float = 7.5, count: int = 100) -> dict:
+    """Measure the path's own RTT cost (for DEFAULT_OVERHEAD_MS)."""
+    with emulated_path(rtt_ms=rtt_ms, rate_mbit=100, overhead_ms=0.0) as p:
+        r = measure_rtt(p, count=count)
+    r["setting_ms"] = rtt_ms
+    r["overhead_median_ms"] = r["median_ms"] - rtt_ms
+    r["overhead_min_ms"] = r["min_ms"] - rtt_ms
+    return r
+
+
 @contextlib.contextmanager
 def emulated_path(rtt_ms: float = 300.0, rate_mbit: float = 1000.0, loss: float = 0.0,
                   mtu: int = 1500, tuning: str = "dtn", cc: str | None = "cubic",
                   queue_bytes: int | None = None, seed: int = 1, rt_prio: int = 0,
-                  name: str | None = None):
+                  overhead_ms: float = DEFAULT_OVERHEAD_MS, name: str | None = None):
     """Bring a path up for the duration of a `with` block.
 
     Teardown runs on normal exit, on exceptions, on KeyboardInterrupt and on
@@ -400,7 +451,8 @@ def emulated_path(rtt_ms: float = 300.0, rate_mbit: float = 1000.0, loss: float 
     handler was installed).
     """
     cfg = PathConfig(rtt_ms=rtt_ms, rate_mbit=rate_mbit, loss=loss, mtu=mtu, tuning=tuning,
-                     cc=cc, queue_bytes=queue_bytes, seed=seed, rt_prio=rt_prio)
+                     cc=cc, queue_bytes=queue_bytes, seed=seed, rt_prio=rt_prio,
+                     overhead_ms=overhead_ms)
     restore = None
     if _main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         def _on_term(signum, frame):
@@ -440,6 +492,11 @@ def _cli(argv: list[str]) -> int:
     up.add_argument("--queue-bytes", type=int, help="bottleneck buffer; default 1 BDP")
     up.add_argument("--seed", type=int, default=1)
     up.add_argument("--rt-prio", type=int, default=0)
+    up.add_argument("--overhead-ms", type=float, default=DEFAULT_OVERHEAD_MS,
+                    help="fixed path RTT cost subtracted from the emulator delay")
+    cal = sub.add_parser("calibrate", help="measure the fixed RTT cost of a path here")
+    cal.add_argument("--rtt-ms", type=float, default=7.5)
+    cal.add_argument("--count", type=int, default=100)
     down = sub.add_parser("down", help="tear a path down")
     down.add_argument("names", nargs="*")
     down.add_argument("--all", action="store_true", help="every path in " + STATE_DIR)
@@ -451,7 +508,7 @@ def _cli(argv: list[str]) -> int:
     if a.cmd == "up":
         cfg = PathConfig(rtt_ms=a.rtt_ms, rate_mbit=a.rate_mbit, loss=a.loss, mtu=a.mtu,
                          tuning=a.tuning, cc=a.cc, queue_bytes=a.queue_bytes, seed=a.seed,
-                         rt_prio=a.rt_prio)
+                         rt_prio=a.rt_prio, overhead_ms=a.overhead_ms)
         p = bring_up(cfg, name=a.name)
         # The path outlives this command: `down` identifies it by name.
         p.owner_pid = 0
@@ -477,6 +534,9 @@ def _cli(argv: list[str]) -> int:
                 print(f"down {n}: {e}", file=sys.stderr)
                 rc = 1
         return rc
+    if a.cmd == "calibrate":
+        print(json.dumps(calibrate(a.rtt_ms, a.count), indent=1))
+        return 0
     if a.cmd == "status":
         out = {}
         for n in a.names or list_paths():

@@ -40,7 +40,7 @@ static void usage(void)
 		"usage: wanemu --dev-ab TUN --dev-ba TUN [options]\n"
 		"  --delay-ab-us N --delay-ba-us N   one-way delay per direction\n"
 		"  --rate-ab-bps R --rate-ba-bps R   bottleneck, IP-layer bit/s (0 = none)\n"
-		"  --queue-ab-bytes Q --queue-ba-bytes Q  drop-tail limit (default 1 BDP)\n"
+		"  --queue-ab-bytes Q --queue-ba-bytes Q  drop-tail limit (default 1 BDP, min 64 KiB)\n"
 		"  --loss-ab P --loss-ba P           Bernoulli loss per segment (0..1)\n"
 		"  --seed S  --stats FILE  --stats-ms N  --rt PRIO  --cpu N\n");
 }
@@ -102,6 +102,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		if (!o->qset[i]) {
 			double rtt = (double)(o->p[0].delay_ns + o->p[1].delay_ns) / 1e9;
 			o->p[i].qlimit = (uint64_t)(o->p[i].rate_bps / 8.0 * rtt);
+			if (o->p[i].qlimit < 65536) /* one TSO burst must fit */
+				o->p[i].qlimit = 65536;
 		}
 	}
 	return 0;

@@ -113,6 +113,7 @@ class EmulatedPath:
     emulator_pid: int = 0
     owner_pid: int = 0
     state_dir: str = ""
+    created: list = field(default_factory=list)  # namespaces this path made
     final_stats: dict | None = field(default=None, repr=False)
 
     # -- running commands at either end ------------------------------------
@@ -228,8 +229,9 @@ def bring_up(config: PathConfig | None = None, name: str | None = None, **kw) ->
     path = EmulatedPath(name=name, config=cfg, ns_a=f"{name}-a", ns_r=f"{name}-r",
                         ns_b=f"{name}-b", owner_pid=os.getpid(),
                         state_dir=os.path.join(STATE_DIR, name))
+    os.makedirs(STATE_DIR, exist_ok=True)
+    os.mkdir(path.state_dir)  # fails if the name is taken: nothing to undo yet
     try:
-        os.makedirs(path.state_dir, exist_ok=False)
         _save(path)
         _make_topology(path)
         _start_emulator(path, binary)
@@ -245,6 +247,8 @@ def _make_topology(p: EmulatedPath) -> None:
     cfg = p.config
     for ns in (p.ns_a, p.ns_r, p.ns_b):
         _sh(["ip", "netns", "add", ns])
+        p.created.append(ns)  # teardown deletes only what we created
+        _save(p)
         # IPv4 only: the emulator splits TCPv4 super-packets; no IPv6 traffic
         # (router solicitations etc.) should wander through the path.
         _sysctl(ns, "net.ipv6.conf.all.disable_ipv6", "1")
@@ -359,7 +363,7 @@ def tear_down(path: EmulatedPath | str) -> dict | None:
             path.final_stats = json.load(f)
     existing = set(list_namespaces())
     for ns in (path.ns_a, path.ns_b, path.ns_r):
-        if ns not in existing:
+        if ns not in existing or ns not in path.created:
             continue
         # Everything running in our namespaces was started through this
         # path (servers, clients); stop those PIDs before deleting the netns,

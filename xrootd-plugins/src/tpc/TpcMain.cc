@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
         return result.exitCode;
     }
     if (options.verbose)
-        fprintf(stderr, "xrdcp-wan: %llu bytes in %.3f s, adler32 %08x, %d reads in flight\n",
+        fprintf(stdout, "xrdcp-wan pulled %llu bytes in %.3f s, adler32 %08x, %d reads in flight\n",
                 static_cast<unsigned long long>(result.bytes), result.seconds, result.adler,
                 options.inflight);
     return 0;

@@ -258,7 +258,7 @@ int WanOssFile::finishWrite(long long* retsz) {
                  static_cast<long long>(st.st_size), expectedSize_, stored ? "" : "none:", adler,
                  err != 0 ? err : (incomplete ? -EIO : closeRc),
                  failed ? (removed ? " removed" : " kept") : "");
-        oss_.log().Say("wanio_", line);
+        oss_.log().Say("wanio: ", line);
     }
     if (err != 0) return err;
     if (incomplete) return -EIO;

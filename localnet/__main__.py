@@ -1,0 +1,74 @@
+"""python -m localnet {up,down,status,demo,test}: the local SRC network from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+from .stack import down, ensure_core, service_env
+from .state import PROJECT_ROOT, StateDir
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    state = StateDir.named(args.state)
+    print(json.dumps(ensure_core(state)))
+    return 0
+
+
+def _cmd_down(args: argparse.Namespace) -> int:
+    state = StateDir.named(args.state)
+    stopped = down(state)
+    print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    state = StateDir.named(args.state)
+    print(json.dumps(state.read_runtime(), indent=2))
+    return 0
+
+
+def _cmd_test(args: argparse.Namespace) -> int:
+    """Start PostgreSQL and Redis for the test state, run pytest, stop what was started."""
+    state = StateDir.named("test")
+    ensure_core(state)
+    env = service_env(state, "test")
+    try:
+        return subprocess.call([sys.executable, "-m", "pytest", *args.pytest_args], env=env, cwd=PROJECT_ROOT)
+    finally:
+        if not os.environ.get("SRCNET_KEEP_TEST_STACK"):
+            down(state)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(state_name=args.state, once=args.once, products_per_telescope=args.products)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m localnet", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, func in (("up", _cmd_up), ("down", _cmd_down), ("status", _cmd_status)):
+        p = sub.add_parser(name)
+        p.add_argument("--state", default="demo")
+        p.set_defaults(func=func)
+    p = sub.add_parser("test", help="run the test suite against a private stack")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=_cmd_test)
+    p = sub.add_parser("demo", help="bring the whole network up and push synthetic products")
+    p.add_argument("--state", default="demo")
+    p.add_argument("--once", action="store_true", default=os.environ.get("SRCNET_DEMO_ONCE") == "1",
+                   help="push, print the summary and exit (non-zero if any product failed)")
+    p.add_argument("--products", type=int, default=int(os.environ.get("SRCNET_DEMO_PRODUCTS", "3")),
+                   help="synthetic products per telescope")
+    p.set_defaults(func=_cmd_demo)
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Bring a whole local network up or down: databases, sites, workers, web server."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from .pki import ensure_pki
+from .postgres import ensure_postgres, stop_postgres
+from .processes import port_open, read_pid, running, start_daemon, stop_daemon, wait_for_port
+from .redis import ensure_redis, stop_redis
+from .state import PROJECT_ROOT, StateDir
+from .xrootd import LocalSite, ensure_site, known_sites, stop_site
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def service_env(state: StateDir, name: str) -> dict[str, str]:
+    """The environment every process of the local network runs with."""
+    env = dict(os.environ)
+    env.update({
+        "SRCNET_STATE": name,
+        "DJANGO_SETTINGS_MODULE": "srcnet.settings",
+        "X509_CERT_DIR": str(state.path / "pki" / "certs"),
+        "GFAL_PYTHONBIN": "/usr/bin/python3",
+        "XRD_CONNECTIONRETRY": "1",
+        "XRD_CONNECTIONWINDOW": "5",
+        "PYTHONUNBUFFERED": "1",
+    })
+    return env
+
+
+def ensure_core(state: StateDir) -> dict[str, int]:
+    """PostgreSQL, Redis and the CA: what everything else needs."""
+    ensure_pki(state)
+    return {"postgres": ensure_postgres(state), "redis": ensure_redis(state)}
+
+
+def ensure_sites(state: StateDir, names: Iterable[str], *, extra_lines: list[str] | None = None) -> dict[str, LocalSite]:
+    return {name: ensure_site(state, name, extra_lines=extra_lines) for name in names}
+
+
+def ensure_workers(state: StateDir, name: str, *, concurrency: int = 4, beat: bool = True) -> int:
+    """A Celery worker (with the periodic sweep when ``beat``) running the transfer tasks."""
+    if running(state, "celery-worker"):
+        return read_pid(state, "celery-worker") or 0
+    argv = [str(VENV_BIN / "celery"), "-A", "srcnet", "worker", "--loglevel", "INFO", "--pool", "prefork",
+            "--concurrency", str(concurrency), "--hostname", f"srcnet-{name}@%h", "--without-gossip",
+            "--without-mingle"]
+    if beat:
+        argv += ["--beat", "--schedule", str(state.sub("celery") / "beat-schedule")]
+    return start_daemon(state, "celery-worker", argv, env=service_env(state, name), cwd=PROJECT_ROOT)
+
+
+def ensure_web(state: StateDir, name: str) -> int:
+    port = state.port("web")
+    if running(state, "web") and port_open(port):
+        return port
+    argv = [str(VENV_BIN / "gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "120",
+            "--access-logfile", "-", "srcnet.wsgi:application"]
+    pid = start_daemon(state, "web", argv, env=service_env(state, name), cwd=PROJECT_ROOT)
+    wait_for_port(port, pid=pid, what="gunicorn", timeout=30)
+    return port
+
+
+def down(state: StateDir) -> list[str]:
+    """Stop every process this state started, by PID; PostgreSQL last (others hold connections)."""
+    stopped = []
+    for daemon in ("web", "celery-worker"):
+        if stop_daemon(state, daemon, timeout=20):
+            stopped.append(daemon)
+    for site in known_sites(state):
+        if stop_site(state, site):
+            stopped.append(f"xrootd {site}")
+    if stop_redis(state):
+        stopped.append("redis")
+    if stop_postgres(state):
+        stopped.append("postgres")
+    return stopped

@@ -1,0 +1,1 @@
+"""Data products, their replicas and the policies that place them."""

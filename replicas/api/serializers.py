@@ -1,0 +1,129 @@
+"""REST representations of products, replicas and policies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError
+from rest_framework import serializers
+
+from srcnet.api.serializers import ValidatedModelSerializer, name_field
+from topology.models import StorageEndpoint, Telescope
+
+from ..models import DataProduct, PolicyShare, ProductFile, Replica, ReplicaPolicy
+from ..services import FileSpec, register_product
+
+
+class ProductFileSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ProductFile
+        fields = ["name", "size_bytes", "adler32"]
+
+
+class ReplicaSerializer(serializers.ModelSerializer):
+    product = serializers.CharField(source="product.did", read_only=True)
+    endpoint = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    site = serializers.CharField(source="endpoint.site.name", read_only=True)
+    policy = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Replica
+        fields = ["id", "product", "endpoint", "site", "state", "policy", "reason", "created", "updated"]
+
+
+class DataProductSerializer(serializers.ModelSerializer):
+    """A product; created with its files, which the SDP has already written at the source storage."""
+
+    telescope = name_field(Telescope.objects.all())
+    source = name_field(StorageEndpoint.objects.all(), required=False)
+    files = ProductFileSerializer(many=True)
+    replicas = ReplicaSerializer(many=True, read_only=True)
+    size_bytes = serializers.IntegerField(read_only=True)
+    did = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = DataProduct
+        fields = ["id", "did", "scope", "name", "telescope", "source", "state", "priority", "created", "deadline",
+                  "size_bytes", "files", "replicas"]
+        read_only_fields = ["state", "created"]
+
+    def create(self, validated_data: dict[str, Any]) -> DataProduct:
+        files = [FileSpec(name=f["name"], size_bytes=f["size_bytes"], adler32=f["adler32"])
+                 for f in validated_data.pop("files")]
+        try:
+            return register_product(scope=validated_data["scope"], name=validated_data["name"],
+                                    telescope=validated_data["telescope"], files=files,
+                                    priority=validated_data.get("priority", 3), source=validated_data.get("source"))
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from exc
+        except IntegrityError as exc:
+            raise serializers.ValidationError({"name": "A product with this scope and name exists."}) from exc
+
+    def update(self, instance: DataProduct, validated_data: dict[str, Any]) -> DataProduct:
+        allowed = {"priority", "deadline"}
+        extra = set(validated_data) - allowed
+        if extra:
+            raise serializers.ValidationError({sorted(extra)[0]: "Only priority and deadline can change."})
+        for key, value in validated_data.items():
+            setattr(instance, key, value)
+        try:
+            instance.full_clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from exc
+        instance.save()
+        return instance
+
+
+class PolicyShareSerializer(serializers.ModelSerializer):
+    destination = name_field(StorageEndpoint.objects.all())
+
+    class Meta:
+        model = PolicyShare
+        fields = ["destination", "weight"]
+
+
+class ReplicaPolicySerializer(ValidatedModelSerializer):
+    telescope = name_field(Telescope.objects.all())
+    shares = PolicyShareSerializer(many=True, required=False)
+    effective_weights = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ReplicaPolicy
+        fields = ["id", "name", "telescope", "kind", "is_active", "description", "shares", "effective_weights"]
+        validators: list[Any] = []
+
+    def get_effective_weights(self, obj: ReplicaPolicy) -> dict[str, float]:
+        return obj.weights()
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        shares = attrs.pop("shares", None)
+        attrs = super().validate(attrs)
+        if shares is not None:
+            attrs["shares"] = shares
+            for index, share in enumerate(shares):
+                row = PolicyShare(destination=share["destination"], weight=share["weight"])
+                try:
+                    row.full_clean(exclude=["policy"])
+                except DjangoValidationError as exc:
+                    raise serializers.ValidationError(
+                        {f"shares[{index}].{k}": v for k, v in exc.message_dict.items()}) from exc
+        return attrs
+
+    def _write_shares(self, policy: ReplicaPolicy, shares: list[dict[str, Any]] | None) -> None:
+        if shares is None:
+            return
+        policy.shares.all().delete()
+        PolicyShare.objects.bulk_create([PolicyShare(policy=policy, **share) for share in shares])
+
+    def create(self, validated_data: dict[str, Any]) -> ReplicaPolicy:
+        shares = validated_data.pop("shares", None)
+        policy = super().create(validated_data)
+        self._write_shares(policy, shares)
+        return policy
+
+    def update(self, instance: ReplicaPolicy, validated_data: dict[str, Any]) -> ReplicaPolicy:
+        shares = validated_data.pop("shares", None)
+        policy = super().update(instance, validated_data)
+        self._write_shares(policy, shares)
+        return policy

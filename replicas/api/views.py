@@ -1,0 +1,52 @@
+"""REST endpoints of products, replicas and policies."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from django.db.models import Prefetch
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from schedulers.services import push_product
+
+from .. import filtersets
+from ..models import DataProduct, Replica, ReplicaPolicy
+from . import serializers as s
+
+
+class DataProductViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
+                         mixins.ListModelMixin, viewsets.GenericViewSet):
+    queryset = (DataProduct.objects.select_related("telescope", "source")
+                .prefetch_related("files", Prefetch("replicas", queryset=Replica.objects.select_related(
+                    "endpoint__site", "policy", "product"))))
+    serializer_class = s.DataProductSerializer
+    filterset_class = filtersets.DataProductFilterSet
+    ordering_fields = ["created", "name", "priority"]
+
+    @extend_schema(request=None, responses={200: s.ReplicaSerializer(many=True)})
+    @action(detail=True, methods=["post"])
+    def push(self, request: Request, pk: str | None = None) -> Response:
+        """Place the product by its telescope's policy and submit its transfers (idempotent)."""
+        product = self.get_object()
+        try:
+            with transaction.atomic():
+                replicas = push_product(product=product)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from exc
+        return Response(s.ReplicaSerializer(replicas, many=True).data)
+
+
+class ReplicaViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = Replica.objects.select_related("product", "endpoint__site", "policy")
+    serializer_class = s.ReplicaSerializer
+    filterset_class = filtersets.ReplicaFilterSet
+
+
+class ReplicaPolicyViewSet(viewsets.ModelViewSet):
+    queryset = ReplicaPolicy.objects.select_related("telescope").prefetch_related("shares__destination")
+    serializer_class = s.ReplicaPolicySerializer
+    filterset_class = filtersets.ReplicaPolicyFilterSet

@@ -1,0 +1,116 @@
+"""Writes of the replicas app: register products, place them by policy, follow their transfers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Sum
+
+from topology.choices import StorageRole
+from topology.models import StorageEndpoint, Telescope
+
+from .choices import PolicyKind, ProductState, ReplicaState
+from .models import DataProduct, ProductFile, Replica, ReplicaPolicy
+from .policies import PolicyError, choose_by_weighted_share
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    name: str
+    size_bytes: int
+    adler32: str
+
+
+@transaction.atomic
+def register_product(*, scope: str, name: str, telescope: Telescope, files: Sequence[FileSpec],
+                     priority: int = 3, source: StorageEndpoint | None = None) -> DataProduct:
+    """Record a product the SDP has written, with its files; its SDP replica is available at once."""
+    if not files:
+        raise ValidationError({"files": "A product has at least one file."})
+    if source is None:
+        source = StorageEndpoint.objects.filter(site=telescope, role=StorageRole.SDP, is_active=True).first()
+        if source is None:
+            raise ValidationError({"telescope": f"{telescope.name} has no active SDP storage endpoint."})
+    product = DataProduct(scope=scope, name=name, telescope=telescope, source=source, priority=priority)
+    product.full_clean()
+    product.save()
+    names = set()
+    for index, spec in enumerate(files):
+        if spec.name in names:
+            raise ValidationError({f"files[{index}].name": f"{spec.name!r} appears twice."})
+        names.add(spec.name)
+        row = ProductFile(product=product, name=spec.name, size_bytes=spec.size_bytes, adler32=spec.adler32)
+        try:
+            row.full_clean(exclude=["product"])
+        except ValidationError as exc:
+            raise ValidationError({f"files[{index}].{k}": v for k, v in exc.message_dict.items()}) from exc
+        row.save()
+    Replica.objects.create(product=product, endpoint=source, state=ReplicaState.AVAILABLE,
+                           reason="written by the SDP")
+    return product
+
+
+def active_policy(telescope: Telescope) -> ReplicaPolicy:
+    """The telescope's active policy, creating the default (1 replica by the SRCs' share weights) if none."""
+    policy = ReplicaPolicy.objects.filter(telescope=telescope, is_active=True).first()
+    if policy is None:
+        policy, _ = ReplicaPolicy.objects.get_or_create(
+            name=f"{telescope.name}-1-replica-by-share", telescope=telescope,
+            defaults={"kind": PolicyKind.WEIGHTED_SHARE, "is_active": True,
+                      "description": "Default: one replica per product, SRCs weighted by their share."})
+    return policy
+
+
+def placed_bytes(policy: ReplicaPolicy) -> dict[str, int]:
+    """Bytes already placed by ``policy`` at each destination (failed replicas do not count)."""
+    rows = (Replica.objects.filter(policy=policy).exclude(state=ReplicaState.FAILED)
+            .values("endpoint__name").annotate(total=Sum("product__files__size_bytes")))
+    return {row["endpoint__name"]: int(row["total"] or 0) for row in rows}
+
+
+@transaction.atomic
+def place_product(*, product: DataProduct) -> list[Replica]:
+    """Decide where ``product`` goes under its telescope's active policy; returns the new PLANNED replicas.
+
+    A product already placed keeps its replicas (placing twice changes nothing)."""
+    product = DataProduct.objects.select_for_update().get(pk=product.pk)
+    existing = list(product.replicas.exclude(endpoint=product.source))
+    if existing:
+        return existing
+    policy = ReplicaPolicy.objects.select_for_update().get(pk=active_policy(product.telescope).pk)
+    try:
+        destination_name = choose_by_weighted_share(policy.weights(), placed_bytes(policy), product.size_bytes)
+    except PolicyError as exc:
+        raise ValidationError({"policy": f"{policy.name}: {exc}"}) from exc
+    destination = StorageEndpoint.objects.get(name=destination_name)
+    replica = Replica.objects.create(product=product, endpoint=destination, policy=policy,
+                                     state=ReplicaState.PLANNED,
+                                     reason=f"{policy.name}: furthest below its weighted share")
+    product.state = ProductState.PLACING
+    product.save(update_fields=["state"])
+    return [replica]
+
+
+@transaction.atomic
+def record_replica_transfer(*, replica_id: int, job) -> Replica:  # type: ignore[no-untyped-def]
+    """A replica's transfer job ended: the replica is available only if every file arrived verified."""
+    from transfers.choices import JobState
+
+    replica = Replica.objects.select_for_update().select_related("product").get(pk=replica_id)
+    if job.state == JobState.FINISHED:
+        replica.state, replica.reason = ReplicaState.AVAILABLE, f"transfer job {job.job_id} finished"
+    else:
+        reasons = "; ".join(sorted({r for r in job.files.exclude(reason="").values_list("reason", flat=True)}))
+        replica.state, replica.reason = ReplicaState.FAILED, f"transfer job {job.job_id} {job.state}: {reasons}"
+    replica.save(update_fields=["state", "reason", "updated"])
+    product = replica.product
+    states = set(product.replicas.values_list("state", flat=True))
+    if ReplicaState.FAILED in states:
+        product.state = ProductState.FAILED
+    elif states == {ReplicaState.AVAILABLE}:
+        product.state = ProductState.PLACED
+    product.save(update_fields=["state"])
+    return replica

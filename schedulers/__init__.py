@@ -1,0 +1,1 @@
+"""The push scheduler: decides what moves where and hands it to a transfertool."""

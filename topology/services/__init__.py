@@ -1,0 +1,1 @@
+"""Writes to the topology: import/export of topology files and path computation."""

@@ -1,0 +1,11 @@
+from django.urls import path
+
+from . import views
+
+app_name = "topology"
+urlpatterns = [
+    path("sites/", views.sites, name="sites"),
+    path("links/", views.links, name="links"),
+    path("paths/", views.paths, name="paths"),
+    path("storage/", views.storage, name="storage"),
+]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TransfersConfig(AppConfig):
+    name = "transfers"
+    verbose_name = "Transfers"

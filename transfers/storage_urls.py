@@ -1,0 +1,22 @@
+"""Storage URLs (pure): which storage element a URL belongs to, as FTS3 groups links."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+SUPPORTED_SCHEMES = ("root", "xroot", "davs", "https", "http", "file")
+
+
+def storage_element(url: str) -> str:
+    """``scheme://host:port`` of a transfer URL; raises ValueError for anything that is not one."""
+    if not isinstance(url, str) or not url:
+        raise ValueError("a URL is required")
+    parts = urlsplit(url)
+    if parts.scheme not in SUPPORTED_SCHEMES:
+        raise ValueError(f"unsupported scheme {parts.scheme!r} (use one of {', '.join(SUPPORTED_SCHEMES)})")
+    if parts.scheme != "file" and not parts.hostname:
+        raise ValueError(f"no host in {url!r}")
+    if not parts.path or parts.path == "/":
+        raise ValueError(f"no file path in {url!r}")
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}"

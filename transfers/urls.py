@@ -1,0 +1,6 @@
+from django.urls import path
+
+from . import views
+
+app_name = "transfers"
+urlpatterns = [path("", views.files, name="files")]

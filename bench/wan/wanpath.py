@@ -143,12 +143,20 @@ class EmulatedPath:
     def stats_file(self) -> str:
         return os.path.join(self.state_dir, "emulator-stats.json")
 
-    def stats(self) -> dict:
-        """Latest emulator counters (refreshed every 200 ms by the emulator)."""
+    def stats(self, fresh: bool = True) -> dict:
+        """Emulator counters.  The emulator rewrites its stats file every
+        200 ms; with fresh=True wait for a version written after this call,
+        so counters include everything that happened before it."""
         if self.final_stats is not None:
             return self.final_stats
-        with open(self.stats_file) as f:
-            return json.load(f)
+        t0 = time.time()
+        deadline = time.monotonic() + 2
+        while True:
+            with open(self.stats_file) as f:
+                d = json.load(f)
+            if not fresh or d["time"] >= t0 or time.monotonic() > deadline:
+                return d
+            time.sleep(0.05)
 
     def describe(self) -> dict:
         d = asdict(self)

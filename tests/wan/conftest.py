@@ -58,10 +58,11 @@ def _no_leftovers():
 
 
 def iperf3_tcp(path, seconds: int, extra=()) -> dict:
-    """One iperf3 TCP flow A -> B; returns the client JSON (with the
+    """One iperf3 TCP flow A -> B (server without -1: the port probe would
+    use up its single test); returns the client JSON (with the
     server's own receiver-side intervals under 'server_output_json')."""
     port = "5201"
-    srv = path.popen_b(["iperf3", "-s", "-1", "-J", "-p", port], stdout=subprocess.DEVNULL,
+    srv = path.popen_b(["iperf3", "-s", "-J", "-p", port], stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
     try:
         wait_port(path, "b", int(port))
@@ -69,7 +70,7 @@ def iperf3_tcp(path, seconds: int, extra=()) -> dict:
         out = path.run_a(["iperf3", "-c", path.ip_b, "-p", port, "-t", str(seconds), "-J",
                           "--get-server-output", *extra], capture_output=True, text=True,
                          timeout=seconds + 20 + 10 * rtt_s)
-        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+        assert out.returncode == 0 and "error" not in out.stdout[-3000:], out.stdout[-2000:] + out.stderr[-2000:]
         return json.loads(out.stdout)
     finally:
         srv.kill()

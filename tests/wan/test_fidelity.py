@@ -56,7 +56,7 @@ def test_random_loss_rate_matches_setting():
     loss = 0.02
     with emulated_path(rtt_ms=7.5, rate_mbit=100, loss=loss, seed=7) as path:
         port = "5202"
-        srv = path.popen_b(["iperf3", "-s", "-1", "-p", port], stdout=subprocess.DEVNULL,
+        srv = path.popen_b(["iperf3", "-s", "-p", port], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
         try:
             wait_port(path, "b", int(port))

@@ -39,17 +39,3 @@ def test_upload_download_roundtrip(plugin_server, files, size, pgrw):
     assert filecmp.cmp(src, back, shallow=False)
 
 
-def test_large_upload_download_over_1gib_with_cksum(plugin_server, files):
-    size = h.GiB + 12345
-    src = h.make_file(files / "big.bin", size, seed=11)
-    expected = h.adler32_file(src)
-    h.run(["xrdcp", "-f", "-s", "--cksum", f"adler32:{expected}", str(src),
-           plugin_server.url + "/big.bin"], timeout=300)
-    stored = plugin_server.data / "big.bin"
-    assert os.stat(stored).st_size == size
-    assert h.stored_xattr(stored)[0] == expected
-    assert plugin_server.query_checksum("/big.bin") == expected
-    os.unlink(src)  # keep disk use down
-    back = files / "big.back"
-    h.run(["xrdcp", "-f", "-s", plugin_server.url + "/big.bin", str(back)], timeout=300)
-    assert h.adler32_file(back) == expected

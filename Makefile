@@ -1,0 +1,30 @@
+# The two commands a newcomer needs (README.md): `make demo` and `make test`.
+PYTHON := .venv/bin/python
+
+.PHONY: bootstrap demo demo-once test lint stop clean-state
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+## The whole network on this machine, a push of synthetic products, then running until Ctrl-C.
+demo: bootstrap
+	@$(PYTHON) -m localnet demo $(DEMO_ARGS)
+
+## The same push, the summary, and exit (non-zero if any product failed).
+demo-once: bootstrap
+	@$(PYTHON) -m localnet demo --once $(DEMO_ARGS)
+
+## Every test, against real PostgreSQL, Redis, XRootD servers and Celery workers.
+test: bootstrap
+	@$(PYTHON) -m localnet test $(PYTEST_ARGS)
+
+lint: bootstrap
+	@.venv/bin/ruff check .
+	@.venv/bin/ruff format --check .
+	@.venv/bin/mypy .
+
+stop:
+	@$(PYTHON) -m localnet down --state demo
+
+clean-state: stop
+	rm -rf .state

@@ -1,0 +1,181 @@
+"""The demo: the whole SRC network on this machine, and a push of synthetic products through it.
+
+Brings up PostgreSQL, Redis, one XRootD server per storage endpoint of the reference topology, Celery
+workers and the web server; writes synthetic products at both telescopes' SDP storage; lets the default
+policy place them and the transfer service move them by third-party copy; prints what moved."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sys
+import time
+from datetime import UTC, datetime
+
+from .state import StateDir
+
+SUMMARY_TIMEOUT_S = float(os.environ.get("SRCNET_DEMO_TIMEOUT", "600"))
+
+
+def _say(message: str) -> None:
+    print(f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _prepare_environment(state: StateDir, name: str) -> None:
+    from .stack import service_env
+
+    os.environ.update(service_env(state, name))
+
+
+def run_demo(*, state_name: str, once: bool, products_per_telescope: int) -> int:
+    from .stack import down, ensure_core, ensure_web, ensure_workers
+
+    state = StateDir.named(state_name)
+    interrupted = False
+
+    def _interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        started = time.monotonic()
+        _say(f"state folder {state.path}")
+        ports = ensure_core(state)
+        _say(f"postgres on 127.0.0.1:{ports['postgres']}, redis on 127.0.0.1:{ports['redis']}")
+        _prepare_environment(state, state_name)
+        import django
+
+        django.setup()
+        token = _prepare_database(state)
+        worker_pid = ensure_workers(state, state_name)
+        web_port = ensure_web(state, state_name)
+        _say(f"celery worker pid {worker_pid}; web on 127.0.0.1:{web_port}; ready in {time.monotonic() - started:.1f} s")
+        rows, failed = _push(products_per_telescope)
+        _print_summary(rows)
+        base = f"http://127.0.0.1:{web_port}"
+        print(f"\nportal:  {base}/  (user 'operator', password 'operator')")
+        print(f"API:     {base}/api/   schema {base}/api/schema/   docs {base}/api/docs/")
+        print(f"CLI:     SRCNET_URL={base} SRCNET_TOKEN={token} srcnet products list")
+        if failed:
+            print(f"\n{failed} product(s) FAILED", file=sys.stderr)
+        if once:
+            return 1 if failed else 0
+        _say("running; Ctrl-C stops every process this demo started")
+        while True:
+            signal.pause()
+    except KeyboardInterrupt:
+        interrupted = True
+        return 130 if not once else 1
+    finally:
+        stopped = down(state)
+        _say(("interrupted; " if interrupted else "") + "stopped " + ", ".join(stopped))
+
+
+def _prepare_database(state: StateDir) -> str:
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from rest_framework.authtoken.models import Token
+
+    from topology.management.commands.import_topology import REFERENCE
+    from topology.services.importer import import_topology
+
+    from .binding import bind_local_sites
+
+    call_command("migrate", verbosity=0)
+    summary = import_topology(text=REFERENCE.read_text())
+    _say(f"reference topology loaded: {summary.paths_computed} paths computed")
+    sites = bind_local_sites(state)
+    _say(f"{len(sites)} XRootD sites up (root:// and davs:// with third-party copy)")
+    users = get_user_model()
+    operator, created = users.objects.get_or_create(username="operator", defaults={"is_staff": True,
+                                                                                    "is_superuser": True})
+    if created:
+        operator.set_password("operator")
+        operator.save()
+    scientist, created = users.objects.get_or_create(username="scientist")
+    if created:
+        scientist.set_password("scientist")
+        scientist.save()
+    token, _ = Token.objects.get_or_create(user=operator)
+    return str(token.key)
+
+
+def _push(per_telescope: int) -> tuple[list[dict[str, object]], int]:
+    from replicas.choices import ProductState
+    from replicas.models import DataProduct
+    from replicas.services import FileSpec, register_product
+    from schedulers.services import push_product
+    from topology.choices import StorageRole
+    from topology.models import StorageEndpoint, Telescope
+
+    from .synthetic import write_file
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    rng = random.Random(stamp)
+    products = []
+    for telescope in Telescope.objects.order_by("name"):
+        sdp = StorageEndpoint.objects.get(site=telescope, role=StorageRole.SDP)
+        for index in range(per_telescope):
+            name = f"{telescope.name.lower()}-obs-{stamp}-{index:03d}"
+            files = []
+            for part in range(2):
+                size = rng.randint(4, 24) * 1024 * 1024
+                file_name = f"{name}.part{part}.ms"
+                path = f"ska/{name}/{file_name}"
+                adler = write_file(f"root://127.0.0.1:{sdp.root_port}/{sdp.prefix}{path}", size,
+                                   seed=rng.randint(0, 2**31))
+                files.append(FileSpec(name=file_name, size_bytes=size, adler32=adler))
+            product = register_product(scope="ska", name=name, telescope=telescope, files=files, priority=3)
+            push_product(product=product)
+            products.append(product.pk)
+    _say(f"{len(products)} products written at the SDPs and submitted; waiting for their replicas")
+    deadline = time.monotonic() + SUMMARY_TIMEOUT_S
+    done_states = (ProductState.PLACED, ProductState.FAILED)
+    while time.monotonic() < deadline:
+        states = list(DataProduct.objects.filter(pk__in=products).values_list("state", flat=True))
+        finished = sum(s in done_states for s in states)
+        print(f"\r  {finished}/{len(products)} products placed", end="", file=sys.stderr, flush=True)
+        if finished == len(products):
+            break
+        time.sleep(0.5)
+    print(file=sys.stderr)
+    return _summary_rows(products), DataProduct.objects.filter(pk__in=products).exclude(
+        state=ProductState.PLACED).count()
+
+
+def _summary_rows(product_ids: list[int]) -> list[dict[str, object]]:
+    from replicas.models import DataProduct
+    from transfers.models import TransferFile
+
+    rows = []
+    for product in DataProduct.objects.filter(pk__in=product_ids).order_by("telescope__name", "name"):
+        for transfer in TransferFile.objects.filter(job__metadata__product=product.did).order_by("file_index"):
+            seconds = transfer.duration_seconds or 0.0
+            verified = bool(transfer.source_checksum) and transfer.source_checksum == transfer.dest_checksum
+            rows.append({
+                "product": product.name, "file": transfer.metadata.get("file", ""),
+                "source": product.source.name, "destination": _endpoint_of(transfer.dest_surl),
+                "bytes": transfer.transferred_bytes or transfer.filesize or 0, "seconds": seconds,
+                "MB/s": (transfer.transferred_bytes / 1e6 / seconds) if seconds and transfer.transferred_bytes else 0.0,
+                "adler32": (f"{transfer.dest_checksum} ok" if verified
+                            else f"{transfer.state}: {transfer.reason[:60]}"),
+            })
+    return rows
+
+
+def _endpoint_of(url: str) -> str:
+    from topology.models import StorageEndpoint
+
+    for endpoint in StorageEndpoint.objects.all():
+        if f":{endpoint.root_port}/" in url or f":{endpoint.http_port}/" in url:
+            return endpoint.name
+    return url
+
+
+def _print_summary(rows: list[dict[str, object]]) -> None:
+    from cli.output import render_table
+
+    columns = ["product", "file", "source", "destination", "bytes", "seconds", "MB/s", "adler32"]
+    formatted = [{**r, "seconds": f"{r['seconds']:.2f}", "MB/s": f"{r['MB/s']:.1f}"} for r in rows]
+    print(render_table(formatted, columns))

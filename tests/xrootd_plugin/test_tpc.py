@@ -1,0 +1,90 @@
+"""xroot third-party-copy pulls through the xrdcp-wan program."""
+
+import filecmp
+import os
+
+import pytest
+
+import wanio_harness as h
+
+TPC_PGM = f"{h.TPC_PROGRAM} --server --inflight 8 -v"
+
+
+@pytest.fixture(scope="module")
+def source(scratch):
+    with h.XrootdServer(scratch, "tpcsrc", plugin=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def destination(scratch):
+    with h.XrootdServer(scratch, "tpcdst", tpc_program=TPC_PGM) as server:
+        yield server
+
+
+@pytest.mark.parametrize("size", [0, 1 * h.MiB + 3, 50 * h.MiB + 1])
+def test_tpc_pull_copies_and_verifies_adler32(source, destination, size):
+    name = f"tpc_{size}.bin"
+    src = h.make_file(source.data / name, size, seed=size + 7)
+    h.chown_tree(source.data)
+    expected = h.adler32_file(src)
+    h.run(["xrdcp", "-f", "--tpc", "only", "--cksum", "adler32:source", source.url + "/" + name,
+           destination.url + "/" + name], timeout=120)
+    dst = destination.data / name
+    assert filecmp.cmp(src, dst, shallow=False)
+    # xrdcp-wan (not the stock xrdcp) did the copy, and stored the verified value.
+    assert h.wait_for(lambda: f"xrdcp-wan pulled {size} bytes" in destination.log(), 10)
+    assert h.stored_xattr(dst) == (expected, int(os.stat(dst).st_mtime))
+    assert destination.query_checksum("/" + name) == expected
+
+
+def test_tpc_of_missing_source_fails_and_leaves_nothing(source, destination):
+    proc = h.run(["xrdcp", "-f", "--tpc", "only", source.url + "/nonexistent.bin",
+                  destination.url + "/nonexistent.bin"], check=False, timeout=120)
+    assert proc.returncode != 0
+    assert not (destination.data / "nonexistent.bin").exists()
+
+
+def test_tpc_checksum_mismatch_fails_and_removes_copy(scratch, destination, files):
+    """The pull compares its streamed adler32 with the source's value: give the source a
+    wrong stored value and the copy must be rejected."""
+    with h.XrootdServer(scratch, "badsrc") as bad:
+        src = h.make_file(files / "m.bin", 4 * h.MiB, seed=51)
+        h.run(["xrdcp", "-f", "-s", str(src), bad.url + "/m.bin"])
+        stored = bad.data / "m.bin"
+        raw = bytearray(os.getxattr(stored, "user.XrdCks.adler32"))
+        raw[32:36] = bytes.fromhex("deadbeef")
+        os.setxattr(stored, "user.XrdCks.adler32", bytes(raw))
+        assert bad.query_checksum("/m.bin") == "deadbeef"
+        proc = h.run(["xrdcp", "-f", "--tpc", "only", bad.url + "/m.bin",
+                      destination.url + "/m.bin"], check=False, timeout=120)
+        assert proc.returncode != 0
+        assert "checksum mismatch" in proc.stderr + destination.log()
+        assert not (destination.data / "m.bin").exists()
+
+
+def test_large_file_upload_tpc_download_over_1gib(scratch, destination, files):
+    """One >1 GiB file through all three paths: upload to a plugin server, TPC pull
+    to another plugin server, download; adler32 verified at every step."""
+    size = h.GiB + 12345
+    src = h.make_file(files / "big.bin", size, seed=61)
+    expected = h.adler32_file(src)
+    with h.XrootdServer(scratch, "bigsrc") as first:
+        h.run(["xrdcp", "-f", "-s", "--cksum", f"adler32:{expected}", str(src),
+               first.url + "/big.bin"], timeout=300)
+        os.unlink(src)
+        assert h.stored_xattr(first.data / "big.bin")[0] == expected
+        assert first.query_checksum("/big.bin") == expected
+
+        h.run(["xrdcp", "-f", "--tpc", "only", "--cksum", "adler32:source",
+               first.url + "/big.bin", destination.url + "/big.bin"], timeout=300)
+        os.unlink(first.data / "big.bin")
+    dst = destination.data / "big.bin"
+    assert os.stat(dst).st_size == size
+    assert destination.query_checksum("/big.bin") == expected
+
+    back = files / "big.back"
+    h.run(["xrdcp", "-f", "-s", "--cksum", "adler32:source", destination.url + "/big.bin",
+           str(back)], timeout=300)
+    assert h.adler32_file(back) == expected
+    os.unlink(dst)

@@ -70,7 +70,9 @@ class PathConfig:
     cc: str | None = "cubic"  # congestion control on the end hosts' routes
     queue_bytes: int | None = None  # bottleneck buffer; None = 1 BDP
     seed: int = 1
-    rt_prio: int = 0  # SCHED_FIFO priority for the emulator (0 = normal)
+    # SCHED_FIFO priority for the emulator (0 = normal): the box is shared,
+    # and a CFS wake-up behind a busy neighbour adds milliseconds of delay.
+    rt_prio: int = 10
     overhead_ms: float = DEFAULT_OVERHEAD_MS  # fixed path RTT cost, see above
 
     def one_way_delay_us(self) -> int:
@@ -454,7 +456,7 @@ def calibrate(rtt_ms: float = 7.5, count: int = 100) -> dict:
 @contextlib.contextmanager
 def emulated_path(rtt_ms: float = 300.0, rate_mbit: float = 1000.0, loss: float = 0.0,
                   mtu: int = 1500, tuning: str = "dtn", cc: str | None = "cubic",
-                  queue_bytes: int | None = None, seed: int = 1, rt_prio: int = 0,
+                  queue_bytes: int | None = None, seed: int = 1, rt_prio: int = 10,
                   overhead_ms: float = DEFAULT_OVERHEAD_MS, name: str | None = None):
     """Bring a path up for the duration of a `with` block.
 
@@ -503,7 +505,7 @@ def _cli(argv: list[str]) -> int:
     up.add_argument("--cc", choices=CONGESTION, default="cubic")
     up.add_argument("--queue-bytes", type=int, help="bottleneck buffer; default 1 BDP")
     up.add_argument("--seed", type=int, default=1)
-    up.add_argument("--rt-prio", type=int, default=0)
+    up.add_argument("--rt-prio", type=int, default=10)
     up.add_argument("--overhead-ms", type=float, default=DEFAULT_OVERHEAD_MS,
                     help="fixed path RTT cost subtracted from the emulator delay")
     cal = sub.add_parser("calibrate", help="measure the fixed RTT cost of a path here")

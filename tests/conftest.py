@@ -1,0 +1,117 @@
+"""Shared fixtures: API clients with tokens, real XRootD sites, a real Celery worker on the test database.
+
+`make test` (python -m localnet test) starts PostgreSQL and Redis for the ``test`` state before pytest
+starts, so Django's settings find them; XRootD sites and the worker are started here, on demand."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from localnet.processes import is_alive, stop_pid
+from localnet.stack import service_env
+from localnet.state import PROJECT_ROOT, StateDir
+from localnet.xrootd import LocalSite, ensure_site, stop_site
+
+REFERENCE_TOPOLOGY = PROJECT_ROOT / "topology" / "data" / "reference.yaml"
+ARTIFACTS = PROJECT_ROOT / "test-artifacts"
+
+
+@pytest.fixture(scope="session")
+def test_state() -> StateDir:
+    return StateDir.named(os.environ.get("SRCNET_STATE", "test"))
+
+
+@pytest.fixture
+def operator(django_user_model):  # type: ignore[no-untyped-def]
+    return django_user_model.objects.create_user("op", password="op", is_staff=True)
+
+
+@pytest.fixture
+def scientist(django_user_model):  # type: ignore[no-untyped-def]
+    return django_user_model.objects.create_user("sci", password="sci")
+
+
+def _client_for(user) -> APIClient:  # type: ignore[no-untyped-def]
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def operator_client(operator) -> APIClient:  # type: ignore[no-untyped-def]
+    return _client_for(operator)
+
+
+@pytest.fixture
+def scientist_client(scientist) -> APIClient:  # type: ignore[no-untyped-def]
+    return _client_for(scientist)
+
+
+@pytest.fixture
+def reference_topology(db):  # type: ignore[no-untyped-def]
+    from topology.services.importer import import_topology
+
+    return import_topology(text=REFERENCE_TOPOLOGY.read_text())
+
+
+@pytest.fixture(scope="session")
+def xrootd_sites(test_state: StateDir) -> Iterator[dict[str, LocalSite]]:
+    """Three real XRootD servers: a telescope SDP and two SRCs."""
+    names = ["SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK"]
+    sites = {name: ensure_site(test_state, name) for name in names}
+    yield sites
+    for name in names:
+        stop_site(test_state, name)
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir) -> Iterator[int]:  # type: ignore[no-untyped-def]
+    """A real Celery worker process running the transfer tasks against the test database."""
+    env = service_env(test_state, test_state.path.name)
+    env["SRCNET_DB_NAME"] = settings.DATABASES["default"]["NAME"]
+    env["SRCNET_TRANSFER_RETRY_BACKOFF"] = "0.5"
+    log = test_state.sub("log") / "pytest-celery-worker.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "celery"), "-A", "srcnet", "worker", "--loglevel", "INFO",
+             "--pool", "prefork", "--concurrency", "4", "--hostname", f"pytest-{os.getpid()}@%h",
+             "--without-gossip", "--without-mingle"],
+            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=PROJECT_ROOT, start_new_session=True)
+    try:
+        _wait_for_worker(proc, log)
+        yield proc.pid
+    finally:
+        stop_pid(proc.pid, timeout=20)
+
+
+def _wait_for_worker(proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not is_alive(proc.pid):
+            raise RuntimeError(f"celery worker exited; see {log}")
+        if b" ready." in log.read_bytes()[-20000:]:
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"celery worker not ready after {timeout} s; see {log}")
+
+
+def wait_until(predicate, *, timeout: float = 120.0, interval: float = 0.25, what: str = "condition"):  # type: ignore[no-untyped-def]
+    """Poll ``predicate`` until it returns a truthy value; fail the test with ``what`` on time-out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}")

@@ -27,6 +27,7 @@ WriteBehindFile::~WriteBehindFile() {
 }
 
 ssize_t WriteBehindFile::write(const void* data, off_t offset, std::size_t len) {
+    std::lock_guard<std::mutex> gate(callerGate_);
     std::unique_lock<std::mutex> lock(mutex_);
     if (error_ != 0) return error_;
     callerLock_ = &lock;
@@ -173,6 +174,7 @@ int WriteBehindFile::preallocate(off_t size) {
 }
 
 int WriteBehindFile::drain() {
+    std::lock_guard<std::mutex> gate(callerGate_);
     std::unique_lock<std::mutex> lock(mutex_);
     if (error_ == 0) {
         int rc = assembler_.flush();

@@ -82,6 +82,9 @@ private:
     WriterPool& pool_;
     MemoryBudget& budget_;
 
+    // Serialises callers of write()/drain(): the assembler is not re-entrant and
+    // a caller waiting for queue space or memory releases mutex_.
+    std::mutex callerGate_;
     mutable std::mutex mutex_;
     std::condition_variable changed_;
     ChunkAssembler assembler_;

@@ -104,6 +104,41 @@ TEST(WriteBehindFile, ConcurrentWritersToDisjointRanges) {
     EXPECT_EQ(file.contents(), expected);
 }
 
+TEST(WriteBehindFile, ConcurrentWritersUnderBackpressureLoseNothing) {
+    // Regression: a writer waiting for queue space must not let another
+    // caller's partial chunk be overwritten. One pool thread, queue of one.
+    wanio::WriterPool pool(1);
+    wanio::MemoryBudget budget(2 << 20);
+    const size_t chunk = 64 << 10;
+    for (unsigned seed = 1; seed <= 30; ++seed) {
+        TempFile file;
+        const size_t size = 24 * chunk + 777;  // a partial tail chunk
+        std::vector<char> expected = randomBytes(size, seed);
+        wanio::WriteBehindSettings s = smallChunks(/*queue=*/1);
+        s.perFileWriters = 1;
+        {
+            wanio::WriteBehindFile wb(file.fd(), -1, s, pool, budget);
+            std::atomic<size_t> next{0};
+            std::vector<std::thread> threads;
+            for (int t = 0; t < 4; ++t)
+                threads.emplace_back([&] {
+                    for (size_t i; (i = next.fetch_add(1)) * chunk < size;) {
+                        size_t len = std::min(chunk, size - i * chunk);
+                        EXPECT_EQ(wb.write(expected.data() + i * chunk, i * chunk, len),
+                                  static_cast<ssize_t>(len));
+                    }
+                });
+            for (auto& th : threads) th.join();
+            ASSERT_EQ(wb.drain(), 0);
+            std::uint32_t adler = 0;
+            ASSERT_TRUE(wb.wholeFileAdler(size, adler)) << "seed " << seed;
+            EXPECT_EQ(adler, adler32(1, reinterpret_cast<const Bytef*>(expected.data()), size));
+        }
+        ASSERT_EQ(file.contents(), expected) << "seed " << seed;
+        EXPECT_EQ(budget.inUse(), 0u);
+    }
+}
+
 TEST(WriteBehindFile, DiskErrorIsStickyAndReachesEveryLaterCall) {
     wanio::WriterPool pool(2);
     wanio::MemoryBudget budget(1 << 20);

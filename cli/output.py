@@ -44,3 +44,42 @@ def _is_number(text: str) -> bool:
 
 def render_json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=True, default=str)
+
+
+# -- Additions for the srcnet CLI -------------------------------------------------------------------------
+
+FORMATS = ("table", "json")
+
+
+def render_kv(obj: Mapping[str, Any], keys: Sequence[str]) -> str:
+    """``key: value`` lines, keys aligned, for ``show`` commands."""
+    width = max((len(k) for k in keys), default=0)
+    return "\n".join(f"{k.ljust(width)}  {_cell(obj.get(k))}".rstrip() for k in keys)
+
+
+def human_bytes(value: Any) -> str:
+    """1073741824 -> '1.0 GiB'; None -> ''."""
+    if value is None or value == "":
+        return ""
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(size) < 1024 or unit == "PiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} PiB"  # pragma: no cover - the loop always returns
+
+
+def human_rate(bps: Any) -> str:
+    """Bits per second -> '38.5 Gbit/s'; None -> ''."""
+    if bps is None or bps == "":
+        return ""
+    rate = float(bps)
+    for unit in ("bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"):
+        if abs(rate) < 1000 or unit == "Tbit/s":
+            return f"{rate:.0f} {unit}" if unit == "bit/s" else f"{rate:.1f} {unit}"
+        rate /= 1000
+    return f"{rate:.1f} Tbit/s"  # pragma: no cover
+
+
+def ms(value: Any) -> str:
+    return "" if value is None else f"{float(value):.1f}"

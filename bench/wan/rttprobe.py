@@ -35,16 +35,16 @@ def probe(host: str, port: int, count: int, interval: float) -> dict:
     for i in range(count):
         tag = i.to_bytes(4, "big")
         t0 = time.perf_counter()
-        s.send(tag + b"x" * 60)
         s.settimeout(max(2.0, interval * 4))
         try:
+            s.send(tag + b"x" * 60)
             while True:
                 data = s.recv(2048)
                 if data[:4] == tag:  # ignore late answers to older probes
                     rtts.append((time.perf_counter() - t0) * 1e3)
                     break
-        except socket.timeout:
-            pass
+        except (socket.timeout, ConnectionRefusedError):
+            pass  # lost, or the echo server is not listening yet
         rest = interval - (time.perf_counter() - t0)
         if rest > 0:
             time.sleep(rest)

@@ -53,7 +53,7 @@ CONGESTION = ("cubic", "bbr", "reno")
 # emulator's delay).  It is subtracted from the emulator's delay so the RTT the
 # end hosts see matches rtt_ms.  Override per path (overhead_ms=) or with
 # SRCNET_WAN_OVERHEAD_MS.
-DEFAULT_OVERHEAD_MS = float(os.environ.get("SRCNET_WAN_OVERHEAD_MS", "0.5"))
+DEFAULT_OVERHEAD_MS = float(os.environ.get("SRCNET_WAN_OVERHEAD_MS", "0.6"))
 
 
 class PathError(RuntimeError):
@@ -421,20 +421,25 @@ def list_paths() -> list[str]:
 
 
 def measure_rtt(path: EmulatedPath, count: int = 40, interval_s: float = 0.02,
-                port: int = 7007) -> dict:
-    """Idle RTT A->B->A with UDP probes (rttprobe.py); medians in ms."""
-    probe = os.path.join(HERE, "rttprobe.py")
-    srv = path.popen_b([sys.executable, probe, "serve", str(port)])
+                port: int = 7007, rt: bool = True) -> dict:
+    """Idle RTT A->B->A with UDP probes (rttprobe.py); times in ms.
+
+    With rt=True the probe and echo processes run SCHED_FIFO (chrt), so a
+    busy neighbour on the shared CPUs delays neither: the figure is the
+    path's RTT, not the probe's scheduling latency."""
+    prio = ["chrt", "-f", "5"] if rt else []
+    probe = [*prio, sys.executable, os.path.join(HERE, "rttprobe.py")]
+    srv = path.popen_b([*probe, "serve", str(port)])
     try:
         budget = 15 + count * (interval_s + 2 * path.config.rtt_ms / 1e3)
         deadline = time.monotonic() + 5
         out = None
         while out is None or (out["received"] == 0 and time.monotonic() < deadline):
             # first probe also waits for the echo server to bind
-            out = json.loads(path.run_a([sys.executable, probe, "probe", path.ip_b, str(port),
+            out = json.loads(path.run_a([*probe, "probe", path.ip_b, str(port),
                                          "2", "0.01"], capture_output=True, text=True,
                                         timeout=budget, check=True).stdout)
-        out = json.loads(path.run_a([sys.executable, probe, "probe", path.ip_b, str(port),
+        out = json.loads(path.run_a([*probe, "probe", path.ip_b, str(port),
                                      str(count), str(interval_s)], capture_output=True,
                                     text=True, timeout=budget, check=True).stdout)
         return out

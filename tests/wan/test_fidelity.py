@@ -7,6 +7,8 @@ against the setting, with tolerances from the issue (RTT 2 %, rate 5 %).
 import json
 import math
 import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -75,16 +77,22 @@ def test_random_loss_rate_matches_setting():
     tol = 4 * math.sqrt(loss * (1 - loss) / sent)
     assert abs(lost / sent - loss) <= tol, (lost, sent)
     dropped = after["drop_loss"] - before["drop_loss"]
-    # Every datagram iperf3 lost was a loss-model drop (the emulator's
-    # counter also includes the few control packets of the test).
-    assert lost <= dropped <= lost + 5, (lost, dropped)
+    # Every datagram iperf3 lost was a loss-model drop and vice versa (the
+    # emulator's counter may also include a lost control packet or two).
+    assert lost <= dropped <= lost + 3, (lost, dropped)
 
 
 def test_queue_is_bounded_and_drops_are_retransmitted():
     qbytes = 100_000
     rate_mbit, rtt_ms = 100, 56
     with emulated_path(rtt_ms=rtt_ms, rate_mbit=rate_mbit, queue_bytes=qbytes) as path:
-        res = iperf3_tcp(path, 5)
+        with ThreadPoolExecutor(1) as ex:
+            # RTT probes share the A->B queue with the TCP flow, so they
+            # see the queueing delay the buffer allows.
+            fut = ex.submit(iperf3_tcp, path, 5)
+            time.sleep(2)
+            loaded = measure_rtt(path, count=60, interval_s=0.03)
+            res = fut.result()
         st = path.stats()["ab"]
     assert st["queue_limit"] == qbytes
     assert 0 < st["backlog_max"] <= qbytes
@@ -92,6 +100,9 @@ def test_queue_is_bounded_and_drops_are_retransmitted():
     # drop comes back as exactly one retransmitted segment.
     assert st["drop_queue"] > 0
     assert res["end"]["sum_sent"]["retransmits"] == st["drop_queue"]
-    # Queueing delay never exceeds what the buffer holds at the bottleneck.
-    max_rtt_ms = res["end"]["streams"][0]["sender"]["max_rtt"] / 1e3
-    assert max_rtt_ms <= rtt_ms + qbytes * 8 / (rate_mbit * 1e6) * 1e3 + 5, max_rtt_ms
+    # Queueing delay never exceeds what the buffer holds at the bottleneck
+    # (8 ms here), plus 2 ms for timer and scheduling jitter; and the queue
+    # did fill (probes saw part of it).
+    qdelay_ms = qbytes * 8 / (rate_mbit * 1e6) * 1e3
+    assert loaded["max_ms"] <= rtt_ms + qdelay_ms + 2, loaded
+    assert loaded["max_ms"] > rtt_ms + 1, loaded

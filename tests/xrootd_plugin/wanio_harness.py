@@ -101,9 +101,11 @@ def random_block(seed):
 def chown_tree(path):
     pw = pwd.getpwnam(SERVER_USER)
     for root, dirs, files in os.walk(path):
-        os.chown(root, pw.pw_uid, pw.pw_gid)
-        for name in files:
-            os.chown(os.path.join(root, name), pw.pw_uid, pw.pw_gid)
+        for entry in [root] + [os.path.join(root, f) for f in files]:
+            try:
+                os.lchown(entry, pw.pw_uid, pw.pw_gid)
+            except FileNotFoundError:
+                pass
 
 
 class XrootdServer:
@@ -111,6 +113,11 @@ class XrootdServer:
 
     def __init__(self, base, name, plugin=True, extra=(), tpc_program=None, data_dir=None,
                  http_port=None):
+        unique, n = name, 1
+        while (Path(base) / unique).exists():  # several servers of one name per module
+            n += 1
+            unique = f"{name}{n}"
+        name = unique
         self.base = Path(base) / name
         self.name = name
         self.port = free_port()

@@ -88,15 +88,16 @@ def import_topology(*, text: str) -> ImportSummary:
     return summary
 
 
-def _entries(document: Mapping[str, Any], section: str, keys: dict[str, F.Key]) -> Iterator[Entry]:
+def _entries(document: Mapping[str, Any], section: str, keys: dict[str, F.Key],
+             label: str | None = None) -> Iterator[Entry]:
     items = document.get(section) or []
     line = getattr(document, "line", None)
     if not isinstance(items, list):
-        raise TopologyFileError("expected a list", line=line, field=section)
+        raise TopologyFileError("expected a list", line=line, field=label or section)
     for index, raw in enumerate(items):
         if not isinstance(raw, LinedDict):
-            raise TopologyFileError("expected a mapping", line=line, field=f"{section}[{index}]")
-        entry = Entry(section, index, raw.line, {})
+            raise TopologyFileError("expected a mapping", line=line, field=f"{label or section}[{index}]")
+        entry = Entry(label or section, index, raw.line, {})
         for key in raw:
             if key not in keys:
                 raise entry.error(f"unknown key (known: {', '.join(keys)})", str(key))
@@ -135,7 +136,7 @@ def _site_ref(entry: Entry, field_name: str, value: str) -> Site:
 def _vrf_ref(entry: Entry, field_name: str, value: str) -> Vrf:
     vrf = Vrf.objects.filter(name=value).first()
     if vrf is None:
-        raise entry.error(f"no VRF named {value!r}", "parent" if field_name == "parent" else "vrf")
+        raise entry.error(f"no VRF named {value!r}", field_name if field_name in ("parent", "vrfs") else "vrf")
     return vrf
 
 
@@ -199,7 +200,7 @@ def _import_paths(document: Mapping[str, Any], summary: ImportSummary) -> None:
             raise TopologyFileError("unknown key (known: compute, declared)", line=section.line, field=f"paths.{key}")
     rules = []
     kinds = set(SiteKind.values)
-    for entry in _entries(section, "compute", F.COMPUTE_RULE_KEYS):
+    for entry in _entries(section, "compute", F.COMPUTE_RULE_KEYS, "paths.compute"):
         for key in ("from", "to"):
             unknown = set(entry.values[key]) - kinds
             if unknown:
@@ -208,7 +209,7 @@ def _import_paths(document: Mapping[str, Any], summary: ImportSummary) -> None:
     result = compute_paths(rules)
     summary.paths_computed = result.created
     summary.warnings.extend(result.unreachable)
-    for entry in _entries(section, "declared", F.DECLARED_PATH_KEYS):
+    for entry in _entries(section, "declared", F.DECLARED_PATH_KEYS, "paths.declared"):
         values = entry.values
         try:
             created = save_declared_path(name=values["name"], source=values["source"],

@@ -1,0 +1,1 @@
+"""One module per noun; each has ``register(nouns)`` adding its verbs."""

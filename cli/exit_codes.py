@@ -1,0 +1,45 @@
+"""The exit codes of ``srcnet``: the one place they are defined (docs/cli.md's table is checked against it)."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """What a ``srcnet`` process tells its caller; every command exits with one of these."""
+
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    VALIDATION = 3
+    NOT_FOUND = 4
+    AUTH = 5
+    CONNECTION = 6
+    TRANSFER_FAILED = 7
+    TIMEOUT = 8
+    INTERRUPTED = 130
+
+
+DESCRIPTIONS: dict[ExitCode, str] = {
+    ExitCode.OK: "Success (for `transfers watch`: every selected file FINISHED).",
+    ExitCode.ERROR: "Unexpected error: a server error (HTTP 5xx) or a response the CLI does not understand.",
+    ExitCode.USAGE: "Bad command line (unknown command or option, missing argument, unreadable local file).",
+    ExitCode.VALIDATION: "The server rejected the request as invalid (HTTP 400), e.g. a topology file error.",
+    ExitCode.NOT_FOUND: "The object does not exist (HTTP 404, or no path/product of that name).",
+    ExitCode.AUTH: "Not authenticated (HTTP 401) or not allowed (HTTP 403, e.g. a write with a non-operator token).",
+    ExitCode.CONNECTION: "The server could not be reached (refused, unresolvable host, timed out).",
+    ExitCode.TRANSFER_FAILED: "`transfers watch`: every file ended, but at least one FAILED or was CANCELED.",
+    ExitCode.TIMEOUT: "`transfers watch`: `--timeout` expired before every file ended.",
+    ExitCode.INTERRUPTED: "Interrupted by Ctrl-C (SIGINT).",
+}
+
+
+def markdown_table() -> str:
+    """The exit code table of docs/cli.md, generated from the enum."""
+    lines = ["| Code | Name | Meaning |", "|-----:|------|---------|"]
+    lines += [f"| {code.value} | `{code.name}` | {DESCRIPTIONS[code]} |" for code in ExitCode]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover - a helper for updating docs/cli.md
+    print(markdown_table())

@@ -1,0 +1,32 @@
+"""The local network's XRootD configuration and its state bookkeeping."""
+
+from pathlib import Path
+
+from localnet.state import StateDir
+from localnet.xrootd import render_config
+
+
+def test_site_config_enables_both_tpc_protocols_and_adler32(tmp_path: Path):
+    text = render_config(name="UKSRC_DISK", folder=tmp_path, root_port=21094, http_port=28001, ca_dir=tmp_path / "ca")
+    lines = text.splitlines()
+    assert "xrootd.chksum adler32" in lines
+    assert "xrd.port 21094" in lines
+    assert "xrd.protocol XrdHttp:28001 libXrdHttp.so" in lines
+    assert any(line.startswith("ofs.tpc ") for line in lines)
+    assert "http.exthandler xrdtpc libXrdHttpTPC.so" in lines
+    # HTTP-TPC is only loaded with TLS configured (XRootD 5.5).
+    assert any(line.startswith("xrd.tls ") for line in lines)
+
+
+def test_extra_lines_are_appended(tmp_path: Path):
+    text = render_config(name="X", folder=tmp_path, root_port=1, http_port=2, ca_dir=tmp_path,
+                         extra_lines=["ofs.osslib ++ /lib/libExample.so"])
+    assert text.splitlines()[-1] == "ofs.osslib ++ /lib/libExample.so"
+
+
+def test_ports_are_recorded_once_and_reused(tmp_path: Path):
+    state = StateDir(tmp_path)
+    first = state.port("redis")
+    assert state.port("redis") == first
+    assert state.port("postgres") != first
+    assert StateDir(tmp_path).read_runtime()["ports"] == {"redis": first, "postgres": state.port("postgres")}

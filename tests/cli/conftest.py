@@ -1,0 +1,78 @@
+"""Fixtures of the CLI tests: a live server (real HTTP, real database), tokens, and ``srcnet`` run in-process."""
+
+from __future__ import annotations
+
+import io
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from cli.main import main
+
+
+REFERENCE_TOPOLOGY = Path(__file__).resolve().parents[2] / "topology" / "data" / "reference.yaml"
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+class TtyStringIO(io.StringIO):
+    """A stderr that says it is a terminal, to see the in-place progress line."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+Runner = Callable[..., Result]
+
+
+@pytest.fixture
+def operator_token(transactional_db, operator) -> str:  # type: ignore[no-untyped-def]
+    return Token.objects.create(user=operator).key
+
+
+@pytest.fixture
+def scientist_token(transactional_db, scientist) -> str:  # type: ignore[no-untyped-def]
+    return Token.objects.create(user=scientist).key
+
+
+@pytest.fixture
+def srcnet(live_server, operator_token) -> Runner:  # type: ignore[no-untyped-def]
+    """``srcnet(*argv, token=..., url=..., stderr=...)``: main() in-process against the live server;
+    the operator's token unless ``token`` says otherwise (None: no token at all)."""
+
+    def run(*argv: str, token: str | None = operator_token, url: str | None = None,
+            stderr: io.StringIO | None = None) -> Result:
+        env = {"SRCNET_URL": url or live_server.url}
+        if token is not None:
+            env["SRCNET_TOKEN"] = token
+        out, err = io.StringIO(), stderr if stderr is not None else io.StringIO()
+        code = main(list(argv), env=env, stdout=out, stderr=err)
+        return Result(code, out.getvalue(), err.getvalue())
+
+    return run
+
+
+@pytest.fixture
+def topology(transactional_db):  # type: ignore[no-untyped-def]
+    """The reference topology, imported directly (the shared fixture uses `db`, not `transactional_db`)."""
+    from topology.services.importer import import_topology
+
+    return import_topology(text=REFERENCE_TOPOLOGY.read_text())
+
+
+@pytest.fixture
+def closed_port_url() -> str:
+    """A URL nobody listens on: a port bound and released again."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"

@@ -52,11 +52,13 @@ CONGESTION = ("cubic", "bbr", "reno")
 # 0.4-0.8 ms on the 2-vCPU development VM depending on what else runs.  It is
 # subtracted from the emulator's delay so the RTT the end hosts see matches
 # rtt_ms.  overhead_ms=None (default) measures it at bring-up with a short
-# calibration at a 2 ms setting; a number fixes it (SRCNET_WAN_OVERHEAD_MS
-# sets that number for every path).
+# calibration (~1.5 s) at a 10 ms setting; a number fixes it
+# (SRCNET_WAN_OVERHEAD_MS sets that number for every path).  Not a smaller
+# setting: below ~2 ms the idle vCPU is still polling and wakes faster, which
+# underestimates the cost at real WAN delays.
 _env_overhead = os.environ.get("SRCNET_WAN_OVERHEAD_MS")
 DEFAULT_OVERHEAD_MS = float(_env_overhead) if _env_overhead else None
-CALIBRATION_RTT_MS = 2.0
+CALIBRATION_RTT_MS = 10.0
 
 
 class PathError(RuntimeError):
@@ -300,7 +302,8 @@ def _calibrate(p: EmulatedPath, binary: str) -> None:
     _start_emulator(p, binary, rtt_ms=CALIBRATION_RTT_MS, rate_mbit=0)
     _route(p)
     try:
-        r = measure_rtt(p, count=40, interval_s=0.005)
+        # same probe cadence as measure_rtt callers use for idle RTT
+        r = measure_rtt(p, count=50, interval_s=0.02)
     finally:
         _stop_pid(p.emulator_pid)
         p.emulator_pid = 0

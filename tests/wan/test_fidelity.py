@@ -18,7 +18,7 @@ from wanpath import emulated_path, measure_rtt
 
 @pytest.mark.parametrize("rtt_ms", [7.5, 56.0, 300.0])
 def test_idle_rtt_within_2_percent(rtt_ms):
-    count = 40 if rtt_ms < 100 else 8
+    count = 60 if rtt_ms < 100 else 8
     with emulated_path(rtt_ms=rtt_ms, rate_mbit=100) as path:
         r = measure_rtt(path, count=count, interval_s=0.02)
     assert r["received"] == count

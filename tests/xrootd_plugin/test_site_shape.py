@@ -128,3 +128,27 @@ def test_https_tpc_pull_goes_through_plugin(sites, files):
     assert "close /h.bin bytes=%d " % (12 * h.MiB + 5) in b.log()
     assert h.stored_xattr(dst)[0] == expected
     assert digest(b, "/h.bin", ca_base) == f"adler32={expected}"
+
+
+def test_interrupted_https_put_with_posc_leaves_no_file(scratch, sites, files):
+    """XrdHttp sends no oss.asize for a PUT, so the plugin cannot tell a cut-off PUT
+    from a short file; the README therefore recommends `ofs.persist auto hold 0`,
+    which removes it."""
+    _, _, ca_base, ca_dir = sites
+    server = site(scratch, "POSC", ca_base, ca_dir)
+    server.config.write_text(server.config.read_text() + "ofs.persist auto hold 0\n")
+    src = h.make_file(files / "p.bin", 200 * h.MiB, seed=84)
+    target = server.data / "put.bin"
+    with server:
+        put = subprocess.Popen(["curl", "-sS", "--cacert", str(ca_base / "ca.pem"),
+                                "--limit-rate", "20M", "-T", str(src), https(server, "/put.bin")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            assert h.wait_for(lambda: target.exists() and os.stat(target).st_size >= 16 * h.MiB,
+                              30)
+            assert put.poll() is None
+        finally:
+            put.kill()
+            put.wait(timeout=30)
+        assert h.wait_for(lambda: not target.exists(), 30)
+        assert "Unpersisting" in server.log()

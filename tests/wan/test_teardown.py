@@ -1,0 +1,121 @@
+"""Clean teardown: no namespace, process, TUN or state left behind, including
+after failures inside the `with` block, KeyboardInterrupt, SIGTERM of the
+owning process, a failure half-way through bring-up, and the CLI."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import wanpath
+from conftest import WAN
+from wanpath import emulated_path
+
+
+def _gone(path, extra_pids=()):
+    names = set(wanpath.list_namespaces())
+    assert not names & {path.ns_a, path.ns_r, path.ns_b}, names
+    for pid in (path.emulator_pid, *extra_pids):
+        assert not os.path.exists(f"/proc/{pid}"), f"pid {pid} still running"
+    assert not os.path.exists(path.state_dir)
+
+
+def test_normal_exit_removes_everything():
+    with emulated_path(rtt_ms=10, rate_mbit=100) as path:
+        assert {path.ns_a, path.ns_r, path.ns_b} <= set(wanpath.list_namespaces())
+        tuns = subprocess.run(["ip", "-n", path.ns_r, "-o", "link", "show", "type", "tun"],
+                              capture_output=True, text=True, timeout=10).stdout
+        assert "tab" in tuns and "tba" in tuns
+        sleeper = path.popen_b(["sleep", "300"])
+    _gone(path, [sleeper.pid])
+    sleeper.wait(5)
+    # The final counters were collected before the emulator was stopped.
+    assert path.stats()["final"] is True
+
+
+def test_exception_inside_block_tears_down_and_propagates():
+    procs = []
+    with pytest.raises(RuntimeError, match="boom"):
+        with emulated_path(rtt_ms=10, rate_mbit=100) as path:
+            procs.append(path.popen_a(["sleep", "300"]))
+            procs.append(path.popen_b(["sleep", "300"]))
+            raise RuntimeError("boom")
+    _gone(path, [p.pid for p in procs])
+
+
+def test_keyboard_interrupt_tears_down():
+    with pytest.raises(KeyboardInterrupt):
+        with emulated_path(rtt_ms=10, rate_mbit=100) as path:
+            raise KeyboardInterrupt
+    _gone(path)
+
+
+def test_sigterm_to_owner_process_tears_down(tmp_path):
+    # A separate Python process owns the path and is killed with SIGTERM
+    # while inside the block: the context manager must still clean up.
+    info = tmp_path / "path.json"
+    code = (f"import sys, json, time; sys.path.insert(0, {WAN!r})\n"
+            "from wanpath import emulated_path\n"
+            "with emulated_path(rtt_ms=10, rate_mbit=100) as p:\n"
+            "    p.popen_b(['sleep', '300'])\n"
+            f"    open({str(info)!r}, 'w').write(json.dumps(p.describe()))\n"
+            "    time.sleep(120)\n")
+    owner = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 30
+        while not info.exists():
+            assert owner.poll() is None, "owner died during bring-up"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        d = json.loads(info.read_text())
+        owner.send_signal(signal.SIGTERM)
+        owner.wait(20)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()
+    names = set(wanpath.list_namespaces())
+    assert not names & {d["ns_a"], d["ns_r"], d["ns_b"]}, names
+    assert not os.path.exists(f"/proc/{d['emulator_pid']}")
+    assert not os.path.exists(d["state_dir"])
+
+
+def test_failed_bring_up_removes_what_it_created():
+    name = f"{wanpath.PREFIX}{os.getpid()}-clash"
+    # Someone else's namespace with the router's name: bring-up fails after
+    # creating <name>-a, must remove that, and must not delete the other one.
+    subprocess.run(["ip", "netns", "add", f"{name}-r"], check=True, timeout=10)
+    try:
+        with pytest.raises(wanpath.PathError):
+            wanpath.bring_up(wanpath.PathConfig(rtt_ms=10, rate_mbit=100), name=name)
+        names = set(wanpath.list_namespaces())
+        assert f"{name}-a" not in names and f"{name}-b" not in names
+        assert f"{name}-r" in names
+        assert not os.path.exists(os.path.join(wanpath.STATE_DIR, name))
+    finally:
+        subprocess.run(["ip", "netns", "del", f"{name}-r"], timeout=10)
+
+
+def test_cli_up_status_down():
+    cli = [sys.executable, os.path.join(WAN, "wanpath.py")]
+    name = f"{os.getpid()}-cli"
+    up = subprocess.run([*cli, "up", "--name", name, "--rtt-ms", "20", "--rate-mbit", "100"],
+                        capture_output=True, text=True, timeout=60)
+    try:
+        assert up.returncode == 0, up.stderr
+        d = json.loads(up.stdout)
+        assert d["name"] == wanpath.PREFIX + name
+        st = subprocess.run([*cli, "status", name], capture_output=True, text=True, timeout=30)
+        s = json.loads(st.stdout)[d["name"]]
+        assert s["emulator_alive"] is True
+        assert s["stats"]["ab"]["delay_ns"] == wanpath.load(name).config.one_way_delay_us() * 1000
+    finally:
+        down = subprocess.run([*cli, "down", name], capture_output=True, text=True, timeout=60)
+    assert down.returncode == 0, down.stderr
+    names = set(wanpath.list_namespaces())
+    assert not names & {d["ns_a"], d["ns_r"], d["ns_b"]}
+    assert not os.path.exists(f"/proc/{d['emulator_pid']}")

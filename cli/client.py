@@ -18,8 +18,11 @@ MAX_ROWS = 100_000  # the most rows a list follows `next` links for, without --l
 
 
 class Client:
-    def __init__(self, config: Config, session: requests.Session | None = None) -> None:
+    def __init__(
+        self, config: Config, session: requests.Session | None = None, *, page_size: int = PAGE_SIZE
+    ) -> None:
         self.config = config
+        self.page_size = page_size
         self.session = session or requests.Session()
         self.session.headers["Accept"] = "application/json"
         self.session.headers["User-Agent"] = "srcnet-cli/0.1"
@@ -32,18 +35,34 @@ class Client:
         return f"{self.config.url}/{path.lstrip('/')}"
 
     # -- requests -------------------------------------------------------------------------------------
-    def request(self, method: str, path: str, *, params: Params = None, json: Any = None,
-                data: str | bytes | None = None, headers: Mapping[str, str] | None = None) -> requests.Response:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params = None,
+        json: Any = None,
+        data: str | bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> requests.Response:
         url = self.url(path)
         try:
-            response = self.session.request(method, url, params=params, json=json, data=data,
-                                            headers=dict(headers or {}), timeout=self.config.http_timeout)
+            response = self.session.request(
+                method,
+                url,
+                params=params,
+                json=json,
+                data=data,
+                headers=dict(headers or {}),
+                timeout=self.config.http_timeout,
+            )
         except requests.ConnectionError as exc:
             raise ConnectionFailed(self._unreachable(url, exc)) from exc
         except requests.Timeout as exc:
             raise ConnectionFailed(
                 f"cannot reach {url}: no answer within {self.config.http_timeout:g} s "
-                f"(set SRCNET_HTTP_TIMEOUT)") from exc
+                f"(set SRCNET_HTTP_TIMEOUT)"
+            ) from exc
         except requests.RequestException as exc:
             raise ConnectionFailed(f"cannot reach {url}: {exc} ({self._hint()})") from exc
         if response.status_code >= 400:
@@ -60,16 +79,19 @@ class Client:
         return self._json(self.request("POST", path, json=payload))
 
     def post_text(self, path: str, text: str, content_type: str) -> Any:
-        return self._json(self.request("POST", path, data=text.encode("utf-8"),
-                                       headers={"Content-Type": content_type}))
+        return self._json(
+            self.request("POST", path, data=text.encode("utf-8"), headers={"Content-Type": content_type})
+        )
 
-    def paginate(self, path: str, params: Params = None, *, limit: int | None = None) -> tuple[list[Any], int]:
+    def paginate(
+        self, path: str, params: Params = None, *, limit: int | None = None
+    ) -> tuple[list[Any], int]:
         """Every row of a paginated list, following ``next`` links, up to ``limit`` (default MAX_ROWS).
 
         Returns the rows and the server's total ``count``."""
         cap = MAX_ROWS if limit is None else limit
         query = dict(params or {})
-        query["limit"] = max(1, min(PAGE_SIZE, cap))
+        query["limit"] = max(1, min(self.page_size, cap))
         page = self.get(path, query)
         if not isinstance(page, dict) or "results" not in page:  # an unpaginated list
             rows = list(page) if isinstance(page, list) else [page]
@@ -83,7 +105,9 @@ class Client:
 
     # -- errors ---------------------------------------------------------------------------------------
     def _hint(self) -> str:
-        return {"--url": "check --url", "SRCNET_URL": "check SRCNET_URL"}.get(self.config.url_from, "set SRCNET_URL")
+        return {"--url": "check --url", "SRCNET_URL": "check SRCNET_URL"}.get(
+            self.config.url_from, "set SRCNET_URL"
+        )
 
     def _unreachable(self, url: str, exc: Exception) -> str:
         reason = _root_reason(exc)
@@ -98,8 +122,11 @@ class Client:
             lines = format_field_errors(body) if body is not None else [response.text.strip()[:200]]
             return ValidationFailed("invalid request: " + "; ".join(lines), body=body, status=status)
         if status == 401:
-            return AuthError(f"not authenticated: {detail or 'no valid token'} "
-                             "(set SRCNET_TOKEN or pass --token)", body=body, status=status)
+            return AuthError(
+                f"not authenticated: {detail or 'no valid token'} (set SRCNET_TOKEN or pass --token)",
+                body=body,
+                status=status,
+            )
         if status == 403:
             hint = " (writes need an operator's token)" if method != "GET" else ""
             return AuthError(f"permission denied: {detail or 'forbidden'}{hint}", body=body, status=status)
@@ -115,7 +142,9 @@ class Client:
         try:
             return response.json()
         except ValueError as exc:
-            raise ApiError(f"{response.url} did not answer with JSON (is SRCNET_URL the control plane?)") from exc
+            raise ApiError(
+                f"{response.url} did not answer with JSON (is SRCNET_URL the control plane?)"
+            ) from exc
 
 
 def _body(response: requests.Response) -> Any:
@@ -134,7 +163,10 @@ def _root_reason(exc: BaseException) -> str:
         if id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError) or getattr(current, "errno", None) == errno.ECONNREFUSED:
+        if (
+            isinstance(current, ConnectionRefusedError)
+            or getattr(current, "errno", None) == errno.ECONNREFUSED
+        ):
             return "connection refused"
         for nested in (current.__cause__, current.__context__, *getattr(current, "args", ())):
             if isinstance(nested, BaseException):
@@ -146,7 +178,11 @@ def _root_reason(exc: BaseException) -> str:
     lowered = text.lower()
     if "refused" in lowered:
         return "connection refused"
-    for marker in ("name or service not known", "nodename nor servname", "temporary failure in name resolution"):
+    for marker in (
+        "name or service not known",
+        "nodename nor servname",
+        "temporary failure in name resolution",
+    ):
         if marker in lowered:
             return "host name not resolved"
     return text

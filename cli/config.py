@@ -30,5 +30,7 @@ def load_config(*, url: str | None, token: str | None, env: Mapping[str, str]) -
     try:
         http_timeout = float(env.get("SRCNET_HTTP_TIMEOUT", DEFAULT_HTTP_TIMEOUT))
     except ValueError:
-        raise UsageError(f"SRCNET_HTTP_TIMEOUT must be a number of seconds, not {env['SRCNET_HTTP_TIMEOUT']!r}") from None
+        raise UsageError(
+            f"SRCNET_HTTP_TIMEOUT must be a number of seconds, not {env['SRCNET_HTTP_TIMEOUT']!r}"
+        ) from None
     return Config(url=url.rstrip("/"), token=token, url_from=source, http_timeout=http_timeout)

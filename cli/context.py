@@ -34,8 +34,15 @@ class Context:
         """Diagnostics and progress: to stderr."""
         self.stderr.write(f"{text}\n")
 
-    def emit_list(self, rows: Sequence[Row], columns: Sequence[str], to_row: Callable[[Row], Row] | None = None,
-                  *, count: int | None = None, what: str = "rows") -> None:
+    def emit_list(
+        self,
+        rows: Sequence[Row],
+        columns: Sequence[str],
+        to_row: Callable[[Row], Row] | None = None,
+        *,
+        count: int | None = None,
+        what: str = "rows",
+    ) -> None:
         """A list: the raw API objects as JSON, or a table of ``to_row(obj)`` with ``columns``."""
         if self.as_json:
             self.out(render_json(list(rows)))
@@ -80,9 +87,13 @@ def common_options(*, output: bool, suppress: bool) -> argparse.ArgumentParser:
     group.add_argument("--url", default=default, help="the control plane's base URL (env SRCNET_URL)")
     group.add_argument("--token", default=default, help="an API token (env SRCNET_TOKEN)")
     if output:
-        parser.add_argument("-o", "--output", choices=("table", "json"),
-                            default=argparse.SUPPRESS if suppress else "table",
-                            help="output format (default: table)")
+        parser.add_argument(
+            "-o",
+            "--output",
+            choices=("table", "json"),
+            default=argparse.SUPPRESS if suppress else "table",
+            help="output format (default: table)",
+        )
     return parser
 
 
@@ -91,16 +102,25 @@ def add_noun(subparsers: Any, name: str, help_text: str) -> Any:
     return noun.add_subparsers(dest="verb", metavar="VERB", required=True)
 
 
-def add_verb(verbs: Any, name: str, help_text: str, func: Handler, *, output: bool = True,
-             epilog: str | None = None) -> argparse.ArgumentParser:
+def add_verb(
+    verbs: Any, name: str, help_text: str, func: Handler, *, output: bool = True, epilog: str | None = None
+) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = verbs.add_parser(
-        name, help=help_text, description=help_text, epilog=epilog,
+        name,
+        help=help_text,
+        description=help_text,
+        epilog=epilog,
         parents=[common_options(output=output, suppress=True)],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.set_defaults(func=func)
     return parser
 
 
 def add_limit(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--limit", type=positive_int, default=None,
-                        help="show at most this many rows (default: all, up to 100000)")
+    parser.add_argument(
+        "--limit",
+        type=positive_int,
+        default=None,
+        help="show at most this many rows (default: all, up to 100000)",
+    )

@@ -1,4 +1,4 @@
-"""The exit codes of ``srcnet``: the one place they are defined (docs/cli.md's table is checked against it)."""
+"""The exit codes of ``srcnet``, defined here only (a test checks docs/cli.md's table against them)."""
 
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ class ExitCode(IntEnum):
 
 DESCRIPTIONS: dict[ExitCode, str] = {
     ExitCode.OK: "Success (for `transfers watch`: every selected file FINISHED).",
-    ExitCode.ERROR: "Unexpected error: a server error (HTTP 5xx) or a response the CLI does not understand.",
+    ExitCode.ERROR: "Unexpected error: a server error (HTTP 5xx), another HTTP error, an unreadable answer.",
     ExitCode.USAGE: "Bad command line (unknown command or option, missing argument, unreadable local file).",
     ExitCode.VALIDATION: "The server rejected the request as invalid (HTTP 400), e.g. a topology file error.",
-    ExitCode.NOT_FOUND: "The object does not exist (HTTP 404, or no path/product of that name).",
-    ExitCode.AUTH: "Not authenticated (HTTP 401) or not allowed (HTTP 403, e.g. a write with a non-operator token).",
+    ExitCode.NOT_FOUND: "The object does not exist (HTTP 404, or `paths show` finds no path of that name).",
+    ExitCode.AUTH: "Not authenticated (HTTP 401) or not allowed (HTTP 403: a write by a non-operator).",
     ExitCode.CONNECTION: "The server could not be reached (refused, unresolvable host, timed out).",
     ExitCode.TRANSFER_FAILED: "`transfers watch`: every file ended, but at least one FAILED or was CANCELED.",
     ExitCode.TIMEOUT: "`transfers watch`: `--timeout` expired before every file ended.",

@@ -22,9 +22,11 @@ NOUNS = (topology, sites, links, paths, products, policies, transfers, jobs)
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="srcnet", parents=[common_options(output=True, suppress=False)],
+        prog="srcnet",
+        parents=[common_options(output=True, suppress=False)],
         description="Operate the SRCNet control plane: topology, products, replica policies and transfers.",
-        epilog="Configuration: SRCNET_URL, SRCNET_TOKEN (or --url/--token). Exit codes: see docs/cli.md.")
+        epilog="Configuration: SRCNET_URL, SRCNET_TOKEN (or --url/--token). Exit codes: see docs/cli.md.",
+    )
     parser.add_argument("--version", action="version", version=f"srcnet {VERSION}")
     nouns = parser.add_subparsers(dest="noun", metavar="NOUN", required=True)
     for module in NOUNS:
@@ -32,8 +34,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None, *, env: Mapping[str, str] | None = None,
-         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+def main(
+    argv: list[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
     env = os.environ if env is None else env
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr

@@ -12,16 +12,34 @@ from .transfers import COLUMNS as FILE_COLUMNS
 from .transfers import _row as file_row
 from .transfers import job_uuid
 
-SHOW_KEYS = ["job_id", "state", "priority", "activity", "verify_checksum", "submitter", "created", "updated",
-             "finished", "files", "reason"]
+SHOW_KEYS = [
+    "job_id",
+    "state",
+    "priority",
+    "activity",
+    "verify_checksum",
+    "submitter",
+    "created",
+    "updated",
+    "finished",
+    "files",
+    "reason",
+]
 
 
 def register(nouns: Any) -> None:
     verbs = add_noun(nouns, "jobs", "Transfer jobs (a set of file copies submitted together).")
-    p = add_verb(verbs, "show", "Show a job and its files.", show_cmd, epilog="example:\n  srcnet jobs show JOB_ID")
+    p = add_verb(
+        verbs, "show", "Show a job and its files.", show_cmd, epilog="example:\n  srcnet jobs show JOB_ID"
+    )
     p.add_argument("job_id", metavar="JOB_ID", type=job_uuid)
-    p = add_verb(verbs, "cancel", "Cancel a job's unfinished files (operators only).", cancel_cmd,
-                 epilog="example:\n  srcnet jobs cancel JOB_ID")
+    p = add_verb(
+        verbs,
+        "cancel",
+        "Cancel a job's unfinished files (operators only).",
+        cancel_cmd,
+        epilog="example:\n  srcnet jobs cancel JOB_ID",
+    )
     p.add_argument("job_id", metavar="JOB_ID", type=job_uuid)
 
 

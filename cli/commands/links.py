@@ -20,14 +20,24 @@ def register(nouns: Any) -> None:
 
 
 def _row(link: Row) -> Row:
-    return {**link, "capacity": human_rate(link.get("capacity_bps")), "rtt_ms": ms(link.get("rtt_ms")),
-            "up": "yes" if link.get("is_up") else "no"}
+    return {
+        **link,
+        "capacity": human_rate(link.get("capacity_bps")),
+        "rtt_ms": ms(link.get("rtt_ms")),
+        "up": "yes" if link.get("is_up") else "no",
+    }
 
 
 def list_cmd(ctx: Context, args: argparse.Namespace) -> int:
     params = {"site": args.site, "kind": args.kind, "vrf": args.vrf}
-    rows, count = ctx.client.paginate("/api/topology/links/", {k: v for k, v in params.items() if v},
-                                      limit=args.limit)
-    ctx.emit_list(rows, ["name", "a_end", "b_end", "kind", "capacity", "rtt_ms", "loss_rate", "up"], _row,
-                  count=count, what="links")
+    rows, count = ctx.client.paginate(
+        "/api/topology/links/", {k: v for k, v in params.items() if v}, limit=args.limit
+    )
+    ctx.emit_list(
+        rows,
+        ["name", "a_end", "b_end", "kind", "capacity", "rtt_ms", "loss_rate", "up"],
+        _row,
+        count=count,
+        what="links",
+    )
     return ExitCode.OK

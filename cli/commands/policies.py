@@ -18,12 +18,17 @@ def register(nouns: Any) -> None:
 
 def _row(policy: Row) -> Row:
     weights = policy.get("effective_weights") or {}
-    return {**policy, "active": "yes" if policy.get("is_active") else "no",
-            "weights": ", ".join(f"{k}={float(v):.3g}" for k, v in sorted(weights.items()))}
+    return {
+        **policy,
+        "active": "yes" if policy.get("is_active") else "no",
+        "weights": ", ".join(f"{k}={float(v):.3g}" for k, v in sorted(weights.items())),
+    }
 
 
 def list_cmd(ctx: Context, args: argparse.Namespace) -> int:
     params = {"telescope": args.telescope} if args.telescope else None
     rows, count = ctx.client.paginate("/api/replicas/policies/", params, limit=args.limit)
-    ctx.emit_list(rows, ["name", "telescope", "kind", "active", "weights"], _row, count=count, what="policies")
+    ctx.emit_list(
+        rows, ["name", "telescope", "kind", "active", "weights"], _row, count=count, what="policies"
+    )
     return ExitCode.OK

@@ -18,27 +18,56 @@ FILE_COLUMNS = ["name", "size", "adler32"]
 
 def register(nouns: Any) -> None:
     verbs = add_noun(nouns, "products", "Data products registered at a telescope's SDP, and their replicas.")
-    p = add_verb(verbs, "list", "List products.", list_cmd,
-                 epilog="example:\n  srcnet products list --telescope SKA1-Low --state placing")
+    p = add_verb(
+        verbs,
+        "list",
+        "List products.",
+        list_cmd,
+        epilog="example:\n  srcnet products list --telescope SKA1-Low --state placing",
+    )
     p.add_argument("--telescope", metavar="T")
     p.add_argument("--state", choices=STATES, action="append", help="(repeatable)")
     p.add_argument("--search", metavar="Q", help="name or scope contains Q (or scope:name)")
     add_limit(p)
-    p = add_verb(verbs, "show", "Show a product with its files and replicas.", show_cmd,
-                 epilog="example:\n  srcnet products show 42")
+    p = add_verb(
+        verbs,
+        "show",
+        "Show a product with its files and replicas.",
+        show_cmd,
+        epilog="example:\n  srcnet products show 42",
+    )
     p.add_argument("id", metavar="ID", type=int)
-    p = add_verb(verbs, "create", "Register a product whose files the SDP has written.", create_cmd,
-                 epilog="example:\n  srcnet products create --scope ska1-low --name obs-001 --telescope SKA1-Low \\\n"
-                        "      --file vis.ms.tar:1073741824:0a1b2c3d --file psf.fits:52428800:1f2e3d4c")
+    p = add_verb(
+        verbs,
+        "create",
+        "Register a product whose files the SDP has written.",
+        create_cmd,
+        epilog="example:\n  srcnet products create --scope ska1-low --name obs-001 --telescope SKA1-Low \\\n"
+        "      --file vis.ms.tar:1073741824:0a1b2c3d --file psf.fits:52428800:1f2e3d4c",
+    )
     p.add_argument("--scope", required=True)
     p.add_argument("--name", required=True)
     p.add_argument("--telescope", required=True, metavar="T")
     p.add_argument("--priority", type=int, default=3, help="1 (lowest) to 5 (highest); default 3")
-    p.add_argument("--source", metavar="ENDPOINT", help="source storage endpoint (default: the telescope's SDP)")
-    p.add_argument("--file", dest="files", action="append", required=True, type=file_spec,
-                   metavar="NAME:SIZE:ADLER32", help="a file: name, size in bytes, adler32 (8 hex); repeatable")
-    p = add_verb(verbs, "push", "Place a product by its telescope's policy and submit its transfers.", push_cmd,
-                 epilog="example:\n  srcnet products push 42")
+    p.add_argument(
+        "--source", metavar="ENDPOINT", help="source storage endpoint (default: the telescope's SDP)"
+    )
+    p.add_argument(
+        "--file",
+        dest="files",
+        action="append",
+        required=True,
+        type=file_spec,
+        metavar="NAME:SIZE:ADLER32",
+        help="a file: name, size in bytes, adler32 (8 hex); repeatable",
+    )
+    p = add_verb(
+        verbs,
+        "push",
+        "Place a product by its telescope's policy and submit its transfers.",
+        push_cmd,
+        epilog="example:\n  srcnet products push 42",
+    )
     p.add_argument("id", metavar="ID", type=int)
 
 
@@ -56,14 +85,19 @@ def file_spec(text: str) -> dict[str, Any]:
 
 
 def _row(product: Row) -> Row:
-    return {**product, "size": human_bytes(product.get("size_bytes")), "files": len(product.get("files") or []),
-            "replicas": len(product.get("replicas") or [])}
+    return {
+        **product,
+        "size": human_bytes(product.get("size_bytes")),
+        "files": len(product.get("files") or []),
+        "replicas": len(product.get("replicas") or []),
+    }
 
 
 def list_cmd(ctx: Context, args: argparse.Namespace) -> int:
     params = {"telescope": args.telescope, "state": args.state, "q": args.search, "ordering": "-created"}
-    rows, count = ctx.client.paginate("/api/replicas/products/", {k: v for k, v in params.items() if v},
-                                      limit=args.limit)
+    rows, count = ctx.client.paginate(
+        "/api/replicas/products/", {k: v for k, v in params.items() if v}, limit=args.limit
+    )
     ctx.emit_list(rows, LIST_COLUMNS, _row, count=count, what="products")
     return ExitCode.OK
 
@@ -86,8 +120,13 @@ def show_cmd(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def create_cmd(ctx: Context, args: argparse.Namespace) -> int:
-    payload: dict[str, Any] = {"scope": args.scope, "name": args.name, "telescope": args.telescope,
-                               "priority": args.priority, "files": args.files}
+    payload: dict[str, Any] = {
+        "scope": args.scope,
+        "name": args.name,
+        "telescope": args.telescope,
+        "priority": args.priority,
+        "files": args.files,
+    }
     if args.source:
         payload["source"] = args.source
     product = ctx.client.post("/api/replicas/products/", payload)

@@ -14,11 +14,22 @@ from ..output import render_json, render_table
 
 def register(nouns: Any) -> None:
     verbs = add_noun(nouns, "topology", "Import and export the network topology (YAML files).")
-    p = add_verb(verbs, "import", "Import a topology file: all of it, or nothing.", import_cmd,
-                 epilog="example:\n  srcnet topology import topology/data/reference.yaml")
+    p = add_verb(
+        verbs,
+        "import",
+        "Import a topology file: all of it, or nothing.",
+        import_cmd,
+        epilog="example:\n  srcnet topology import topology/data/reference.yaml",
+    )
     p.add_argument("file", metavar="FILE", help="the topology file (YAML)")
-    p = add_verb(verbs, "export", "Write the topology as a file that `import` reads back.", export_cmd,
-                 output=False, epilog="example:\n  srcnet topology export -f topology.yaml")
+    p = add_verb(
+        verbs,
+        "export",
+        "Write the topology as a file that `import` reads back.",
+        export_cmd,
+        output=False,
+        epilog="example:\n  srcnet topology export -f topology.yaml",
+    )
     p.add_argument("-f", "--file", dest="out", metavar="OUT", help="write to OUT instead of stdout")
 
 

@@ -16,7 +16,18 @@ from ..output import human_bytes, human_rate
 FILE_STATES = ("SUBMITTED", "ACTIVE", "FINISHED", "FAILED", "CANCELED")
 TERMINAL = frozenset({"FINISHED", "FAILED", "CANCELED"})
 UNSUCCESSFUL = frozenset({"FAILED", "CANCELED"})
-COLUMNS = ["id", "job_id", "state", "source_se", "dest_se", "size", "done", "throughput", "attempts", "reason"]
+COLUMNS = [
+    "id",
+    "job_id",
+    "state",
+    "source_se",
+    "dest_se",
+    "size",
+    "done",
+    "throughput",
+    "attempts",
+    "reason",
+]
 PLAIN_REPEAT_SECONDS = 30.0  # without a TTY, an unchanged progress line is repeated this often
 
 
@@ -29,36 +40,58 @@ def job_uuid(text: str) -> str:
 
 def register(nouns: Any) -> None:
     verbs = add_noun(nouns, "transfers", "File transfers (one row per file copy).")
-    p = add_verb(verbs, "list", "List file transfers.", list_cmd,
-                 epilog="examples:\n  srcnet transfers list --state ACTIVE --state SUBMITTED\n"
-                        "  srcnet transfers list --job 6f1c...-... -o json")
-    p.add_argument("--state", choices=FILE_STATES, action="append", help="only files in this state (repeatable)")
+    p = add_verb(
+        verbs,
+        "list",
+        "List file transfers.",
+        list_cmd,
+        epilog="examples:\n  srcnet transfers list --state ACTIVE --state SUBMITTED\n"
+        "  srcnet transfers list --job 6f1c...-... -o json",
+    )
+    p.add_argument(
+        "--state", choices=FILE_STATES, action="append", help="only files in this state (repeatable)"
+    )
     p.add_argument("--job", type=job_uuid, metavar="JOB_ID", help="only the files of this job")
     p.add_argument("--source-se", metavar="SE", help="e.g. root://host:1094")
     p.add_argument("--dest-se", metavar="SE")
     add_limit(p)
-    p = add_verb(verbs, "watch", "Follow transfers until every selected file has ended.", watch_cmd,
-                 epilog="Without --job, watches the jobs that are SUBMITTED or ACTIVE when it starts.\n"
-                        "Progress goes to stderr (one line updated in place on a terminal); the final\n"
-                        "table/JSON to stdout. Exit 0 if all FINISHED, 7 if any FAILED/CANCELED, 8 on timeout.\n\n"
-                        "example:\n  srcnet transfers watch --job 6f1c...-... --timeout 3600")
+    p = add_verb(
+        verbs,
+        "watch",
+        "Follow transfers until every selected file has ended.",
+        watch_cmd,
+        epilog="Without --job, watches the jobs that are SUBMITTED or ACTIVE when it starts.\n"
+        "Progress goes to stderr (one line updated in place on a terminal); the final\n"
+        "table/JSON to stdout. Exit 0 if all FINISHED, 7 if any FAILED/CANCELED, 8 on timeout.\n\n"
+        "example:\n  srcnet transfers watch --job 6f1c...-... --timeout 3600",
+    )
     p.add_argument("--job", type=job_uuid, metavar="JOB_ID", help="watch this job's files")
     p.add_argument("--timeout", type=positive_float, metavar="SEC", help="give up after SEC seconds (exit 8)")
-    p.add_argument("--interval", type=positive_float, default=2.0, metavar="SEC",
-                   help="seconds between polls (default 2)")
+    p.add_argument(
+        "--interval",
+        type=positive_float,
+        default=2.0,
+        metavar="SEC",
+        help="seconds between polls (default 2)",
+    )
 
 
 def _row(f: Row) -> Row:
     reason = str(f.get("reason") or "")
-    return {**f, "size": human_bytes(f.get("filesize")), "done": human_bytes(f.get("transferred_bytes")),
-            "throughput": human_rate(f.get("throughput_bps")),
-            "reason": reason if len(reason) <= 60 else reason[:57] + "..."}
+    return {
+        **f,
+        "size": human_bytes(f.get("filesize")),
+        "done": human_bytes(f.get("transferred_bytes")),
+        "throughput": human_rate(f.get("throughput_bps")),
+        "reason": reason if len(reason) <= 60 else reason[:57] + "...",
+    }
 
 
 def list_cmd(ctx: Context, args: argparse.Namespace) -> int:
     params = {"state": args.state, "job": args.job, "source_se": args.source_se, "dest_se": args.dest_se}
-    rows, count = ctx.client.paginate("/api/transfers/files/", {k: v for k, v in params.items() if v},
-                                      limit=args.limit)
+    rows, count = ctx.client.paginate(
+        "/api/transfers/files/", {k: v for k, v in params.items() if v}, limit=args.limit
+    )
     ctx.emit_list(rows, COLUMNS, _row, count=count, what="files")
     return ExitCode.OK
 
@@ -88,8 +121,10 @@ class Progress:
         rate = (done - self.first_done) / elapsed / 1e6 if elapsed > 0 else 0.0
         counts = "  ".join(f"{s} {states[s]}" for s in FILE_STATES if states.get(s))
         percent = f" ({100 * done / total:.0f}%)" if total else ""
-        line = (f"{counts or 'no files'} | {human_bytes(done)} / {human_bytes(total)}{percent}"
-                f" | {rate:.1f} MB/s | {elapsed:.0f} s")
+        line = (
+            f"{counts or 'no files'} | {human_bytes(done)} / {human_bytes(total)}{percent}"
+            f" | {rate:.1f} MB/s | {elapsed:.0f} s"
+        )
         if self.tty:
             self.stream.write(f"\r{line}\x1b[K")
             self.open = True
@@ -153,7 +188,9 @@ def watch_cmd(ctx: Context, args: argparse.Namespace) -> int:
     ctx.emit_list(files, COLUMNS, _row)
     if timed_out:
         pending = sum(1 for f in files if f.get("state") not in TERMINAL)
-        ctx.info(f"srcnet: timed out after {args.timeout:g} s: {pending} of {len(files)} file(s) not finished")
+        ctx.info(
+            f"srcnet: timed out after {args.timeout:g} s: {pending} of {len(files)} file(s) not finished"
+        )
         return ExitCode.TIMEOUT
     bad = [f for f in files if f.get("state") in UNSUCCESSFUL]
     if bad:

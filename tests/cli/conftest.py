@@ -1,4 +1,4 @@
-"""Fixtures of the CLI tests: a live server (real HTTP, real database), tokens, and ``srcnet`` run in-process."""
+"""CLI test fixtures: a live server (real HTTP and database), tokens, ``srcnet`` run in-process."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from cli.main import main
-
 
 REFERENCE_TOPOLOGY = Path(__file__).resolve().parents[2] / "topology" / "data" / "reference.yaml"
 
@@ -49,8 +48,12 @@ def srcnet(live_server, operator_token) -> Runner:  # type: ignore[no-untyped-de
     """``srcnet(*argv, token=..., url=..., stderr=...)``: main() in-process against the live server;
     the operator's token unless ``token`` says otherwise (None: no token at all)."""
 
-    def run(*argv: str, token: str | None = operator_token, url: str | None = None,
-            stderr: io.StringIO | None = None) -> Result:
+    def run(
+        *argv: str,
+        token: str | None = operator_token,
+        url: str | None = None,
+        stderr: io.StringIO | None = None,
+    ) -> Result:
         env = {"SRCNET_URL": url or live_server.url}
         if token is not None:
             env["SRCNET_TOKEN"] = token
@@ -76,3 +79,13 @@ def closed_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def reference_file() -> Path:
+    return REFERENCE_TOPOLOGY
+
+
+@pytest.fixture
+def tty_stderr() -> TtyStringIO:
+    return TtyStringIO()

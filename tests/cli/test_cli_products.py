@@ -1,0 +1,102 @@
+"""srcnet products and policies against the live server."""
+
+from __future__ import annotations
+
+import json
+
+from cli.exit_codes import ExitCode
+from replicas.models import DataProduct, ReplicaPolicy
+from topology.models import Telescope
+
+FILES = ["--file", "vis.ms.tar:1073741824:0a1b2c3d", "--file", "psf.fits:52428800:1f2e3d4c"]
+
+
+def _create(srcnet, name="obs-001", *extra):  # type: ignore[no-untyped-def]
+    return srcnet(
+        "products", "create", "--scope", "ska1-low", "--name", name, "--telescope", "SKA1-Low", *FILES, *extra
+    )
+
+
+def test_products_create_then_list_and_show(srcnet, topology):
+    created = _create(srcnet, "obs-001", "--priority", "4")
+    assert created.code == ExitCode.OK, created.err
+    product = DataProduct.objects.get(scope="ska1-low", name="obs-001")
+    assert product.priority == 4
+    assert sorted(product.files.values_list("name", "size_bytes", "adler32")) == [
+        ("psf.fits", 52428800, "1f2e3d4c"),
+        ("vis.ms.tar", 1073741824, "0a1b2c3d"),
+    ]
+    assert f"srcnet: created product {product.pk} (ska1-low:obs-001)" in created.err
+    assert "did        ska1-low:obs-001" in created.out
+    assert "1.0 GiB" in created.out  # vis.ms.tar in the FILES table
+
+    listed = srcnet("products", "list", "--telescope", "SKA1-Low")
+    assert listed.code == ExitCode.OK
+    header, _, row = listed.out.splitlines()
+    assert header.split()[:4] == ["ID", "DID", "TELESCOPE", "STATE"]
+    assert row.split()[:4] == [str(product.pk), "ska1-low:obs-001", "SKA1-Low", "registered"]
+
+    shown = srcnet("products", "show", str(product.pk), "-o", "json")
+    assert shown.code == ExitCode.OK
+    data = json.loads(shown.out)
+    assert data["did"] == "ska1-low:obs-001"
+    assert data["size_bytes"] == 1073741824 + 52428800
+    assert {f["name"] for f in data["files"]} == {"vis.ms.tar", "psf.fits"}
+    # The product's first replica is its source, at the telescope's SDP storage.
+    assert [(r["endpoint"], r["site"]) for r in data["replicas"]] == [("SKA1-LOW_SDP", "SKA1-Low")]
+
+    table = srcnet("products", "show", str(product.pk))
+    assert "FILES" in table.out
+    assert "REPLICAS" in table.out
+
+
+def test_products_list_filters(srcnet, topology):
+    assert _create(srcnet, "obs-a").code == ExitCode.OK
+    assert _create(srcnet, "calib-b").code == ExitCode.OK
+    found = json.loads(srcnet("products", "list", "--search", "calib", "-o", "json").out)
+    assert [p["name"] for p in found] == ["calib-b"]
+    assert json.loads(srcnet("products", "list", "--state", "placed", "-o", "json").out) == []
+    assert len(json.loads(srcnet("products", "list", "--state", "registered", "-o", "json").out)) == 2
+    assert json.loads(srcnet("products", "list", "--telescope", "SKA1-Mid", "-o", "json").out) == []
+
+
+def test_products_create_invalid_exits_3_naming_the_field(srcnet, topology):
+    result = srcnet(
+        "products",
+        "create",
+        "--scope",
+        "ska1-low",
+        "--name",
+        "x",
+        "--telescope",
+        "SKA9",
+        "--file",
+        "a.fits:10:0a1b2c3d",
+    )
+    assert result.code == ExitCode.VALIDATION
+    assert result.err.startswith("srcnet: invalid request: telescope: ")
+    assert "SKA9" in result.err
+    assert not DataProduct.objects.exists()
+    duplicate = [_create(srcnet, "twice"), _create(srcnet, "twice")]
+    assert [d.code for d in duplicate] == [ExitCode.OK, ExitCode.VALIDATION]
+    assert "srcnet: invalid request: The fields scope, name must make a unique set." in duplicate[1].err
+
+
+def test_products_show_and_push_unknown_id_exit_4(srcnet, topology):
+    result = srcnet("products", "show", "999999")
+    assert result.code == ExitCode.NOT_FOUND
+    assert "srcnet: not found: GET " in result.err
+    assert "/api/replicas/products/999999/" in result.err
+    assert srcnet("products", "push", "999999").code == ExitCode.NOT_FOUND
+
+
+def test_policies_list(srcnet, topology):
+    ReplicaPolicy.objects.create(name="low-weighted", telescope=Telescope.objects.get(name="SKA1-Low"))
+    result = srcnet("policies", "list")
+    assert result.code == ExitCode.OK, result.err
+    row = result.out.splitlines()[2].split()
+    assert row[:2] == ["low-weighted", "SKA1-Low"]
+    assert "UKSRC_DISK=2" in result.out  # the default weights are the SRCs' share weights
+    data = json.loads(srcnet("policies", "list", "-o", "json").out)
+    assert [p["name"] for p in data] == ["low-weighted"]
+    assert data[0]["effective_weights"]["UKSRC_DISK"] == 2.0

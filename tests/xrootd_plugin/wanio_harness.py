@@ -164,8 +164,11 @@ class XrootdServer:
         except FileNotFoundError:
             return ""
 
-    def start(self, expect_failure=False, timeout=20):
-        self.proc = subprocess.Popen(
+    def start(self, expect_failure=False, timeout=20, popen=subprocess.Popen, ready=None):
+        """Starts xrootd; `popen`/`ready` let a caller run it elsewhere (e.g. inside a
+        network namespace of bench/wan) and probe its port there."""
+        ready = ready or (lambda: port_open(self.port))
+        self.proc = popen(
             ["xrootd", "-R", SERVER_USER, "-c", str(self.config), "-l",
              str(self.base / "logs" / "xrootd.log"), "-n", self.name],
             cwd=str(self.base), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -175,7 +178,7 @@ class XrootdServer:
                 if expect_failure:
                     return self.proc.returncode
                 raise AssertionError(f"xrootd exited rc={self.proc.returncode}\n{self.log()}")
-            if not expect_failure and port_open(self.port):
+            if not expect_failure and ready():
                 return 0
             time.sleep(0.1)
         if expect_failure:

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Stock XRootD server vs the wanio plugin, in the same run, on 127.0.0.1.
+
+For each scenario it reports throughput, server CPU seconds per GB (utime+stime
+of the xrootd process, plus waited-for children for TPC, from /proc) and, in a
+separate strace'd run, server syscalls per GB. Ratios are plugin / stock.
+
+Usage (as root; builds the plugin if needed):
+    /usr/bin/python3 bench/xrootd_plugin/bench.py [--size-mib 1024] [--reps 3] [--no-strace]
+Only the standard library, subprocess and the xrootd/xrdcp binaries are used.
+"""
+
+import argparse
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "xrootd_plugin"))
+import wanio_harness as h  # noqa: E402
+
+GB = 1e9
+
+
+def cpu(server, children=False):
+    fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def strace_counts(server, action):
+    out = server.base / "strace.txt"
+    cmd = ["strace", "-f", "-c", "-o", str(out)]
+    for tid in os.listdir(f"/proc/{server.proc.pid}/task"):
+        cmd += ["-p", tid]
+    tracer = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0)
+    try:
+        action()
+    finally:
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait(timeout=60)
+    counts = {}
+    for line in out.read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and parts[0][0].isdigit() and parts[-1] != "total":
+            try:
+                counts[parts[-1]] = int(parts[3])
+            except ValueError:
+                pass
+    return counts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--size-mib", type=int, default=1024)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--no-strace", action="store_true")
+    args = ap.parse_args()
+    h.ensure_built()
+    size = args.size_mib * h.MiB
+
+    with h.scratch_dir("wanio-bench-") as scratch:
+        src = h.make_file(scratch / "src.bin", size, seed=5)
+        stock = h.XrootdServer(scratch, "stock", plugin=False)
+        plugin = h.XrootdServer(scratch, "plugin", extra=["wanio.trace none"])
+        # TPC destinations pull from the stock server, each with its own program.
+        tpc_stock = h.XrootdServer(scratch, "tpcstock", plugin=False)
+        tpc_wan = h.XrootdServer(scratch, "tpcwan", tpc_program=f"{h.TPC_PROGRAM} --server --inflight 16")
+        servers = {"stock": stock, "plugin": plugin}
+        try:
+            for s in (stock, plugin, tpc_stock, tpc_wan):
+                s.start()
+            h.run(["xrdcp", "-f", "-s", str(src), stock.url + "/tpcsrc.bin"], timeout=600)
+
+            def upload(server, pgrw):
+                env = h.client_env(XRD_CPUSEPGWRTRD=pgrw)
+                return lambda: h.run(["xrdcp", "-f", "-s", str(src), server.url + "/up.bin"],
+                                     env=env, timeout=600)
+
+            def download(server, pgrw):
+                env = h.client_env(XRD_CPUSEPGWRTRD=pgrw)
+                return lambda: h.run(["xrdcp", "-f", "-s", server.url + "/up.bin",
+                                      str(scratch / "down.bin")], env=env, timeout=600)
+
+            def tpc(server):
+                return lambda: h.run(["xrdcp", "-f", "--tpc", "only", stock.url + "/tpcsrc.bin",
+                                      server.url + "/tpc.bin"], timeout=600)
+
+            scenarios = [
+                ("upload, kXR_pgwrite (xrdcp default)", {k: upload(s, "1") for k, s in servers.items()}, servers, False),
+                ("upload, kXR_write (XRD_CPUSEPGWRTRD=0)", {k: upload(s, "0") for k, s in servers.items()}, servers, False),
+                ("download, kXR_pgread (xrdcp default)", {k: download(s, "1") for k, s in servers.items()}, servers, False),
+                ("download, kXR_read/sendfile (XRD_CPUSEPGWRTRD=0)", {k: download(s, "0") for k, s in servers.items()}, servers, False),
+                ("TPC pull: xrdcp --server vs xrdcp-wan", {"stock": tpc(tpc_stock), "plugin": tpc(tpc_wan)},
+                 {"stock": tpc_stock, "plugin": tpc_wan}, True),
+            ]
+            rows = []
+            for title, actions, targets, children in scenarios:
+                result = {}
+                for kind in ("stock", "plugin"):
+                    server = targets[kind]
+                    rates, cpus = [], []
+                    for _ in range(args.reps):
+                        c0, t0 = cpu(server, children), time.monotonic()
+                        actions[kind]()
+                        dt, dc = time.monotonic() - t0, cpu(server, children) - c0
+                        rates.append(size / dt / 1e6)
+                        cpus.append(dc / (size / GB))
+                    sys_per_gb = None
+                    if not args.no_strace:
+                        counts = strace_counts(server, actions[kind])
+                        sys_per_gb = sum(counts.values()) / (size / GB)
+                    result[kind] = (statistics.median(rates), statistics.median(cpus), sys_per_gb)
+                    print(f"{title:52s} {kind:6s} {result[kind][0]:8.0f} MB/s "
+                          f"{result[kind][1]:6.3f} CPU s/GB "
+                          f"{'' if sys_per_gb is None else f'{sys_per_gb:8.0f} syscalls/GB'}",
+                          file=sys.stderr)
+                rows.append((title, result))
+        finally:
+            for s in (stock, plugin, tpc_stock, tpc_wan):
+                s.stop()
+
+    def ratio(a, b):
+        return "n/a" if not a or not b else f"{b / a:.2f}"
+
+    print(f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {platform.node()}, "
+          f"{os.cpu_count()} CPUs, {platform.platform()}; file {args.size_mib} MiB, "
+          f"median of {args.reps} runs; strace in a separate run\n")
+    print("| Scenario | Stock MB/s | Plugin MB/s | Throughput ratio | Stock CPU s/GB | "
+          "Plugin CPU s/GB | CPU ratio | Stock syscalls/GB | Plugin syscalls/GB | Syscall ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for title, r in rows:
+        (sr, sc, ss), (pr, pc, ps) = r["stock"], r["plugin"]
+        fmt = (lambda v: "n/a" if v is None else f"{v:.0f}")
+        print(f"| {title} | {sr:.0f} | {pr:.0f} | {ratio(sr, pr)} | {sc:.3f} | {pc:.3f} | "
+              f"{ratio(sc, pc)} | {fmt(ss)} | {fmt(ps)} | {ratio(ss, ps)} |")
+
+
+if __name__ == "__main__":
+    main()

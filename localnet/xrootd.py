@@ -29,7 +29,7 @@ class LocalSite:
         return f"root://127.0.0.1:{self.root_port}//{path.lstrip('/')}"
 
     def davs_url(self, path: str) -> str:
-        return f"davs://localhost:{self.http_port}/{path.lstrip('/')}"
+        return f"davs://127.0.0.1:{self.http_port}/{path.lstrip('/')}"
 
     def local_path(self, path: str) -> Path:
         return self.data_dir / path.lstrip("/")

@@ -59,6 +59,12 @@ def copy_file(*, source: str, destination: str, checksum: str = "", verify: str 
         algorithm, _, expected = checksum.partition(":")
         if verify != "none":
             params.set_checksum(_checksum_mode(gfal2, verify), "ADLER32", expected.lower() if algorithm else "")
+        # Like FTS3's url-copy: look at the source first, so a missing file is reported as that and not as
+        # whatever the third-party-copy handshake makes of it.
+        try:
+            ctx.stat(source)
+        except gfal2.GError as exc:
+            return CopyOutcome(ok=False, seconds=time.monotonic() - started, error=f"SOURCE {_describe(exc)}")
         ctx.filecopy(params, source, destination)
         seconds = time.monotonic() - started
         size = ctx.stat(destination).st_size
@@ -67,7 +73,7 @@ def copy_file(*, source: str, destination: str, checksum: str = "", verify: str 
         return CopyOutcome(ok=True, seconds=seconds, bytes=int(size), source_checksum=source_sum,
                            dest_checksum=dest_sum)
     except gfal2.GError as exc:
-        return CopyOutcome(ok=False, seconds=time.monotonic() - started, error=_describe(exc))
+        return CopyOutcome(ok=False, seconds=time.monotonic() - started, error=f"TRANSFER {_describe(exc)}")
 
 
 def _describe(exc: Exception) -> str:

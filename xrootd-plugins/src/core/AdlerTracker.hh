@@ -12,7 +12,7 @@
 namespace wanio {
 
 class AdlerTracker {
-public:
+  public:
     // Records that [offset, offset+len) now holds data with adler32 `adler`.
     void add(off_t offset, std::uint64_t len, std::uint32_t adler);
     // Any later rewrite or truncation makes the streamed value unusable.
@@ -23,7 +23,7 @@ public:
     bool valid() const { return valid_; }
     std::size_t extentCount() const { return extents_.size(); }
 
-private:
+  private:
     struct Extent {
         std::uint64_t len;
         std::uint32_t adler;

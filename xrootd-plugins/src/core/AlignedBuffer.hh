@@ -8,7 +8,7 @@
 namespace wanio {
 
 class AlignedBuffer {
-public:
+  public:
     static constexpr std::size_t kAlignment = 4096;
 
     explicit AlignedBuffer(std::size_t size);
@@ -20,7 +20,7 @@ public:
     std::size_t size() const { return size_; }
     bool valid() const { return data_ != nullptr; }
 
-private:
+  private:
     struct FreeDeleter {
         void operator()(char* p) const { std::free(p); }
     };

@@ -50,6 +50,8 @@ int ChunkAssembler::flush() {
     return emit_(std::move(out));
 }
 
-void ChunkAssembler::discard() { open_ = Chunk(); }
+void ChunkAssembler::discard() {
+    open_ = Chunk();
+}
 
 }  // namespace wanio

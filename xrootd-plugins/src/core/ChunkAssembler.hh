@@ -15,7 +15,7 @@
 namespace wanio {
 
 class ChunkAssembler {
-public:
+  public:
     // Allocate fills `out` with a buffer of chunkSize bytes; returns 0 or -errno.
     using Allocate = std::function<int(std::unique_ptr<AlignedBuffer>& out)>;
     // Emit takes ownership of a finished chunk; returns 0 or -errno.
@@ -33,7 +33,7 @@ public:
     bool hasOpenChunk() const { return open_.buffer != nullptr; }
     std::size_t chunkSize() const { return chunkSize_; }
 
-private:
+  private:
     const std::size_t chunkSize_;
     Allocate allocate_;
     Emit emit_;

@@ -9,7 +9,7 @@
 namespace wanio {
 
 class CksXattr {
-public:
+  public:
     static constexpr const char* kName = "user.XrdCks.adler32";
 
     // Stores `adler` for the file open at fd, stamped with the file's current

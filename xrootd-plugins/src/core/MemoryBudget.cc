@@ -9,8 +9,7 @@ bool MemoryBudget::acquire(std::uint64_t bytes, std::chrono::steady_clock::time_
     // A request larger than the whole budget could never be satisfied; let it
     // through alone so a misconfiguration degrades to "one chunk at a time".
     const std::uint64_t need = std::min(bytes, capacity_);
-    if (!freed_.wait_until(lock, deadline, [&] { return used_ + need <= capacity_; }))
-        return false;
+    if (!freed_.wait_until(lock, deadline, [&] { return used_ + need <= capacity_; })) return false;
     used_ += bytes;
     peak_ = std::max(peak_, used_);
     return true;

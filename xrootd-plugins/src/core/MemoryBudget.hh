@@ -11,7 +11,7 @@
 namespace wanio {
 
 class MemoryBudget {
-public:
+  public:
     explicit MemoryBudget(std::uint64_t capacity) : capacity_(capacity) {}
 
     // Returns true once `bytes` are reserved, false if `deadline` passed first.
@@ -22,7 +22,7 @@ public:
     std::uint64_t peak() const;
     std::uint64_t capacity() const { return capacity_; }
 
-private:
+  private:
     const std::uint64_t capacity_;
     mutable std::mutex mutex_;
     std::condition_variable freed_;

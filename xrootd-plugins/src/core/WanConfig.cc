@@ -244,7 +244,9 @@ std::string describeConfig(const WanConfig& c) {
         << "wanio.cks " << (c.checksum ? "adler32" : "off") << "\n"
         << "wanio.rd.readahead " << c.readahead << "\n"
         << "wanio.trace "
-        << (c.trace == TraceLevel::None ? "none" : c.trace == TraceLevel::Info ? "info" : "debug");
+        << (c.trace == TraceLevel::None   ? "none"
+            : c.trace == TraceLevel::Info ? "info"
+                                          : "debug");
     return out.str();
 }
 

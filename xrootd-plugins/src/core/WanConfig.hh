@@ -11,30 +11,30 @@ enum class ErrorPolicy { Unlink, Keep };
 enum class TraceLevel { None, Info, Debug };
 
 struct WanConfig {
-    bool writeBehind = true;                      // wanio.wb
-    std::size_t chunkSize = 8u << 20;             // wanio.wb.chunk
-    int writerThreads = 8;                        // wanio.wb.threads
-    int perFileWriters = 4;                       // wanio.wb.perfile
-    int perFileQueue = 16;                        // wanio.wb.queue
-    std::uint64_t maxMemory = 2ull << 30;         // wanio.wb.maxmem
-    int waitSeconds = 120;                        // wanio.wb.wait
-    bool directIo = false;                        // wanio.wb.odirect
-    bool writeback = true;                        // wanio.wb.writeback
-    bool fsyncOnClose = false;                    // wanio.wb.fsync
-    bool preallocate = true;                      // wanio.wb.prealloc
-    ErrorPolicy onError = ErrorPolicy::Unlink;    // wanio.wb.onerror
+    bool writeBehind = true;                       // wanio.wb
+    std::size_t chunkSize = 8u << 20;              // wanio.wb.chunk
+    int writerThreads = 8;                         // wanio.wb.threads
+    int perFileWriters = 4;                        // wanio.wb.perfile
+    int perFileQueue = 16;                         // wanio.wb.queue
+    std::uint64_t maxMemory = 2ull << 30;          // wanio.wb.maxmem
+    int waitSeconds = 120;                         // wanio.wb.wait
+    bool directIo = false;                         // wanio.wb.odirect
+    bool writeback = true;                         // wanio.wb.writeback
+    bool fsyncOnClose = false;                     // wanio.wb.fsync
+    bool preallocate = true;                       // wanio.wb.prealloc
+    ErrorPolicy onError = ErrorPolicy::Unlink;     // wanio.wb.onerror
     ErrorPolicy incomplete = ErrorPolicy::Unlink;  // wanio.wb.incomplete
-    bool checksum = true;                         // wanio.cks
-    std::uint64_t readahead = 64ull << 20;        // wanio.rd.readahead
-    TraceLevel trace = TraceLevel::Info;          // wanio.trace
+    bool checksum = true;                          // wanio.cks
+    std::uint64_t readahead = 64ull << 20;         // wanio.rd.readahead
+    TraceLevel trace = TraceLevel::Info;           // wanio.trace
 };
 
 // Outcome of parsing: either a config, or an error naming the offending line.
 struct ConfigResult {
     bool ok = true;
     WanConfig config;
-    int line = 0;           // 1-based line number of the error (0 for parms)
-    std::string message;    // human readable error, empty when ok
+    int line = 0;         // 1-based line number of the error (0 for parms)
+    std::string message;  // human readable error, empty when ok
 };
 
 // Parses every "wanio.*" directive in an XRootD configuration text. Lines of

@@ -48,8 +48,7 @@ int WriteBehindFile::allocateChunk(std::unique_ptr<AlignedBuffer>& out,
     const auto start = Clock::now();
     // Per-file bound first: it keeps one fast client from taking all the memory.
     bool ok = changed_.wait_until(lock, deadline_, [this] {
-        return error_ != 0 ||
-               static_cast<int>(waiting_.size()) + running_ < settings_.perFileQueue;
+        return error_ != 0 || static_cast<int>(waiting_.size()) + running_ < settings_.perFileQueue;
     });
     if (ok && error_ == 0) ok = budget_.acquire(settings_.chunkSize, deadline_);
     stats_.blockedNanos += static_cast<std::uint64_t>(

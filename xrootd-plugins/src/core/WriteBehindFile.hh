@@ -24,23 +24,23 @@ namespace wanio {
 
 struct WriteBehindSettings {
     std::size_t chunkSize = 8u << 20;
-    int perFileWriters = 4;       // concurrent pwrite()s for this file
-    int perFileQueue = 16;        // chunks queued or in flight before write() blocks
-    int waitSeconds = 120;        // longest block in write() before -ETIMEDOUT
-    bool writeback = true;        // sync_file_range(WRITE) after each chunk
-    bool checksum = true;         // streaming adler32
+    int perFileWriters = 4;  // concurrent pwrite()s for this file
+    int perFileQueue = 16;   // chunks queued or in flight before write() blocks
+    int waitSeconds = 120;   // longest block in write() before -ETIMEDOUT
+    bool writeback = true;   // sync_file_range(WRITE) after each chunk
+    bool checksum = true;    // streaming adler32
 };
 
 struct WriteBehindStats {
-    std::uint64_t bytes = 0;           // bytes accepted from the caller
-    std::uint64_t chunks = 0;          // chunks written to disk
-    int maxConcurrent = 0;             // most pwrite()s in flight at once
-    std::uint64_t blockedNanos = 0;    // time write() spent waiting for queue/memory
-    std::uint64_t directChunks = 0;    // chunks written through the O_DIRECT fd
+    std::uint64_t bytes = 0;         // bytes accepted from the caller
+    std::uint64_t chunks = 0;        // chunks written to disk
+    int maxConcurrent = 0;           // most pwrite()s in flight at once
+    std::uint64_t blockedNanos = 0;  // time write() spent waiting for queue/memory
+    std::uint64_t directChunks = 0;  // chunks written through the O_DIRECT fd
 };
 
 class WriteBehindFile {
-public:
+  public:
     // `fd` stays owned by the caller and must outlive this object; `directFd`
     // (or -1) is an optional O_DIRECT descriptor of the same file.
     WriteBehindFile(int fd, int directFd, const WriteBehindSettings& settings, WriterPool& pool,
@@ -66,7 +66,7 @@ public:
     void invalidateChecksum();
     WriteBehindStats stats() const;
 
-private:
+  private:
     using Clock = std::chrono::steady_clock;
 
     int allocateChunk(std::unique_ptr<AlignedBuffer>& out, std::unique_lock<std::mutex>& lock);

@@ -12,7 +12,7 @@
 namespace wanio {
 
 class WriterPool {
-public:
+  public:
     explicit WriterPool(int threads);
     ~WriterPool();
     WriterPool(const WriterPool&) = delete;
@@ -21,7 +21,7 @@ public:
     void post(std::function<void()> task);
     int size() const { return static_cast<int>(threads_.size()); }
 
-private:
+  private:
     void run();
 
     std::mutex mutex_;

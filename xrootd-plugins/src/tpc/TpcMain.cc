@@ -12,9 +12,10 @@
 namespace {
 
 void usage() {
-    fprintf(stderr,
-            "usage: xrdcp-wan [--server] [--inflight N] [--bdp SIZE] [--chunk SIZE] "
-            "[--writers N] [-C adler32[:source|print|<hex>]] [-S N] [-v] <source URL> <dest path>\n");
+    fprintf(
+        stderr,
+        "usage: xrdcp-wan [--server] [--inflight N] [--bdp SIZE] [--chunk SIZE] "
+        "[--writers N] [-C adler32[:source|print|<hex>]] [-S N] [-v] <source URL> <dest path>\n");
 }
 
 bool parseCount(const char* text, int lo, int hi, int& out) {
@@ -41,8 +42,8 @@ int main(int argc, char** argv) {
             return argv[++i];
         };
         std::uint64_t size = 0;
-        if (arg == "--server" || arg == "-s" || arg == "-f" || arg == "--force" ||
-            arg == "-N" || arg == "--nopbar") {
+        if (arg == "--server" || arg == "-s" || arg == "-f" || arg == "--force" || arg == "-N" ||
+            arg == "--nopbar") {
             // Accepted for command-line compatibility with `xrdcp --server`.
         } else if (arg == "-v" || arg == "--verbose") {
             options.verbose = true;
@@ -81,7 +82,8 @@ int main(int argc, char** argv) {
     if (bdp > 0) {
         // Enough chunk reads in flight to keep the whole delay-bandwidth product moving.
         std::uint64_t n = (bdp + options.chunkSize - 1) / options.chunkSize;
-        options.inflight = static_cast<int>(std::min<std::uint64_t>(std::max<std::uint64_t>(n, 1), 1024));
+        options.inflight =
+            static_cast<int>(std::min<std::uint64_t>(std::max<std::uint64_t>(n, 1), 1024));
     }
     options.source = positional[0];
     options.destination = positional[1];

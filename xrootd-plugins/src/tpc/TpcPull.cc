@@ -31,7 +31,7 @@ namespace {
 
 // Records the first failure of any reader thread.
 class FirstError {
-public:
+  public:
     void set(const std::string& message) {
         std::lock_guard<std::mutex> lock(mutex_);
         if (message_.empty()) message_ = message;
@@ -43,7 +43,7 @@ public:
         return message_;
     }
 
-private:
+  private:
     mutable std::mutex mutex_;
     std::string message_;
     std::atomic<bool> failed_{false};
@@ -150,8 +150,7 @@ TpcResult TpcPull::run() {
     settings.perFileWriters = options_.writerThreads;
     settings.perFileQueue = 2 * options_.writerThreads;
     WriterPool pool(options_.writerThreads);
-    MemoryBudget budget(static_cast<std::uint64_t>(settings.perFileQueue + 1) *
-                        options_.chunkSize);
+    MemoryBudget budget(static_cast<std::uint64_t>(settings.perFileQueue + 1) * options_.chunkSize);
     FirstError firstError;
     {
         WriteBehindFile writer(fd.get(), -1, settings, pool, budget);
@@ -161,8 +160,8 @@ TpcResult TpcPull::run() {
         const std::uint64_t chunks = (size + options_.chunkSize - 1) / options_.chunkSize;
         std::atomic<std::uint64_t> nextChunk{0};
         std::vector<std::thread> readers;
-        const int readerCount = static_cast<int>(
-            std::min<std::uint64_t>(static_cast<std::uint64_t>(inflight), std::max<std::uint64_t>(chunks, 1)));
+        const int readerCount = static_cast<int>(std::min<std::uint64_t>(
+            static_cast<std::uint64_t>(inflight), std::max<std::uint64_t>(chunks, 1)));
         for (int r = 0; r < readerCount; ++r) {
             readers.emplace_back([&] {
                 AlignedBuffer buffer(options_.chunkSize);

@@ -11,30 +11,30 @@
 namespace wanio {
 
 struct TpcOptions {
-    std::string source;             // root://host:port//path?cgi
-    std::string destination;        // local path (the PFN given by the server)
+    std::string source;       // root://host:port//path?cgi
+    std::string destination;  // local path (the PFN given by the server)
     std::size_t chunkSize = 8u << 20;
-    int inflight = 16;              // concurrent chunk reads
-    int streams = 0;                // extra TCP sub-streams (-S), 0 = default
+    int inflight = 16;  // concurrent chunk reads
+    int streams = 0;    // extra TCP sub-streams (-S), 0 = default
     int writerThreads = 4;
-    std::string checksum;           // -C value: "", "adler32", "adler32:source", "adler32:<hex>"
+    std::string checksum;  // -C value: "", "adler32", "adler32:source", "adler32:<hex>"
     bool verbose = false;
 };
 
 struct TpcResult {
-    int exitCode = 0;               // 0 success; non-zero failure
-    std::string message;            // error message when exitCode != 0
+    int exitCode = 0;     // 0 success; non-zero failure
+    std::string message;  // error message when exitCode != 0
     std::uint64_t bytes = 0;
     std::uint32_t adler = 0;
     double seconds = 0;
 };
 
 class TpcPull {
-public:
+  public:
     explicit TpcPull(const TpcOptions& options) : options_(options) {}
     TpcResult run();
 
-private:
+  private:
     bool sourceAdler(std::uint32_t& adler, std::string& error) const;
 
     TpcOptions options_;

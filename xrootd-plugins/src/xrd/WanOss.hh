@@ -18,7 +18,7 @@ class XrdSysLogger;
 namespace wanio {
 
 class WanOss : public XrdOssWrapper {
-public:
+  public:
     WanOss(XrdOss& wrapped, const WanConfig& config, XrdSysLogger* logger);
     ~WanOss() override;
 
@@ -35,7 +35,7 @@ public:
     // Removes a file through the wrapped storage system (used for failed uploads).
     int removeFile(const char* path) { return wrapPI.Unlink(path); }
 
-private:
+  private:
     const WanConfig config_;
     XrdSysError log_;
     std::unique_ptr<MemoryBudget> budget_;

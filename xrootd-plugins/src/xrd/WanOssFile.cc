@@ -75,9 +75,9 @@ ssize_t WanOssFile::Write(const void* buffer, off_t offset, size_t size) {
 
 int WanOssFile::Write(XrdSfsAio* aiop) {
     // Write-behind already decouples the link from the disk; complete inline.
-    aiop->Result = Write(const_cast<void*>(aiop->sfsAio.aio_buf),
-                         static_cast<off_t>(aiop->sfsAio.aio_offset),
-                         static_cast<size_t>(aiop->sfsAio.aio_nbytes));
+    aiop->Result =
+        Write(const_cast<void*>(aiop->sfsAio.aio_buf), static_cast<off_t>(aiop->sfsAio.aio_offset),
+              static_cast<size_t>(aiop->sfsAio.aio_nbytes));
     aiop->doneWrite();
     return 0;
 }
@@ -144,9 +144,9 @@ ssize_t WanOssFile::Read(void* buffer, off_t offset, size_t size) {
 }
 
 int WanOssFile::Read(XrdSfsAio* aiop) {
-    aiop->Result = Read(const_cast<void*>(aiop->sfsAio.aio_buf),
-                        static_cast<off_t>(aiop->sfsAio.aio_offset),
-                        static_cast<size_t>(aiop->sfsAio.aio_nbytes));
+    aiop->Result =
+        Read(const_cast<void*>(aiop->sfsAio.aio_buf), static_cast<off_t>(aiop->sfsAio.aio_offset),
+             static_cast<size_t>(aiop->sfsAio.aio_nbytes));
     aiop->doneRead();
     return 0;
 }

@@ -20,7 +20,7 @@ namespace wanio {
 class WanOss;
 
 class WanOssFile : public XrdOssWrapDF {
-public:
+  public:
     WanOssFile(std::unique_ptr<XrdOssDF> inner, WanOss& oss);
     ~WanOssFile() override;
 
@@ -49,7 +49,7 @@ public:
     int Fsync(XrdSfsAio* aiop) override;
     int Ftruncate(unsigned long long flen) override;
 
-private:
+  private:
     // Makes buffered writes visible before anything reads or stats the file.
     int settle();
     int beginWriting();
@@ -64,8 +64,8 @@ private:
     std::unique_ptr<WriteBehindFile> writer_;
 
     std::mutex stateMutex_;
-    bool started_ = false;    // first write seen
-    int startError_ = 0;      // error from the first-write setup (sticky)
+    bool started_ = false;  // first write seen
+    int startError_ = 0;    // error from the first-write setup (sticky)
     off_t nextSequential_ = 0;
     off_t readaheadEdge_ = 0;
 };

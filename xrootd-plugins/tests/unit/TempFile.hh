@@ -10,7 +10,7 @@
 #include <vector>
 
 class TempFile {
-public:
+  public:
     TempFile() {
         char name[] = "/tmp/wanio-unit-XXXXXX";
         fd_ = mkstemp(name);
@@ -36,7 +36,7 @@ public:
         return data;
     }
 
-private:
+  private:
     int fd_ = -1;
     std::string path_;
 };

@@ -44,7 +44,7 @@ std::string slurp(const std::string& path) {
 // One default OSS + wanio wrapper for the whole suite (XRootD's OSS keeps
 // process-wide state and is not meant to be created twice).
 class WanOss : public ::testing::Test {
-protected:
+  protected:
     static void SetUpTestSuite() {
         char tmpl[] = "/tmp/wanio-oss-XXXXXX";
         root_ = mkdtemp(tmpl);

@@ -38,13 +38,13 @@ std::vector<char> randomBytes(size_t n, unsigned seed) {
 
 // Occupies every thread of a pool until released, so queued writes cannot run.
 class PoolBlocker {
-public:
+  public:
     PoolBlocker(wanio::WriterPool& pool) : gate_(release_.get_future().share()) {
         for (int i = 0; i < pool.size(); ++i) pool.post([g = gate_] { g.wait(); });
     }
     void release() { release_.set_value(); }
 
-private:
+  private:
     std::promise<void> release_;
     std::shared_future<void> gate_;
 };
@@ -62,15 +62,16 @@ TEST(WriteBehindFile, RandomWritesLandOnDiskWithMatchingAdler) {
         {
             wanio::WriteBehindFile wb(file.fd(), -1, smallChunks(), pool, budget);
             for (size_t off = 0; off < expected.size();) {
-                size_t len = std::min(expected.size() - off, static_cast<size_t>(1 + rng() % 200000));
+                size_t len =
+                    std::min(expected.size() - off, static_cast<size_t>(1 + rng() % 200000));
                 ASSERT_EQ(wb.write(expected.data() + off, off, len), static_cast<ssize_t>(len));
                 off += len;
             }
             ASSERT_EQ(wb.drain(), 0);
             std::uint32_t adler = 0;
             ASSERT_TRUE(wb.wholeFileAdler(expected.size(), adler));
-            EXPECT_EQ(adler, adler32(1, reinterpret_cast<const Bytef*>(expected.data()),
-                                     expected.size()));
+            EXPECT_EQ(adler,
+                      adler32(1, reinterpret_cast<const Bytef*>(expected.data()), expected.size()));
             EXPECT_EQ(wb.logicalSize(), static_cast<off_t>(expected.size()));
         }
         EXPECT_EQ(file.contents(), expected) << "seed " << seed;
@@ -97,8 +98,8 @@ TEST(WriteBehindFile, ConcurrentWritersToDisjointRanges) {
         ASSERT_EQ(wb.drain(), 0);
         std::uint32_t adler = 0;
         ASSERT_TRUE(wb.wholeFileAdler(expected.size(), adler));
-        EXPECT_EQ(adler, adler32(1, reinterpret_cast<const Bytef*>(expected.data()),
-                                 expected.size()));
+        EXPECT_EQ(adler,
+                  adler32(1, reinterpret_cast<const Bytef*>(expected.data()), expected.size()));
         EXPECT_GT(wb.stats().maxConcurrent, 1);
     }
     EXPECT_EQ(file.contents(), expected);
@@ -192,9 +193,8 @@ TEST(WriteBehindFile, FullQueueBlocksTheWriterUntilDiskCatchesUp) {
     ASSERT_EQ(wb.write(data.data(), 0, chunk), static_cast<ssize_t>(chunk));
     ASSERT_EQ(wb.write(data.data() + chunk, chunk, chunk), static_cast<ssize_t>(chunk));
     // Two chunks are queued (the limit); the third must wait for the disk.
-    auto third = std::async(std::launch::async, [&] {
-        return wb.write(data.data() + 2 * chunk, 2 * chunk, chunk);
-    });
+    auto third = std::async(std::launch::async,
+                            [&] { return wb.write(data.data() + 2 * chunk, 2 * chunk, chunk); });
     EXPECT_EQ(third.wait_for(300ms), std::future_status::timeout);
     blocker.release();
     ASSERT_EQ(third.get(), static_cast<ssize_t>(chunk));

@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""Transfer benchmark matrix over emulated WAN paths.
+
+For every (RTT, rate) cell: bring up a tuned path, put an XRootD site (root://
+and http://) on each side, then run iperf3 (the network ceiling) and the
+transfer tools on the same path, one after another.  Writes one JSON file
+(schema in docs/wan-emulator.md) and prints a Markdown table.
+
+    python3 bench/wan/matrix.py --rtt 7.5,56,300 --rate 1000 \\
+        --tools iperf3,xrdcp-up,xrdcp-down,xrd-tpc,gfal-copy,davix-put \\
+        --sizes 100M,1G --batch 8x100M --out bench/wan/results/matrix.json
+
+Throughput is TCP payload (file bytes) per wall-clock second of the whole
+transfer including connection set-up, as a fraction of the emulated
+bottleneck (IP-layer rate).  Root required.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wanpath  # noqa: E402
+from xrdsite import GFAL_ENV, XRD_ENV, XrootdSite  # noqa: E402
+
+SCHEMA = "srcnet.wan-matrix/1"
+TOOLS = ("iperf3", "xrdcp-up", "xrdcp-down", "xrd-tpc", "gfal-copy", "davix-put", "davix-get")
+CLK = os.sysconf("SC_CLK_TCK")
+_SUMS: dict[str, str] = {}  # source file -> adler32
+
+
+# -- measurement helpers -----------------------------------------------------
+
+def proc_cpu_s(pid: int) -> float:
+    """user+sys CPU seconds of a process and its reaped children."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    # after the command name: state=0 ... utime=11 stime=12 cutime=13 cstime=14
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / CLK
+
+
+def nstat_retrans(path) -> int:
+    """TcpRetransSegs summed over both end-host namespaces."""
+    total = 0
+    for side in ("a", "b"):
+        out = subprocess.run(path.cmd(side, ["nstat", "-az", "--json", "TcpRetransSegs"]),
+                             capture_output=True, text=True, timeout=10).stdout
+        total += json.loads(out)["kernel"].get("TcpRetransSegs", 0)
+    return total
+
+
+class Sampler(threading.Thread):
+    """Samples the emulator's delivered bytes every 0.2 s (both directions)."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.path, self.samples, self.stop_ev = path, [], threading.Event()
+
+    def run(self):
+        while not self.stop_ev.is_set():
+            try:
+                s = self.path.stats(fresh=False)
+                self.samples.append((time.monotonic(), s["ab"]["tx_bytes"], s["ba"]["tx_bytes"]))
+            except (OSError, ValueError, KeyError):
+                pass
+            self.stop_ev.wait(0.2)
+
+    def finish(self):
+        self.stop_ev.set()
+        self.join()
+
+
+def plateau(samples, t0: float, direction: str) -> tuple[float | None, float | None]:
+    """(seconds from t0 until the 1 s rate first reaches 90 % of its peak,
+    peak 1 s rate in Mbit/s) for the data direction, from emulator counters."""
+    col = 1 if direction == "ab" else 2
+    pts = [(x[0], x[col]) for x in samples if x[0] >= t0 - 0.2]
+    rates = []
+    j = 0
+    for i, (t, b) in enumerate(pts):
+        while j < i and pts[j][0] < t - 1.0:
+            j += 1
+        if j < i and t - pts[j][0] >= 0.8:
+            rates.append((t, (b - pts[j][1]) * 8 / (t - pts[j][0]) / 1e6))
+    if not rates:
+        return None, None
+    peak = max(r for _, r in rates)
+    for t, r in rates:
+        if r >= 0.9 * peak:
+            return round(t - t0, 2), round(peak, 1)
+    return None, round(peak, 1)
+
+
+def run_timed(argv, env=None, timeout=600):
+    """Run argv, return (rc, wall seconds, child CPU seconds, stderr tail)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    timer = threading.Timer(timeout, p.kill)
+    timer.start()
+    err = []
+    reader = threading.Thread(target=lambda: err.append(p.stderr.read()), daemon=True)
+    reader.start()
+    try:
+        _, status, ru = os.wait4(p.pid, 0)
+    finally:
+        timer.cancel()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    reader.join(5)
+    wall = time.monotonic() - t0
+    tail = (err[0] if err else b"").decode(errors="replace")[-400:]
+    return p.returncode, wall, ru.ru_utime + ru.ru_stime, tail
+
+
+def adler32_file(name: str) -> str:
+    v = 1
+    with open(name, "rb") as f:
+        while chunk := f.read(1 << 22):
+            v = zlib.adler32(chunk, v)
+    return f"{v:08x}"
+
+
+def parse_size(s: str) -> int:
+    mult = {"K": 1e3, "M": 1e6, "G": 1e9}
+    return int(float(s[:-1]) * mult[s[-1].upper()]) if s[-1].upper() in mult else int(s)
+
+
+# -- one path --------------------------------------------------------------------
+
+class Cell:
+    """Runs the tools on one live path with two XRootD sites."""
+
+    def __init__(self, path, site_a, site_b, srcdir, args):
+        self.path, self.sa, self.sb, self.srcdir, self.args = path, site_a, site_b, srcdir, args
+        self.results = []
+        self.ceiling = None
+
+    def base(self, tool, **kw):
+        c = self.path.config
+        d = dict(rtt_ms=c.rtt_ms, rate_mbit=c.rate_mbit, loss=c.loss, mtu=c.mtu,
+                 tuning=c.tuning, cc=c.cc, queue_bytes=c.queue(),
+                 overhead_ms=c.overhead_ms, tool=tool)
+        d.update(kw)
+        return d
+
+    def record(self, r):
+        mbit = r.get("throughput_mbit")
+        if mbit is not None:
+            r["fraction_of_bottleneck"] = round(mbit / self.path.config.rate_mbit, 4)
+            if self.ceiling:
+                r["ratio_to_iperf3"] = round(mbit / self.ceiling, 4)
+        self.results.append(r)
+        print(json.dumps(r), flush=True)
+
+    def measure(self, tool, argv_list, direction, nbytes, env, cpu_server_pids, **kw):
+        """Run one or several commands (simultaneously if several), measure."""
+        em = self.path.emulator_pid
+        cpu0 = {pid: proc_cpu_s(pid) for pid in (*cpu_server_pids, em)}
+        rtx0, st0 = nstat_retrans(self.path), self.path.stats()
+        sampler = Sampler(self.path)
+        sampler.start()
+        t0 = time.monotonic()
+        if len(argv_list) == 1 or kw.get("mode") == "consecutive":
+            outs = [run_timed(a, env) for a in argv_list]
+        else:
+            outs = [None] * len(argv_list)
+
+            def go(i, a):
+                outs[i] = run_timed(a, env)
+            th = [threading.Thread(target=go, args=(i, a)) for i, a in enumerate(argv_list)]
+            for t in th:
+                t.start()
+            for t in th:
+                t.join()
+        wall = time.monotonic() - t0
+        sampler.finish()
+        st1, rtx1 = self.path.stats(), nstat_retrans(self.path)
+        cpu1 = {pid: proc_cpu_s(pid) for pid in cpu0}
+        gb = nbytes / 1e9
+        ok = all(o[0] == 0 for o in outs)
+        pl, peak = plateau(sampler.samples, t0, direction)
+        drops = sum(st1[direction][k] - st0[direction][k] for k in ("drop_queue", "drop_loss"))
+        r = self.base(tool, direction=direction.replace("ab", "a->b").replace("ba", "b->a"),
+                      bytes=nbytes, seconds=round(wall, 3),
+                      throughput_mbit=round(nbytes * 8 / wall / 1e6, 1) if ok else None,
+                      plateau_s=pl, peak_1s_mbit=peak, retransmits=rtx1 - rtx0,
+                      emulator_drops=drops,
+                      late_gt1ms=st1[direction]["late_gt1ms"] - st0[direction]["late_gt1ms"],
+                      cpu_s_per_gb={
+                          "client": round(sum(o[2] for o in outs) / gb, 3),
+                          "server": round(sum(cpu1[p] - cpu0[p] for p in cpu_server_pids) / gb, 3),
+                          "emulator": round((cpu1[em] - cpu0[em]) / gb, 3)},
+                      ok=ok, error=None if ok else next(o[3] for o in outs if o[0] != 0), **kw)
+        return r
+
+    # -- tools -----------------------------------------------------------------
+    def iperf3(self, seconds):
+        srv = self.path.popen_b(["iperf3", "-s", "-p", "5301"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(0.5)
+            rtx0 = nstat_retrans(self.path)
+            sampler = Sampler(self.path)
+            sampler.start()
+            t0 = time.monotonic()
+            em0 = proc_cpu_s(self.path.emulator_pid)
+            cpu_srv0 = proc_cpu_s(srv.pid)
+            out = self.path.run_a(["iperf3", "-c", self.path.ip_b, "-p", "5301", "-t",
+                                   str(seconds), "-J"], capture_output=True, text=True,
+                                  timeout=seconds + 60)
+            sampler.finish()
+            em1, cpu_srv1 = proc_cpu_s(self.path.emulator_pid), proc_cpu_s(srv.pid)
+            rtx1 = nstat_retrans(self.path)
+        finally:
+            srv.kill()
+            srv.wait()
+        j = json.loads(out.stdout)
+        if "error" in j:
+            self.record(self.base("iperf3", ok=False, error=j["error"]))
+            return
+        recv = j["end"]["sum_received"]
+        gb = recv["bytes"] / 1e9
+        ivals = [i["sum"] for i in j["intervals"]]
+        pl, peak = plateau(sampler.samples, t0, "ab")
+        # Steady state: last half of the run, client intervals (bytes
+        # accepted by the socket; at steady state equal to what is delivered).
+        half = ivals[len(ivals) // 2:]
+        steady = sum(i["bytes"] for i in half) * 8 / sum(i["seconds"] for i in half) / 1e6
+        mbit = recv["bits_per_second"] / 1e6
+        self.ceiling = steady
+        self.record(self.base(
+            "iperf3", direction="a->b", bytes=recv["bytes"], seconds=recv["seconds"],
+            throughput_mbit=round(mbit, 1), steady_mbit=round(steady, 1),
+            plateau_s=pl, peak_1s_mbit=peak, retransmits=rtx1 - rtx0,
+            cpu_s_per_gb={"client": round(j["end"]["cpu_utilization_percent"]["host_total"]
+                                          / 100 * recv["seconds"] / gb, 3),
+                          "server": round((cpu_srv1 - cpu_srv0) / gb, 3),
+                          "emulator": round((em1 - em0) / gb, 3)},
+            ok=True, error=None, mode="single", files=1))
+
+    def file_tool(self, tool, size, nfiles=1, mode="single"):
+        src = [self.src_file(size, i) for i in range(nfiles)]
+        p, sa, sb = self.path, self.sa, self.sb
+        tag = f"{tool}-{size}-{mode}"
+        if tool == "xrdcp-up":
+            argvs = [p.cmd("a", ["xrdcp", "-f", s, sb.root_url(f"{tag}-{i}")])
+                     for i, s in enumerate(src)]
+            direction, srv, env = "ab", [sb.proc.pid], XRD_ENV
+            dst = [sb.local_path(f"{tag}-{i}") for i in range(nfiles)]
+        elif tool == "xrdcp-down":
+            for i, s in enumerate(src):  # stage on the far side first
+                shutil.copyfile(s, sb.local_path(f"{tag}-{i}"))
+                shutil.chown(sb.local_path(f"{tag}-{i}"), "xrootd", "xrootd")
+            dst = [os.path.join(self.srcdir, f"dl-{tag}-{i}") for i in range(nfiles)]
+            argvs = [p.cmd("a", ["xrdcp", "-f", sb.root_url(f"{tag}-{i}"), d])
+                     for i, d in enumerate(dst)]
+            direction, srv, env = "ba", [sb.proc.pid], XRD_ENV
+        elif tool == "xrd-tpc":
+            for i, s in enumerate(src):
+                shutil.copyfile(s, sb.local_path(f"{tag}-{i}"))
+                shutil.chown(sb.local_path(f"{tag}-{i}"), "xrootd", "xrootd")
+            # destination site A pulls from source site B across the path
+            argvs = [p.cmd("a", ["xrdcp", "-f", "--tpc", "only", sb.root_url(f"{tag}-{i}"),
+                                 sa.root_url(f"{tag}-{i}")]) for i in range(nfiles)]
+            direction, srv, env = "ba", [sa.proc.pid, sb.proc.pid], XRD_ENV
+            dst = [sa.local_path(f"{tag}-{i}") for i in range(nfiles)]
+        elif tool == "gfal-copy":
+            argvs = [p.cmd("a", ["gfal-copy", "-f", "file://" + s, sb.root_url(f"{tag}-{i}")])
+                     for i, s in enumerate(src)]
+            direction, srv, env = "ab", [sb.proc.pid], GFAL_ENV
+            dst = [sb.local_path(f"{tag}-{i}") for i in range(nfiles)]
+        elif tool == "davix-put":
+            argvs = [p.cmd("a", ["davix-put", s, sb.http_url(f"{tag}-{i}")])
+                     for i, s in enumerate(src)]
+            direction, srv, env = "ab", [sb.proc.pid], XRD_ENV
+            dst = [sb.local_path(f"{tag}-{i}") for i in range(nfiles)]
+        elif tool == "davix-get":
+            for i, s in enumerate(src):
+                shutil.copyfile(s, sb.local_path(f"{tag}-{i}"))
+                shutil.chown(sb.local_path(f"{tag}-{i}"), "xrootd", "xrootd")
+            dst = [os.path.join(self.srcdir, f"dl-{tag}-{i}") for i in range(nfiles)]
+            argvs = [p.cmd("a", ["davix-get", sb.http_url(f"{tag}-{i}"), d])
+                     for i, d in enumerate(dst)]
+            direction, srv, env = "ba", [sb.proc.pid], XRD_ENV
+        else:
+            raise ValueError(tool)
+        subprocess.run(["sync"], timeout=120)  # staged copies must not flush mid-run
+        r = self.measure(tool, argvs, direction, size * nfiles, env, srv, mode=mode,
+                         files=nfiles, file_bytes=size)
+        if r["ok"]:
+            r["adler32_ok"] = all(os.path.exists(d) and adler32_file(d) == _SUMS[s]
+                                  for s, d in zip(src, dst))
+            if not r["adler32_ok"]:
+                r["ok"] = False
+                r["throughput_mbit"] = None
+        for d in [*dst, *(sb.local_path(f"{tag}-{i}") for i in range(nfiles))]:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(d)  # keep disk use to one cell's files
+        self.record(r)
+
+    def src_file(self, size, i):
+        name = os.path.join(self.srcdir, f"src-{size}-{i}.bin")
+        if name not in _SUMS:
+            with open(name, "wb") as f:
+                left = size
+                block = os.urandom(1 << 22)
+                n = 0
+                while left > 0:
+                    # vary each block so nothing downstream can dedupe/compress
+                    chunk = (n.to_bytes(8, "big") + block[8:])[:left]
+                    f.write(chunk)
+                    left -= len(chunk)
+                    n += 1
+            _SUMS[name] = adler32_file(name)
+        return name
+
+
+# -- driver ------------------------------------------------------------------------
+
+def machine() -> dict:
+    with open("/proc/meminfo") as f:
+        mem_kb = int(f.readline().split()[1])
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        model = platform.processor()
+    return {"hostname": platform.node(), "kernel": platform.release(), "cpus": os.cpu_count(),
+            "cpu_model": model, "mem_gib": round(mem_kb / 2**20, 1),
+            "os": platform.freedesktop_os_release().get("PRETTY_NAME", "")}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rtt", default="7.5,56,300", help="comma list, ms")
+    ap.add_argument("--rate", default="1000", help="comma list, Mbit/s (bottleneck)")
+    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--sizes", default="100M,1G", help="single-file sizes")
+    ap.add_argument("--batch", default="8x100M", help="NxSIZE many-file batch ('' = none)")
+    ap.add_argument("--batch-tool", default="xrdcp-up")
+    ap.add_argument("--iperf-seconds", type=int, default=20)
+    ap.add_argument("--loss", type=float, default=0.0)
+    ap.add_argument("--cc", default="cubic")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args(argv)
+
+    rtts = [float(x) for x in a.rtt.split(",")]
+    rates = [float(x) for x in a.rate.split(",")]
+    tools = [t for t in a.tools.split(",") if t]
+    for t in tools:
+        if t not in TOOLS:
+            ap.error(f"unknown tool {t}")
+    sizes = [parse_size(s) for s in a.sizes.split(",") if s]
+    batch = None
+    if a.batch:
+        n, s = a.batch.lower().split("x")
+        batch = (int(n), parse_size(s))
+
+    doc = {"schema": SCHEMA,
+           "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "command": " ".join(["python3", "bench/wan/matrix.py", *(argv or sys.argv[1:])]),
+           "machine": machine(), "cells": []}
+    srcdir = tempfile.mkdtemp(prefix="srcnet-wan-matrix-")
+    os.chmod(srcdir, 0o755)
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    try:
+        for rtt in rtts:
+            for rate in rates:
+                with wanpath.emulated_path(rtt_ms=rtt, rate_mbit=rate, loss=a.loss, cc=a.cc) as path, \
+                        XrootdSite(path, "a") as sa, XrootdSite(path, "b") as sb:
+                    cell = Cell(path, sa, sb, srcdir, a)
+                    if "iperf3" in tools:
+                        cell.iperf3(a.iperf_seconds)
+                    for tool in tools:
+                        if tool == "iperf3":
+                            continue
+                        for size in sizes:
+                            cell.file_tool(tool, size)
+                    if batch:
+                        for mode in ("consecutive", "simultaneous"):
+                            cell.file_tool(a.batch_tool, batch[1], batch[0], mode)
+                    doc["cells"].extend(cell.results)
+                # write after every path so a partial run still leaves data
+                with open(a.out, "w") as f:
+                    json.dump(doc, f, indent=1)
+    finally:
+        shutil.rmtree(srcdir, ignore_errors=True)
+    print(table(doc))
+    return 0
+
+
+def table(doc) -> str:
+    rows = ["| RTT ms | rate Mbit/s | tool | mode | size | files | Mbit/s | of bottleneck "
+            "| vs iperf3 | plateau s | retrans | CPU s/GB client/server/emu |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in doc["cells"]:
+        cpu = c.get("cpu_s_per_gb") or {}
+        size = c.get("file_bytes")
+        rows.append("| {} | {:g} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            c["rtt_ms"], c["rate_mbit"], c["tool"], c.get("mode", ""),
+            f"{size / 1e6:g} MB" if size else f"{c.get('seconds', 0):g} s",
+            c.get("files", 1),
+            c.get("throughput_mbit") if c.get("ok") else "FAILED",
+            f"{c['fraction_of_bottleneck']:.3f}" if c.get("fraction_of_bottleneck") else "",
+            f"{c['ratio_to_iperf3']:.3f}" if c.get("ratio_to_iperf3") else "",
+            c.get("plateau_s", ""), c.get("retransmits", ""),
+            "/".join(str(cpu.get(k, "")) for k in ("client", "server", "emulator"))))
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

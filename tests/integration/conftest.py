@@ -1,0 +1,40 @@
+"""Integration fixtures: the reference topology bound to real local XRootD sites, and file helpers."""
+
+from __future__ import annotations
+
+import uuid
+import zlib
+from pathlib import Path
+
+import pytest
+
+from localnet.synthetic import write_file
+from localnet.xrootd import LocalSite
+
+
+@pytest.fixture
+def bound_topology(transactional_db, reference_topology, xrootd_sites):  # type: ignore[no-untyped-def]
+    """The reference topology with its SDP, UKSRC and AUSRC endpoints pointing at the running sites."""
+    from topology.models import StorageEndpoint
+
+    for name, site in xrootd_sites.items():
+        StorageEndpoint.objects.filter(name=name).update(hostname="127.0.0.1", root_port=site.root_port,
+                                                         http_port=site.http_port)
+    return xrootd_sites
+
+
+def adler32_of(path: Path) -> str:
+    value = 1
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            value = zlib.adler32(chunk, value)
+    return f"{value & 0xFFFFFFFF:08x}"
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def put_file(site: LocalSite, relative: str, size: int) -> str:
+    """Write a real file to ``site`` under /srcnet/ over root:// and return its adler32."""
+    return write_file(site.root_url(f"srcnet/{relative}"), size, seed=hash(relative) & 0x7FFFFFFF)

@@ -61,10 +61,18 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=_cmd_test)
     p = sub.add_parser("demo", help="bring the whole network up and push synthetic products")
     p.add_argument("--state", default="demo")
-    p.add_argument("--once", action="store_true", default=os.environ.get("SRCNET_DEMO_ONCE") == "1",
-                   help="push, print the summary and exit (non-zero if any product failed)")
-    p.add_argument("--products", type=int, default=int(os.environ.get("SRCNET_DEMO_PRODUCTS", "3")),
-                   help="synthetic products per telescope")
+    p.add_argument(
+        "--once",
+        action="store_true",
+        default=os.environ.get("SRCNET_DEMO_ONCE") == "1",
+        help="push, print the summary and exit (non-zero if any product failed)",
+    )
+    p.add_argument(
+        "--products",
+        type=int,
+        default=int(os.environ.get("SRCNET_DEMO_PRODUCTS", "3")),
+        help="synthetic products per telescope",
+    )
     p.set_defaults(func=_cmd_demo)
     args = parser.parse_args(argv)
     return int(args.func(args))

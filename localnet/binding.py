@@ -16,7 +16,11 @@ def bind_local_sites(state: StateDir, *, extra_lines: list[str] | None = None) -
         # 127.0.0.1, not 'localhost': XRootD's native TPC rendezvous fails ("tpc authorization expired") when
         # the destination resolves 'localhost' to another address than the source saw; the host certificate
         # carries IP:127.0.0.1 as a subjectAltName, so HTTPS third-party copy verifies it too.
-        endpoint.hostname, endpoint.root_port, endpoint.http_port = "127.0.0.1", site.root_port, site.http_port
+        endpoint.hostname, endpoint.root_port, endpoint.http_port = (
+            "127.0.0.1",
+            site.root_port,
+            site.http_port,
+        )
         endpoint.full_clean()
         endpoint.save(update_fields=["hostname", "root_port", "http_port"])
         sites[endpoint.name] = site

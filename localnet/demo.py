@@ -50,7 +50,8 @@ def run_demo(*, state_name: str, once: bool, products_per_telescope: int) -> int
         token = _prepare_database(state)
         worker_pid = ensure_workers(state, state_name)
         web_port = ensure_web(state, state_name)
-        _say(f"celery worker pid {worker_pid}; web on 127.0.0.1:{web_port}; ready in {time.monotonic() - started:.1f} s")
+        ready_in = time.monotonic() - started
+        _say(f"celery worker pid {worker_pid}; web on 127.0.0.1:{web_port}; ready in {ready_in:.1f} s")
         rows, failed = _push(products_per_telescope)
         _print_summary(rows)
         base = f"http://127.0.0.1:{web_port}"
@@ -88,8 +89,9 @@ def _prepare_database(state: StateDir) -> str:
     sites = bind_local_sites(state)
     _say(f"{len(sites)} XRootD sites up (root:// and davs:// with third-party copy)")
     users = get_user_model()
-    operator, created = users.objects.get_or_create(username="operator", defaults={"is_staff": True,
-                                                                                    "is_superuser": True})
+    operator, created = users.objects.get_or_create(
+        username="operator", defaults={"is_staff": True, "is_superuser": True}
+    )
     if created:
         operator.set_password("operator")
         operator.save()
@@ -123,8 +125,9 @@ def _push(per_telescope: int) -> tuple[list[dict[str, object]], int]:
                 size = rng.randint(4, 24) * 1024 * 1024
                 file_name = f"{name}.part{part}.ms"
                 path = f"ska/{name}/{file_name}"
-                adler = write_file(f"root://127.0.0.1:{sdp.root_port}/{sdp.prefix}{path}", size,
-                                   seed=rng.randint(0, 2**31))
+                adler = write_file(
+                    f"root://127.0.0.1:{sdp.root_port}/{sdp.prefix}{path}", size, seed=rng.randint(0, 2**31)
+                )
                 files.append(FileSpec(name=file_name, size_bytes=size, adler32=adler))
             product = register_product(scope="ska", name=name, telescope=telescope, files=files, priority=3)
             push_product(product=product)
@@ -141,7 +144,8 @@ def _push(per_telescope: int) -> tuple[list[dict[str, object]], int]:
         time.sleep(0.5)
     print(file=sys.stderr)
     return _summary_rows(products), DataProduct.objects.filter(pk__in=products).exclude(
-        state=ProductState.PLACED).count()
+        state=ProductState.PLACED
+    ).count()
 
 
 def _summary_rows(product_ids: list[int]) -> list[dict[str, object]]:
@@ -150,17 +154,29 @@ def _summary_rows(product_ids: list[int]) -> list[dict[str, object]]:
 
     rows = []
     for product in DataProduct.objects.filter(pk__in=product_ids).order_by("telescope__name", "name"):
-        for transfer in TransferFile.objects.filter(job__metadata__product=product.did).order_by("file_index"):
+        for transfer in TransferFile.objects.filter(job__metadata__product=product.did).order_by(
+            "file_index"
+        ):
             seconds = transfer.duration_seconds or 0.0
             verified = bool(transfer.source_checksum) and transfer.source_checksum == transfer.dest_checksum
-            rows.append({
-                "product": product.name, "file": transfer.metadata.get("file", ""),
-                "source": product.source.name, "destination": _endpoint_of(transfer.dest_surl),
-                "bytes": transfer.transferred_bytes or transfer.filesize or 0, "seconds": seconds,
-                "MB/s": (transfer.transferred_bytes / 1e6 / seconds) if seconds and transfer.transferred_bytes else 0.0,
-                "adler32": (f"{transfer.dest_checksum} ok" if verified
-                            else f"{transfer.state}: {transfer.reason[:60]}"),
-            })
+            rows.append(
+                {
+                    "product": product.name,
+                    "file": transfer.metadata.get("file", ""),
+                    "source": product.source.name,
+                    "destination": _endpoint_of(transfer.dest_surl),
+                    "bytes": transfer.transferred_bytes or transfer.filesize or 0,
+                    "seconds": seconds,
+                    "MB/s": (transfer.transferred_bytes / 1e6 / seconds)
+                    if seconds and transfer.transferred_bytes
+                    else 0.0,
+                    "adler32": (
+                        f"{transfer.dest_checksum} ok"
+                        if verified
+                        else f"{transfer.state}: {transfer.reason[:60]}"
+                    ),
+                }
+            )
     return rows
 
 

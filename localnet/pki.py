@@ -20,15 +20,62 @@ def ensure_pki(state: StateDir) -> Path:
     ca_key, ca_pem = folder / "ca.key", folder / "ca.pem"
     host_key, host_pem = folder / "hostkey.pem", folder / "hostcert.pem"
     if not host_pem.exists():
-        run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650", "-subj",
-             "/O=srcnet-local/CN=srcnet local test CA", "-keyout", str(ca_key), "-out", str(ca_pem)])
+        run(
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "3650",
+                "-subj",
+                "/O=srcnet-local/CN=srcnet local test CA",
+                "-keyout",
+                str(ca_key),
+                "-out",
+                str(ca_pem),
+            ]
+        )
         csr = folder / "host.csr"
         ext = folder / "host.ext"
         ext.write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
-        run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/O=srcnet-local/CN=localhost",
-             "-keyout", str(host_key), "-out", str(csr)])
-        run(["openssl", "x509", "-req", "-in", str(csr), "-CA", str(ca_pem), "-CAkey", str(ca_key),
-             "-CAcreateserial", "-days", "3650", "-extfile", str(ext), "-out", str(host_pem)])
+        run(
+            [
+                "openssl",
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-subj",
+                "/O=srcnet-local/CN=localhost",
+                "-keyout",
+                str(host_key),
+                "-out",
+                str(csr),
+            ]
+        )
+        run(
+            [
+                "openssl",
+                "x509",
+                "-req",
+                "-in",
+                str(csr),
+                "-CA",
+                str(ca_pem),
+                "-CAkey",
+                str(ca_key),
+                "-CAcreateserial",
+                "-days",
+                "3650",
+                "-extfile",
+                str(ext),
+                "-out",
+                str(host_pem),
+            ]
+        )
         (certs / "ca.pem").write_bytes(ca_pem.read_bytes())
         run(["openssl", "rehash", str(certs)])
         for path in (ca_pem, host_pem, certs / "ca.pem"):

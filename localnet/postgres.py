@@ -23,7 +23,20 @@ def _bin(name: str) -> str:
 
 
 def _psql(port: int, *sql: str) -> subprocess.CompletedProcess[str]:
-    argv = ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d", "postgres"]
+    argv = [
+        "psql",
+        "-q",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "-U",
+        "postgres",
+        "-d",
+        "postgres",
+    ]
     for statement in sql:
         argv += ["-c", statement]
     return run(argv)
@@ -36,26 +49,86 @@ def ensure_postgres(state: StateDir) -> int:
     data = folder / "data"
     if not (data / "PG_VERSION").exists():
         chown_tree(folder, "postgres")
-        run(as_user("postgres", [_bin("initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
-                                 "-E", "UTF8", "--locale=C.UTF-8"]))
+        run(
+            as_user(
+                "postgres",
+                [
+                    _bin("initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--locale=C.UTF-8",
+                ],
+            )
+        )
     if not port_open(port):
         # fsync off: a throw-away local cluster; a clean stop (pg_ctl -m fast) still loses nothing.
-        options = (f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
-        run(as_user("postgres", [_bin("pg_ctl"), "-D", str(data), "-l", str(folder / "postgres.log"),
-                                 "-w", "-t", "60", "start", "-o", options]))
+        options = (
+            f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        )
+        run(
+            as_user(
+                "postgres",
+                [
+                    _bin("pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-l",
+                    str(folder / "postgres.log"),
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                    "-o",
+                    options,
+                ],
+            )
+        )
         wait_for_port(port, what="postgres")
     _provision(port)
     return port
 
 
 def _provision(port: int) -> None:
-    exists = run(["psql", "-tA", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d", "postgres",
-                  "-c", f"SELECT 1 FROM pg_roles WHERE rolname = '{DB_USER}'"]).stdout.strip()
+    exists = run(
+        [
+            "psql",
+            "-tA",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-c",
+            f"SELECT 1 FROM pg_roles WHERE rolname = '{DB_USER}'",
+        ]
+    ).stdout.strip()
     if not exists:
         _psql(port, f"CREATE ROLE {DB_USER} LOGIN PASSWORD '{DB_PASSWORD}' CREATEDB")
-    has_db = run(["psql", "-tA", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d", "postgres",
-                  "-c", f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'"]).stdout.strip()
+    has_db = run(
+        [
+            "psql",
+            "-tA",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-c",
+            f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'",
+        ]
+    ).stdout.strip()
     if not has_db:
         _psql(port, f"CREATE DATABASE {DB_NAME} OWNER {DB_USER}")
 
@@ -64,8 +137,12 @@ def stop_postgres(state: StateDir) -> bool:
     data = state.path / "pg" / "data"
     if not (data / "postmaster.pid").exists():
         return False
-    proc = subprocess.run(as_user("postgres", [_bin("pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        as_user("postgres", [_bin("pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return proc.returncode == 0
 
 

@@ -5,6 +5,7 @@ Only processes this package started are ever signalled: each has a PID file in `
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -103,10 +104,8 @@ def stop_pid(pid: int, *, timeout: float = 10.0, sig: int = signal.SIGTERM) -> N
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def stop_daemon(state: StateDir, name: str, *, timeout: float = 10.0) -> bool:
@@ -144,5 +143,7 @@ def run(argv: Sequence[str], **kwargs: object) -> subprocess.CompletedProcess[st
     """Run a short command, raising ServiceError with its output on failure."""
     proc = subprocess.run(list(argv), capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
     if proc.returncode != 0:
-        raise ServiceError(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}")
+        raise ServiceError(
+            f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
+        )
     return proc

@@ -12,9 +12,25 @@ def ensure_redis(state: StateDir) -> int:
     port = state.port("redis")
     if not (running(state, "redis") and port_open(port)):
         folder = state.sub("redis")
-        pid = start_daemon(state, "redis", [require_binary("redis-server"), "--bind", "127.0.0.1", "--port", str(port),
-                                            "--dir", str(folder), "--save", "", "--appendonly", "no",
-                                            "--protected-mode", "no"])
+        pid = start_daemon(
+            state,
+            "redis",
+            [
+                require_binary("redis-server"),
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--dir",
+                str(folder),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "no",
+            ],
+        )
         wait_for_port(port, pid=pid, what="redis-server")
     return port
 

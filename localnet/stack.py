@@ -20,15 +20,17 @@ VENV_BIN = Path(sys.executable).parent
 def service_env(state: StateDir, name: str) -> dict[str, str]:
     """The environment every process of the local network runs with."""
     env = dict(os.environ)
-    env.update({
-        "SRCNET_STATE": name,
-        "DJANGO_SETTINGS_MODULE": "srcnet.settings",
-        "X509_CERT_DIR": str(state.path / "pki" / "certs"),
-        "GFAL_PYTHONBIN": "/usr/bin/python3",
-        "XRD_CONNECTIONRETRY": "1",
-        "XRD_CONNECTIONWINDOW": "5",
-        "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "SRCNET_STATE": name,
+            "DJANGO_SETTINGS_MODULE": "srcnet.settings",
+            "X509_CERT_DIR": str(state.path / "pki" / "certs"),
+            "GFAL_PYTHONBIN": "/usr/bin/python3",
+            "XRD_CONNECTIONRETRY": "1",
+            "XRD_CONNECTIONWINDOW": "5",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     return env
 
 
@@ -38,7 +40,9 @@ def ensure_core(state: StateDir) -> dict[str, int]:
     return {"postgres": ensure_postgres(state), "redis": ensure_redis(state)}
 
 
-def ensure_sites(state: StateDir, names: Iterable[str], *, extra_lines: list[str] | None = None) -> dict[str, LocalSite]:
+def ensure_sites(
+    state: StateDir, names: Iterable[str], *, extra_lines: list[str] | None = None
+) -> dict[str, LocalSite]:
     return {name: ensure_site(state, name, extra_lines=extra_lines) for name in names}
 
 
@@ -46,9 +50,22 @@ def ensure_workers(state: StateDir, name: str, *, concurrency: int = 4, beat: bo
     """A Celery worker (with the periodic sweep when ``beat``) running the transfer tasks."""
     if running(state, "celery-worker"):
         return read_pid(state, "celery-worker") or 0
-    argv = [str(VENV_BIN / "celery"), "-A", "srcnet", "worker", "--loglevel", "INFO", "--pool", "prefork",
-            "--concurrency", str(concurrency), "--hostname", f"srcnet-{name}@%h", "--without-gossip",
-            "--without-mingle"]
+    argv = [
+        str(VENV_BIN / "celery"),
+        "-A",
+        "srcnet",
+        "worker",
+        "--loglevel",
+        "INFO",
+        "--pool",
+        "prefork",
+        "--concurrency",
+        str(concurrency),
+        "--hostname",
+        f"srcnet-{name}@%h",
+        "--without-gossip",
+        "--without-mingle",
+    ]
     if beat:
         argv += ["--beat", "--schedule", str(state.sub("celery") / "beat-schedule")]
     return start_daemon(state, "celery-worker", argv, env=service_env(state, name), cwd=PROJECT_ROOT)
@@ -58,8 +75,18 @@ def ensure_web(state: StateDir, name: str) -> int:
     port = state.port("web")
     if running(state, "web") and port_open(port):
         return port
-    argv = [str(VENV_BIN / "gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "120",
-            "--access-logfile", "-", "srcnet.wsgi:application"]
+    argv = [
+        str(VENV_BIN / "gunicorn"),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "2",
+        "--timeout",
+        "120",
+        "--access-logfile",
+        "-",
+        "srcnet.wsgi:application",
+    ]
     pid = start_daemon(state, "web", argv, env=service_env(state, name), cwd=PROJECT_ROOT)
     wait_for_port(port, pid=pid, what="gunicorn", timeout=30)
     return port

@@ -39,8 +39,15 @@ def site_folder(state: StateDir, name: str) -> Path:
     return state.sub("xrootd", name)
 
 
-def render_config(*, name: str, folder: Path, root_port: int, http_port: int, ca_dir: Path,
-                  extra_lines: list[str] | None = None) -> str:
+def render_config(
+    *,
+    name: str,
+    folder: Path,
+    root_port: int,
+    http_port: int,
+    ca_dir: Path,
+    extra_lines: list[str] | None = None,
+) -> str:
     """The xrootd configuration of one site (pure: text out, tested alone)."""
     lines = [
         "all.export /",
@@ -82,8 +89,16 @@ def ensure_site(state: StateDir, name: str, *, extra_lines: list[str] | None = N
     shutil.copyfile(key, folder / "hostkey.pem")
     (folder / "hostkey.pem").chmod(0o600)
     config = folder / "xrootd.cfg"
-    config.write_text(render_config(name=name, folder=folder, root_port=root_port, http_port=http_port,
-                                    ca_dir=ca_dir, extra_lines=extra_lines))
+    config.write_text(
+        render_config(
+            name=name,
+            folder=folder,
+            root_port=root_port,
+            http_port=http_port,
+            ca_dir=ca_dir,
+            extra_lines=extra_lines,
+        )
+    )
     if as_root():
         chown_tree(folder, SERVICE_USER)
     argv = [require_binary("xrootd"), "-c", str(config), "-l", str(folder / "log" / "xrootd.log"), "-n", name]

@@ -8,7 +8,9 @@ from django.db import models
 
 from .choices import PolicyKind, ProductState, ReplicaState
 
-scope_validator = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,24}$", "A Rucio scope: up to 25 letters, digits, '.-_'.")
+scope_validator = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9._-]{0,24}$", "A Rucio scope: up to 25 letters, digits, '.-_'."
+)
 did_name_validator = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", "Letters, digits, '.', '-' or '_'.")
 adler32_validator = RegexValidator(r"^[0-9a-f]{8}$", "An adler32 checksum is 8 lower-case hex digits.")
 
@@ -19,8 +21,12 @@ class DataProduct(models.Model):
     scope = models.CharField(max_length=25, validators=[scope_validator])
     name = models.CharField(max_length=200, validators=[did_name_validator])
     telescope = models.ForeignKey("topology.Telescope", on_delete=models.PROTECT, related_name="products")
-    source = models.ForeignKey("topology.StorageEndpoint", on_delete=models.PROTECT, related_name="products",
-                               help_text="The SDP storage the product was written to")
+    source = models.ForeignKey(
+        "topology.StorageEndpoint",
+        on_delete=models.PROTECT,
+        related_name="products",
+        help_text="The SDP storage the product was written to",
+    )
     state = models.CharField(max_length=16, choices=ProductState.choices, default=ProductState.REGISTERED)
     priority = models.PositiveSmallIntegerField(default=3, help_text="1 (lowest) to 5 (highest), as in FTS3")
     created = models.DateTimeField(auto_now_add=True)
@@ -83,8 +89,11 @@ class ReplicaPolicy(models.Model):
         ordering = ["name"]
         verbose_name_plural = "replica policies"
         constraints = [
-            models.UniqueConstraint(fields=["telescope"], condition=models.Q(is_active=True),
-                                    name="one_active_policy_per_telescope"),
+            models.UniqueConstraint(
+                fields=["telescope"],
+                condition=models.Q(is_active=True),
+                name="one_active_policy_per_telescope",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -99,21 +108,30 @@ class ReplicaPolicy(models.Model):
         from topology.models import StorageEndpoint
 
         endpoints = StorageEndpoint.objects.filter(role=StorageRole.DISK, is_active=True).select_related(
-            "site__regionalcentre")
-        return {e.name: e.site.regionalcentre.share_weight for e in endpoints
-                if hasattr(e.site, "regionalcentre") and e.site.regionalcentre.share_weight > 0}
+            "site__regionalcentre"
+        )
+        return {
+            e.name: e.site.regionalcentre.share_weight
+            for e in endpoints
+            if hasattr(e.site, "regionalcentre") and e.site.regionalcentre.share_weight > 0
+        }
 
 
 class PolicyShare(models.Model):
     """An explicit weight of one destination in a weighted-share policy."""
 
     policy = models.ForeignKey(ReplicaPolicy, on_delete=models.CASCADE, related_name="shares")
-    destination = models.ForeignKey("topology.StorageEndpoint", on_delete=models.PROTECT, related_name="shares")
+    destination = models.ForeignKey(
+        "topology.StorageEndpoint", on_delete=models.PROTECT, related_name="shares"
+    )
     weight = models.FloatField(validators=[MinValueValidator(0.0)])
 
     class Meta:
         ordering = ["policy", "destination"]
         constraints = [models.UniqueConstraint(fields=["policy", "destination"], name="unique_share")]
+
+    def __str__(self) -> str:
+        return f"{self.destination_id}: {self.weight:g}"
 
     def clean(self) -> None:
         super().clean()
@@ -127,10 +145,13 @@ class Replica(models.Model):
     """Where a copy of a product is (or is going), and which policy put it there."""
 
     product = models.ForeignKey(DataProduct, on_delete=models.CASCADE, related_name="replicas")
-    endpoint = models.ForeignKey("topology.StorageEndpoint", on_delete=models.PROTECT, related_name="replicas")
+    endpoint = models.ForeignKey(
+        "topology.StorageEndpoint", on_delete=models.PROTECT, related_name="replicas"
+    )
     state = models.CharField(max_length=16, choices=ReplicaState.choices, default=ReplicaState.PLANNED)
-    policy = models.ForeignKey(ReplicaPolicy, on_delete=models.SET_NULL, null=True, blank=True,
-                               related_name="replicas")
+    policy = models.ForeignKey(
+        ReplicaPolicy, on_delete=models.SET_NULL, null=True, blank=True, related_name="replicas"
+    )
     reason = models.TextField(blank=True, help_text="Why it is here, or why it failed")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

@@ -25,8 +25,15 @@ class FileSpec:
 
 
 @transaction.atomic
-def register_product(*, scope: str, name: str, telescope: Telescope, files: Sequence[FileSpec],
-                     priority: int = 3, source: StorageEndpoint | None = None) -> DataProduct:
+def register_product(
+    *,
+    scope: str,
+    name: str,
+    telescope: Telescope,
+    files: Sequence[FileSpec],
+    priority: int = 3,
+    source: StorageEndpoint | None = None,
+) -> DataProduct:
     """Record a product the SDP has written, with its files; its SDP replica is available at once."""
     if not files:
         raise ValidationError({"files": "A product has at least one file."})
@@ -48,8 +55,9 @@ def register_product(*, scope: str, name: str, telescope: Telescope, files: Sequ
         except ValidationError as exc:
             raise ValidationError({f"files[{index}].{k}": v for k, v in exc.message_dict.items()}) from exc
         row.save()
-    Replica.objects.create(product=product, endpoint=source, state=ReplicaState.AVAILABLE,
-                           reason="written by the SDP")
+    Replica.objects.create(
+        product=product, endpoint=source, state=ReplicaState.AVAILABLE, reason="written by the SDP"
+    )
     return product
 
 
@@ -58,16 +66,25 @@ def active_policy(telescope: Telescope) -> ReplicaPolicy:
     policy = ReplicaPolicy.objects.filter(telescope=telescope, is_active=True).first()
     if policy is None:
         policy, _ = ReplicaPolicy.objects.get_or_create(
-            name=f"{telescope.name}-1-replica-by-share", telescope=telescope,
-            defaults={"kind": PolicyKind.WEIGHTED_SHARE, "is_active": True,
-                      "description": "Default: one replica per product, SRCs weighted by their share."})
+            name=f"{telescope.name}-1-replica-by-share",
+            telescope=telescope,
+            defaults={
+                "kind": PolicyKind.WEIGHTED_SHARE,
+                "is_active": True,
+                "description": "Default: one replica per product, SRCs weighted by their share.",
+            },
+        )
     return policy
 
 
 def placed_bytes(policy: ReplicaPolicy) -> dict[str, int]:
     """Bytes already placed by ``policy`` at each destination (failed replicas do not count)."""
-    rows = (Replica.objects.filter(policy=policy).exclude(state=ReplicaState.FAILED)
-            .values("endpoint__name").annotate(total=Sum("product__files__size_bytes")))
+    rows = (
+        Replica.objects.filter(policy=policy)
+        .exclude(state=ReplicaState.FAILED)
+        .values("endpoint__name")
+        .annotate(total=Sum("product__files__size_bytes"))
+    )
     return {row["endpoint__name"]: int(row["total"] or 0) for row in rows}
 
 
@@ -82,13 +99,19 @@ def place_product(*, product: DataProduct) -> list[Replica]:
         return existing
     policy = ReplicaPolicy.objects.select_for_update().get(pk=active_policy(product.telescope).pk)
     try:
-        destination_name = choose_by_weighted_share(policy.weights(), placed_bytes(policy), product.size_bytes)
+        destination_name = choose_by_weighted_share(
+            policy.weights(), placed_bytes(policy), product.size_bytes
+        )
     except PolicyError as exc:
         raise ValidationError({"policy": f"{policy.name}: {exc}"}) from exc
     destination = StorageEndpoint.objects.get(name=destination_name)
-    replica = Replica.objects.create(product=product, endpoint=destination, policy=policy,
-                                     state=ReplicaState.PLANNED,
-                                     reason=f"{policy.name}: furthest below its weighted share")
+    replica = Replica.objects.create(
+        product=product,
+        endpoint=destination,
+        policy=policy,
+        state=ReplicaState.PLANNED,
+        reason=f"{policy.name}: furthest below its weighted share",
+    )
     product.state = ProductState.PLACING
     product.save(update_fields=["state"])
     return [replica]
@@ -103,8 +126,13 @@ def record_replica_transfer(*, replica_id: int, job) -> Replica:  # type: ignore
     if job.state == JobState.FINISHED:
         replica.state, replica.reason = ReplicaState.AVAILABLE, f"transfer job {job.job_id} finished"
     else:
-        reasons = "; ".join(sorted({r for r in job.files.exclude(reason="").values_list("reason", flat=True)}))
-        replica.state, replica.reason = ReplicaState.FAILED, f"transfer job {job.job_id} {job.state}: {reasons}"
+        reasons = "; ".join(
+            sorted({r for r in job.files.exclude(reason="").values_list("reason", flat=True)})
+        )
+        replica.state, replica.reason = (
+            ReplicaState.FAILED,
+            f"transfer job {job.job_id} {job.state}: {reasons}",
+        )
     replica.save(update_fields=["state", "reason", "updated"])
     product = replica.product
     states = set(product.replicas.values_list("state", flat=True))

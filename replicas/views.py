@@ -16,19 +16,35 @@ from .models import DataProduct, Replica
 @login_required
 def products(request: HttpRequest) -> HttpResponse:
     queryset = DataProduct.objects.select_related("telescope").prefetch_related(
-        "files", Prefetch("replicas", queryset=Replica.objects.select_related("endpoint")))
-    return object_list(request, title="Data products", queryset=queryset,
-                       filterset_class=filtersets.DataProductFilterSet, columns=[
-                           Column("Product", lambda p: p.did, link=lambda p: reverse("replicas:product", args=[p.pk])),
-                           Column("Telescope", lambda p: p.telescope), Column("State", lambda p: p.get_state_display()),
-                           Column("Bytes", lambda p: p.size_bytes),
-                           Column("Replicas", lambda p: ", ".join(f"{r.endpoint.name} ({r.state})" for r in p.replicas.all())),
-                           Column("Created", lambda p: p.created.strftime("%Y-%m-%d %H:%M:%S"))])
+        "files", Prefetch("replicas", queryset=Replica.objects.select_related("endpoint"))
+    )
+    return object_list(
+        request,
+        title="Data products",
+        queryset=queryset,
+        filterset_class=filtersets.DataProductFilterSet,
+        columns=[
+            Column("Product", lambda p: p.did, link=lambda p: reverse("replicas:product", args=[p.pk])),
+            Column("Telescope", lambda p: p.telescope),
+            Column("State", lambda p: p.get_state_display()),
+            Column("Bytes", lambda p: p.size_bytes),
+            Column(
+                "Replicas", lambda p: ", ".join(f"{r.endpoint.name} ({r.state})" for r in p.replicas.all())
+            ),
+            Column("Created", lambda p: p.created.strftime("%Y-%m-%d %H:%M:%S")),
+        ],
+    )
 
 
 @login_required
 def product(request: HttpRequest, pk: int) -> HttpResponse:
     item = get_object_or_404(DataProduct.objects.select_related("telescope", "source"), pk=pk)
     replicas = item.replicas.select_related("endpoint__site", "policy")
-    transfers = TransferFile.objects.filter(job__metadata__product=item.did).select_related("job").order_by("start_time")
-    return render(request, "replicas/product.html", {"product": item, "replicas": replicas, "transfers": transfers})
+    transfers = (
+        TransferFile.objects.filter(job__metadata__product=item.did)
+        .select_related("job")
+        .order_by("start_time")
+    )
+    return render(
+        request, "replicas/product.html", {"product": item, "replicas": replicas, "transfers": transfers}
+    )

@@ -8,7 +8,7 @@ from replicas.choices import ReplicaState
 from replicas.models import DataProduct, Replica
 from replicas.services import place_product
 
-from .transfertool import JobParams, Transfertool, TransferRequest, default_transfertool
+from .transfertool import JobParams, TransferRequest, Transfertool, default_transfertool
 
 
 @transaction.atomic
@@ -25,13 +25,23 @@ def push_product(*, product: DataProduct, transfertool: Transfertool | None = No
         # The destination pulls: both ends speak the destination's third-party-copy protocol.
         scheme = destination.tpc_scheme
         requests = [
-            TransferRequest(source=source.url(scheme, f.relative_path), destination=destination.url(scheme, f.relative_path),
-                            filesize=f.size_bytes, checksum=f"ADLER32:{f.adler32}",
-                            metadata={"product": product.did, "file": f.name})
+            TransferRequest(
+                source=source.url(scheme, f.relative_path),
+                destination=destination.url(scheme, f.relative_path),
+                filesize=f.size_bytes,
+                checksum=f"ADLER32:{f.adler32}",
+                metadata={"product": product.did, "file": f.name},
+            )
             for f in files
         ]
-        job_id = tool.submit(requests, JobParams(priority=product.priority, activity="SKA Data Products",
-                                                 metadata={"replica_id": replica.pk, "product": product.did}))
+        job_id = tool.submit(
+            requests,
+            JobParams(
+                priority=product.priority,
+                activity="SKA Data Products",
+                metadata={"replica_id": replica.pk, "product": product.did},
+            ),
+        )
         replica.state = ReplicaState.COPYING
         replica.reason = f"{replica.reason}; transfer job {job_id}"
         replica.save(update_fields=["state", "reason", "updated"])

@@ -59,11 +59,24 @@ class EmbeddedTransfertool(Transfertool):
         from transfers.services import FileRequest, submit_job
 
         try:
-            job = submit_job(files=[FileRequest(source=f.source, destination=f.destination, filesize=f.filesize,
-                                                checksum=f.checksum, metadata=f.metadata) for f in files],
-                             priority=params.priority, activity=params.activity,
-                             verify_checksum=params.verify_checksum, overwrite=params.overwrite, retry=params.retry,
-                             metadata=params.metadata)
+            job = submit_job(
+                files=[
+                    FileRequest(
+                        source=f.source,
+                        destination=f.destination,
+                        filesize=f.filesize,
+                        checksum=f.checksum,
+                        metadata=f.metadata,
+                    )
+                    for f in files
+                ],
+                priority=params.priority,
+                activity=params.activity,
+                verify_checksum=params.verify_checksum,
+                overwrite=params.overwrite,
+                retry=params.retry,
+                metadata=params.metadata,
+            )
         except ValidationError as exc:
             raise TransfertoolError(f"submission refused: {exc.message_dict}") from exc
         return str(job.job_id)
@@ -71,7 +84,10 @@ class EmbeddedTransfertool(Transfertool):
     def job_states(self, job_ids: Sequence[str]) -> dict[str, str]:
         from transfers.models import TransferJob
 
-        return {str(j): s for j, s in TransferJob.objects.filter(job_id__in=job_ids).values_list("job_id", "state")}
+        return {
+            str(j): s
+            for j, s in TransferJob.objects.filter(job_id__in=job_ids).values_list("job_id", "state")
+        }
 
     def cancel(self, job_id: str) -> None:
         from transfers.models import TransferJob

@@ -23,18 +23,33 @@ class Column:
     link: Callable[[Any], str] | None = None
 
 
-def object_list(request: HttpRequest, *, title: str, queryset: QuerySet, filterset_class: Any,
-                columns: Sequence[Column], per_page: int = 50) -> HttpResponse:
+def object_list(
+    request: HttpRequest,
+    *,
+    title: str,
+    queryset: QuerySet,
+    filterset_class: Any,
+    columns: Sequence[Column],
+    per_page: int = 50,
+) -> HttpResponse:
     """A list page using the same FilterSet as the REST endpoint, so both show the same rows."""
     filterset = filterset_class(request.GET, queryset=queryset)
     page = Paginator(filterset.qs, per_page).get_page(request.GET.get("page"))
     rows = [[(col.value(obj), col.link(obj) if col.link else None) for col in columns] for obj in page]
     query = request.GET.copy()
     query.pop("page", None)
-    return render(request, "srcnet/object_list.html", {
-        "title": title, "filterset": filterset, "headers": [c.header for c in columns], "rows": rows,
-        "page": page, "query": query.urlencode(),
-    })
+    return render(
+        request,
+        "srcnet/object_list.html",
+        {
+            "title": title,
+            "filterset": filterset,
+            "headers": [c.header for c in columns],
+            "rows": rows,
+            "page": page,
+            "query": query.urlencode(),
+        },
+    )
 
 
 @login_required

@@ -79,15 +79,33 @@ def xrootd_sites(test_state: StateDir) -> Iterator[dict[str, LocalSite]]:
 def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir) -> Iterator[int]:  # type: ignore[no-untyped-def]
     """A real Celery worker process running the transfer tasks against the test database."""
     env = service_env(test_state, test_state.path.name)
-    env["SRCNET_DB_NAME"] = settings.DATABASES["default"]["NAME"]
+    env["SRCNET_DB_NAME"] = str(settings.DATABASES["default"]["NAME"])
     env["SRCNET_TRANSFER_RETRY_BACKOFF"] = "0.5"
     log = test_state.sub("log") / "pytest-celery-worker.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [str(Path(sys.executable).parent / "celery"), "-A", "srcnet", "worker", "--loglevel", "INFO",
-             "--pool", "prefork", "--concurrency", "4", "--hostname", f"pytest-{os.getpid()}@%h",
-             "--without-gossip", "--without-mingle"],
-            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=PROJECT_ROOT, start_new_session=True)
+            [
+                str(Path(sys.executable).parent / "celery"),
+                "-A",
+                "srcnet",
+                "worker",
+                "--loglevel",
+                "INFO",
+                "--pool",
+                "prefork",
+                "--concurrency",
+                "4",
+                "--hostname",
+                f"pytest-{os.getpid()}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=PROJECT_ROOT,
+            start_new_session=True,
+        )
     try:
         _wait_for_worker(proc, log)
         yield proc.pid

@@ -1,6 +1,16 @@
 from django.contrib import admin
 
-from .models import Dtn, Link, NetworkPath, PathHop, PointOfPresence, RegionalCentre, StorageEndpoint, Telescope, Vrf
+from .models import (
+    Dtn,
+    Link,
+    NetworkPath,
+    PathHop,
+    PointOfPresence,
+    RegionalCentre,
+    StorageEndpoint,
+    Telescope,
+    Vrf,
+)
 
 
 class PathHopInline(admin.TabularInline):

@@ -4,7 +4,17 @@ import django_filters
 from django.db.models import Q, QuerySet
 
 from .choices import LinkKind, Region, SiteKind, StorageRole, TpcScheme, VrfScope
-from .models import Dtn, Link, NetworkPath, PointOfPresence, RegionalCentre, Site, StorageEndpoint, Telescope, Vrf
+from .models import (
+    Dtn,
+    Link,
+    NetworkPath,
+    PointOfPresence,
+    RegionalCentre,
+    Site,
+    StorageEndpoint,
+    Telescope,
+    Vrf,
+)
 
 
 class SearchMixin(django_filters.FilterSet):
@@ -91,7 +101,9 @@ class NetworkPathFilterSet(django_filters.FilterSet):
     source = django_filters.CharFilter(field_name="source__name")
     destination = django_filters.CharFilter(field_name="destination__name")
     source_kind = django_filters.MultipleChoiceFilter(field_name="source__kind", choices=SiteKind.choices)
-    destination_kind = django_filters.MultipleChoiceFilter(field_name="destination__kind", choices=SiteKind.choices)
+    destination_kind = django_filters.MultipleChoiceFilter(
+        field_name="destination__kind", choices=SiteKind.choices
+    )
     vrf = django_filters.CharFilter(field_name="vrf__name")
     link = django_filters.CharFilter(field_name="links__name", label="Through link")
     rtt_max = django_filters.NumberFilter(field_name="rtt_ms", lookup_expr="lte")

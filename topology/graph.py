@@ -33,7 +33,9 @@ def build_graph(links: Iterable[LinkEdge]) -> nx.MultiGraph:
     graph = nx.MultiGraph()
     for link in links:
         if link.is_up:
-            graph.add_edge(link.a_end, link.b_end, key=link.name, rtt_ms=link.rtt_ms, capacity_bps=link.capacity_bps)
+            graph.add_edge(
+                link.a_end, link.b_end, key=link.name, rtt_ms=link.rtt_ms, capacity_bps=link.capacity_bps
+            )
     return graph
 
 
@@ -50,8 +52,15 @@ def _collapse(graph: nx.MultiGraph, min_capacity_bps: int) -> nx.Graph:
     return simple
 
 
-def shortest_paths(graph: nx.MultiGraph, source: str, destination: str, *, k: int = 1,
-                   min_capacity_bps: int = 0, avoid_sites: Sequence[str] = ()) -> list[list[str]]:
+def shortest_paths(
+    graph: nx.MultiGraph,
+    source: str,
+    destination: str,
+    *,
+    k: int = 1,
+    min_capacity_bps: int = 0,
+    avoid_sites: Sequence[str] = (),
+) -> list[list[str]]:
     """Up to ``k`` loop-free paths by increasing RTT, each a list of link names.
 
     ``avoid_sites`` keeps other storage sites from being used as transit (a path to an SRC must not run

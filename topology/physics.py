@@ -26,9 +26,10 @@ def tcp_ceiling_bps(window_bytes: float, rtt_ms: float) -> float:
     return window_bytes * 8.0 / (rtt_ms / 1000.0)
 
 
-def streams_needed(target_bps: float, *, window_bytes: float, rtt_ms: float,
-                   bottleneck_bps: float | None = None) -> int:
-    """TCP streams needed to carry ``target_bps`` (capped at the bottleneck): ceil(target / per-flow ceiling)."""
+def streams_needed(
+    target_bps: float, *, window_bytes: float, rtt_ms: float, bottleneck_bps: float | None = None
+) -> int:
+    """TCP streams needed to carry ``target_bps`` (capped at the bottleneck): ceil(target / ceiling)."""
     _require_positive(target_bps=target_bps)
     rate = min(target_bps, bottleneck_bps) if bottleneck_bps else target_bps
     return max(1, math.ceil(rate / tcp_ceiling_bps(window_bytes, rtt_ms) - 1e-9))
@@ -61,8 +62,12 @@ def path_metrics(links: Iterable[tuple[int, float, float, float]]) -> PathMetric
         rtt += link_rtt
         delivered *= 1.0 - link_loss
         opex += link_opex
-    return PathMetrics(capacity_bps=capacity or 0, rtt_ms=round(rtt, 6), loss_rate=round(1.0 - delivered, 12),
-                       opex_eur_per_year=opex)
+    return PathMetrics(
+        capacity_bps=capacity or 0,
+        rtt_ms=round(rtt, 6),
+        loss_rate=round(1.0 - delivered, 12),
+        opex_eur_per_year=opex,
+    )
 
 
 def _require_positive(**values: float) -> None:

@@ -6,7 +6,7 @@ from .models import LinkLimit, TransferAttempt, TransferFile, TransferJob
 class TransferFileInline(admin.TabularInline):
     model = TransferFile
     extra = 0
-    fields = ["file_index", "source_surl", "dest_surl", "state", "attempts", "reason"]
+    fields = ("file_index", "source_surl", "dest_surl", "state", "attempts", "reason")
     readonly_fields = fields
 
 

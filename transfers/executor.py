@@ -37,12 +37,24 @@ def default_timeout(filesize: int | None) -> int:
 
 
 def _checksum_mode(gfal2, mode: str):  # type: ignore[no-untyped-def]
-    return {"both": gfal2.checksum_mode.both, "source": gfal2.checksum_mode.source,
-            "target": gfal2.checksum_mode.target}[mode]
+    return {
+        "both": gfal2.checksum_mode.both,
+        "source": gfal2.checksum_mode.source,
+        "target": gfal2.checksum_mode.target,
+    }[mode]
 
 
-def copy_file(*, source: str, destination: str, checksum: str = "", verify: str = "both", overwrite: bool = False,
-              timeout: int | None = None, filesize: int | None = None, bearer_token: str = "") -> CopyOutcome:
+def copy_file(
+    *,
+    source: str,
+    destination: str,
+    checksum: str = "",
+    verify: str = "both",
+    overwrite: bool = False,
+    timeout: int | None = None,
+    filesize: int | None = None,
+    bearer_token: str = "",
+) -> CopyOutcome:
     """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks."""
     import gfal2
 
@@ -58,7 +70,9 @@ def copy_file(*, source: str, destination: str, checksum: str = "", verify: str 
         params.timeout = int(timeout or default_timeout(filesize))
         algorithm, _, expected = checksum.partition(":")
         if verify != "none":
-            params.set_checksum(_checksum_mode(gfal2, verify), "ADLER32", expected.lower() if algorithm else "")
+            params.set_checksum(
+                _checksum_mode(gfal2, verify), "ADLER32", expected.lower() if algorithm else ""
+            )
         # Like FTS3's url-copy: look at the source first, so a missing file is reported as that and not as
         # whatever the third-party-copy handshake makes of it.
         try:
@@ -70,8 +84,9 @@ def copy_file(*, source: str, destination: str, checksum: str = "", verify: str 
         size = ctx.stat(destination).st_size
         source_sum = ctx.checksum(source, "ADLER32") if verify in ("both", "source") else ""
         dest_sum = ctx.checksum(destination, "ADLER32") if verify in ("both", "target") else ""
-        return CopyOutcome(ok=True, seconds=seconds, bytes=int(size), source_checksum=source_sum,
-                           dest_checksum=dest_sum)
+        return CopyOutcome(
+            ok=True, seconds=seconds, bytes=int(size), source_checksum=source_sum, dest_checksum=dest_sum
+        )
     except gfal2.GError as exc:
         return CopyOutcome(ok=False, seconds=time.monotonic() - started, error=f"TRANSFER {_describe(exc)}")
 

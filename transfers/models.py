@@ -20,16 +20,23 @@ class TransferJob(models.Model):
 
     job_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.SUBMITTED)
-    priority = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1), MaxValueValidator(5)])
+    priority = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(5)]
+    )
     activity = models.CharField(max_length=64, default="default")
     verify_checksum = models.CharField(max_length=8, choices=ChecksumMode.choices, default=ChecksumMode.BOTH)
     overwrite = models.BooleanField(default=False)
-    retry = models.PositiveSmallIntegerField(default=2, validators=[MaxValueValidator(10)],
-                                             help_text="Retries after the first attempt")
-    retry_delay = models.FloatField(default=2.0, validators=[MinValueValidator(0.0)],
-                                    help_text="Seconds before the first retry; doubles each time")
-    timeout = models.PositiveIntegerField(null=True, blank=True,
-                                          help_text="Seconds per copy; default 600 s + 2 s per MiB")
+    retry = models.PositiveSmallIntegerField(
+        default=2, validators=[MaxValueValidator(10)], help_text="Retries after the first attempt"
+    )
+    retry_delay = models.FloatField(
+        default=2.0,
+        validators=[MinValueValidator(0.0)],
+        help_text="Seconds before the first retry; doubles each time",
+    )
+    timeout = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Seconds per copy; default 600 s + 2 s per MiB"
+    )
     metadata = models.JSONField(default=dict, blank=True)
     submitter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     reason = models.TextField(blank=True)
@@ -76,6 +83,11 @@ class TransferFile(models.Model):
     def __str__(self) -> str:
         return f"{self.source_surl} -> {self.dest_surl}"
 
+    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.source_se = storage_element(self.source_surl)
+        self.dest_se = storage_element(self.dest_surl)
+        super().save(*args, **kwargs)
+
     def clean(self) -> None:
         super().clean()
         errors = {}
@@ -88,11 +100,6 @@ class TransferFile(models.Model):
             errors["dest_surl"] = "The destination must differ from the source."
         if errors:
             raise ValidationError(errors)
-
-    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        self.source_se = storage_element(self.source_surl)
-        self.dest_se = storage_element(self.dest_surl)
-        super().save(*args, **kwargs)
 
     @property
     def throughput_bps(self) -> float | None:
@@ -117,6 +124,9 @@ class TransferAttempt(models.Model):
     class Meta:
         ordering = ["file", "number"]
         constraints = [models.UniqueConstraint(fields=["file", "number"], name="unique_attempt_number")]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of file {self.file_id}"
 
 
 class LinkLimit(models.Model):

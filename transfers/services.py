@@ -39,24 +39,47 @@ def _transfer_settings() -> dict[str, Any]:
 
 
 @transaction.atomic
-def submit_job(*, files: Sequence[FileRequest], priority: int = 3, activity: str = "default",
-               verify_checksum: str = "both", overwrite: bool = False, retry: int | None = None,
-               retry_delay: float | None = None, timeout: int | None = None,
-               metadata: dict[str, Any] | None = None, submitter: Any = None) -> TransferJob:
+def submit_job(
+    *,
+    files: Sequence[FileRequest],
+    priority: int = 3,
+    activity: str = "default",
+    verify_checksum: str = "both",
+    overwrite: bool = False,
+    retry: int | None = None,
+    retry_delay: float | None = None,
+    timeout: int | None = None,
+    metadata: dict[str, Any] | None = None,
+    submitter: Any = None,
+) -> TransferJob:
     """Validate and store a job with its files (all or nothing), then have it dispatched after commit."""
     if not files:
         raise ValidationError({"files": "A job needs at least one file."})
     config = _transfer_settings()
-    job = TransferJob(priority=priority, activity=activity, verify_checksum=verify_checksum, overwrite=overwrite,
-                      retry=config["DEFAULT_RETRIES"] if retry is None else retry,
-                      retry_delay=config["RETRY_BACKOFF_SECONDS"] if retry_delay is None else retry_delay,
-                      timeout=timeout, metadata=metadata or {}, submitter=submitter)
+    job = TransferJob(
+        priority=priority,
+        activity=activity,
+        verify_checksum=verify_checksum,
+        overwrite=overwrite,
+        retry=config["DEFAULT_RETRIES"] if retry is None else retry,
+        retry_delay=config["RETRY_BACKOFF_SECONDS"] if retry_delay is None else retry_delay,
+        timeout=timeout,
+        metadata=metadata or {},
+        submitter=submitter,
+    )
     job.full_clean()
     job.save()
     rows = []
     for index, request in enumerate(files):
-        row = TransferFile(job=job, file_index=index, source_surl=request.source, dest_surl=request.destination,
-                           filesize=request.filesize, checksum=request.checksum, metadata=request.metadata)
+        row = TransferFile(
+            job=job,
+            file_index=index,
+            source_surl=request.source,
+            dest_surl=request.destination,
+            filesize=request.filesize,
+            checksum=request.checksum,
+            metadata=request.metadata,
+        )
         try:
             row.full_clean(exclude=["job"])
         except ValidationError as exc:
@@ -91,13 +114,19 @@ def dispatch() -> list[int]:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [DISPATCH_LOCK_KEY])
     now = timezone.now()
     limits = list(LinkLimit.objects.all())
-    active = {(row["source_se"], row["dest_se"]): row["n"] for row in
-              TransferFile.objects.filter(state=FileState.ACTIVE).values("source_se", "dest_se").annotate(n=Count("id"))}
-    waiting = (TransferFile.objects.select_for_update(skip_locked=True, of=("self",))
-               .filter(state=FileState.SUBMITTED, job__state__in=(JobState.SUBMITTED, JobState.ACTIVE))
-               .exclude(retry_after__gt=now)
-               .select_related("job")
-               .order_by("-job__priority", "job__created", "job_id", "file_index")[:DISPATCH_BATCH])
+    active = {
+        (row["source_se"], row["dest_se"]): row["n"]
+        for row in TransferFile.objects.filter(state=FileState.ACTIVE)
+        .values("source_se", "dest_se")
+        .annotate(n=Count("id"))
+    }
+    waiting = (
+        TransferFile.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(state=FileState.SUBMITTED, job__state__in=(JobState.SUBMITTED, JobState.ACTIVE))
+        .exclude(retry_after__gt=now)
+        .select_related("job")
+        .order_by("-job__priority", "job__created", "job_id", "file_index")[:DISPATCH_BATCH]
+    )
     created: list[int] = []
     for row in waiting:
         key = (row.source_se, row.dest_se)
@@ -127,8 +156,9 @@ def _enqueue_attempts(attempt_ids: Sequence[int]) -> None:
 
 def claim_attempt(attempt_id: int, *, worker: str = "") -> TransferAttempt | None:
     """Claim a RUNNING, unclaimed attempt for execution; None if another delivery already has it."""
-    claimed = (TransferAttempt.objects.filter(pk=attempt_id, state=AttemptState.RUNNING, claimed__isnull=True)
-               .update(claimed=timezone.now(), worker=worker))
+    claimed = TransferAttempt.objects.filter(
+        pk=attempt_id, state=AttemptState.RUNNING, claimed__isnull=True
+    ).update(claimed=timezone.now(), worker=worker)
     if not claimed:
         return None
     return TransferAttempt.objects.select_related("file__job").get(pk=attempt_id)
@@ -136,7 +166,7 @@ def claim_attempt(attempt_id: int, *, worker: str = "") -> TransferAttempt | Non
 
 @transaction.atomic
 def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
-    """Record an attempt's outcome: the file finishes, fails, or waits for its retry (bounded, with back-off)."""
+    """Record an attempt's outcome: the file finishes, fails, or waits for a (bounded, backed-off) retry."""
     attempt = TransferAttempt.objects.select_for_update().get(pk=attempt_id)
     row = TransferFile.objects.select_for_update().select_related("job").get(pk=attempt.file_id)
     now = timezone.now()
@@ -159,7 +189,9 @@ def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
             row.retry_after = now + timedelta(seconds=retry_in)
         else:
             row.state, row.finish_time = FileState.FAILED, now
-            row.reason = outcome.error if row.attempts == 1 else f"after {row.attempts} attempts: {outcome.error}"
+            row.reason = (
+                outcome.error if row.attempts == 1 else f"after {row.attempts} attempts: {outcome.error}"
+            )
         row.save()
     _settle_job(job)
     transaction.on_commit(lambda: _enqueue_dispatch(countdown=retry_in or 0.0))
@@ -183,7 +215,9 @@ def _settle_job(job: TransferJob) -> None:
     job.finished = timezone.now()
     job.save(update_fields=["state", "finished", "updated"])
     job_id = job.pk
-    transaction.on_commit(lambda: job_finished.send(sender=TransferJob, job=TransferJob.objects.get(pk=job_id)))
+    transaction.on_commit(
+        lambda: job_finished.send(sender=TransferJob, job=TransferJob.objects.get(pk=job_id))
+    )
 
 
 @transaction.atomic
@@ -192,8 +226,9 @@ def cancel_job(job: TransferJob, *, reason: str = "canceled by the user") -> Tra
     job = TransferJob.objects.select_for_update().get(pk=job.pk)
     if job.state in TERMINAL_JOB_STATES:
         return job
-    job.files.exclude(state__in=TERMINAL_FILE_STATES).update(state=FileState.CANCELED, reason=reason,
-                                                              finish_time=timezone.now())
+    job.files.exclude(state__in=TERMINAL_FILE_STATES).update(
+        state=FileState.CANCELED, reason=reason, finish_time=timezone.now()
+    )
     job.reason = reason
     job.save(update_fields=["reason", "updated"])
     _settle_job(job)
@@ -203,8 +238,11 @@ def cancel_job(job: TransferJob, *, reason: str = "canceled by the user") -> Tra
 def reap_lost_attempts(*, older_than: timedelta) -> int:
     """Fail attempts whose worker vanished (claimed long ago, never finished), so their file can retry."""
     cutoff = timezone.now() - older_than
-    lost = list(TransferAttempt.objects.filter(state=AttemptState.RUNNING, claimed__lt=cutoff)
-                .values_list("pk", flat=True))
+    lost = list(
+        TransferAttempt.objects.filter(state=AttemptState.RUNNING, claimed__lt=cutoff).values_list(
+            "pk", flat=True
+        )
+    )
     for attempt_id in lost:
         finish_attempt(attempt_id, CopyOutcome(ok=False, seconds=0.0, error="worker lost during the copy"))
     return len(lost)

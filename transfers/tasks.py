@@ -23,8 +23,13 @@ def dispatch() -> int:
     return len(services.dispatch())
 
 
-@shared_task(name="transfers.execute_attempt", acks_late=True, autoretry_for=(OperationalError,),
-             retry_backoff=True, max_retries=5)
+@shared_task(
+    name="transfers.execute_attempt",
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
+)
 def execute_attempt(attempt_id: int) -> str:
     """Run one attempt's copy. A redelivered message finds the attempt claimed and does nothing."""
     attempt = services.claim_attempt(attempt_id, worker=f"{socket.gethostname()}:{os.getpid()}")
@@ -32,12 +37,25 @@ def execute_attempt(attempt_id: int) -> str:
         return "already claimed"
     row = attempt.file
     job = row.job
-    outcome = copy_file(source=row.source_surl, destination=row.dest_surl, checksum=row.checksum,
-                        verify=job.verify_checksum, overwrite=job.overwrite,
-                        timeout=job.timeout, filesize=row.filesize,
-                        bearer_token=settings.SRCNET_TRANSFERS["BEARER_TOKEN"])
-    log.info("attempt %s of %s -> %s: %s in %.2f s %s", attempt.number, row.source_surl, row.dest_surl,
-             "ok" if outcome.ok else "failed", outcome.seconds, outcome.error)
+    outcome = copy_file(
+        source=row.source_surl,
+        destination=row.dest_surl,
+        checksum=row.checksum,
+        verify=job.verify_checksum,
+        overwrite=job.overwrite,
+        timeout=job.timeout,
+        filesize=row.filesize,
+        bearer_token=str(settings.SRCNET_TRANSFERS["BEARER_TOKEN"]),
+    )
+    log.info(
+        "attempt %s of %s -> %s: %s in %.2f s %s",
+        attempt.number,
+        row.source_surl,
+        row.dest_surl,
+        "ok" if outcome.ok else "failed",
+        outcome.seconds,
+        outcome.error,
+    )
     services.finish_attempt(attempt_id, outcome)
     return "ok" if outcome.ok else "failed"
 

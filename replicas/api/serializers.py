@@ -23,9 +23,9 @@ class ProductFileSerializer(serializers.ModelSerializer):
 
 class ReplicaSerializer(serializers.ModelSerializer):
     product = serializers.CharField(source="product.did", read_only=True)
-    endpoint = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    endpoint: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="name", read_only=True)
     site = serializers.CharField(source="endpoint.site.name", read_only=True)
-    policy = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    policy: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
         model = Replica
@@ -36,7 +36,7 @@ class DataProductSerializer(serializers.ModelSerializer):
     """A product; created with its files, which the SDP has already written at the source storage."""
 
     telescope = name_field(Telescope.objects.all())
-    source = name_field(StorageEndpoint.objects.all(), required=False)
+    source = name_field(StorageEndpoint.objects.all(), required=False)  # type: ignore[assignment]
     files = ProductFileSerializer(many=True)
     replicas = ReplicaSerializer(many=True, read_only=True)
     size_bytes = serializers.IntegerField(read_only=True)
@@ -44,17 +44,37 @@ class DataProductSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = DataProduct
-        fields = ["id", "did", "scope", "name", "telescope", "source", "state", "priority", "created", "deadline",
-                  "size_bytes", "files", "replicas"]
+        fields = [
+            "id",
+            "did",
+            "scope",
+            "name",
+            "telescope",
+            "source",
+            "state",
+            "priority",
+            "created",
+            "deadline",
+            "size_bytes",
+            "files",
+            "replicas",
+        ]
         read_only_fields = ["state", "created"]
 
     def create(self, validated_data: dict[str, Any]) -> DataProduct:
-        files = [FileSpec(name=f["name"], size_bytes=f["size_bytes"], adler32=f["adler32"])
-                 for f in validated_data.pop("files")]
+        files = [
+            FileSpec(name=f["name"], size_bytes=f["size_bytes"], adler32=f["adler32"])
+            for f in validated_data.pop("files")
+        ]
         try:
-            return register_product(scope=validated_data["scope"], name=validated_data["name"],
-                                    telescope=validated_data["telescope"], files=files,
-                                    priority=validated_data.get("priority", 3), source=validated_data.get("source"))
+            return register_product(
+                scope=validated_data["scope"],
+                name=validated_data["name"],
+                telescope=validated_data["telescope"],
+                files=files,
+                priority=validated_data.get("priority", 3),
+                source=validated_data.get("source"),
+            )
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from exc
         except IntegrityError as exc:
@@ -90,7 +110,16 @@ class ReplicaPolicySerializer(ValidatedModelSerializer):
 
     class Meta:
         model = ReplicaPolicy
-        fields = ["id", "name", "telescope", "kind", "is_active", "description", "shares", "effective_weights"]
+        fields = [
+            "id",
+            "name",
+            "telescope",
+            "kind",
+            "is_active",
+            "description",
+            "shares",
+            "effective_weights",
+        ]
         validators: list[Any] = []
 
     def get_effective_weights(self, obj: ReplicaPolicy) -> dict[str, float]:
@@ -107,7 +136,8 @@ class ReplicaPolicySerializer(ValidatedModelSerializer):
                     row.full_clean(exclude=["policy"])
                 except DjangoValidationError as exc:
                     raise serializers.ValidationError(
-                        {f"shares[{index}].{k}": v for k, v in exc.message_dict.items()}) from exc
+                        {f"shares[{index}].{k}": v for k, v in exc.message_dict.items()}
+                    ) from exc
         return attrs
 
     def _write_shares(self, policy: ReplicaPolicy, shares: list[dict[str, Any]] | None) -> None:

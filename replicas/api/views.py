@@ -18,11 +18,17 @@ from ..models import DataProduct, Replica, ReplicaPolicy
 from . import serializers as s
 
 
-class DataProductViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
-                         mixins.ListModelMixin, viewsets.GenericViewSet):
-    queryset = (DataProduct.objects.select_related("telescope", "source")
-                .prefetch_related("files", Prefetch("replicas", queryset=Replica.objects.select_related(
-                    "endpoint__site", "policy", "product"))))
+class DataProductViewSet(
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.ListModelMixin,
+    viewsets.GenericViewSet,
+):
+    queryset = DataProduct.objects.select_related("telescope", "source").prefetch_related(
+        "files",
+        Prefetch("replicas", queryset=Replica.objects.select_related("endpoint__site", "policy", "product")),
+    )
     serializer_class = s.DataProductSerializer
     filterset_class = filtersets.DataProductFilterSet
     ordering_fields = ["created", "name", "priority"]

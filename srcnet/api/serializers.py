@@ -14,7 +14,7 @@ class ValidatedModelSerializer(serializers.ModelSerializer):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         attrs = super().validate(attrs)
-        model = self.Meta.model
+        model: Any = self.Meta.model
         many_to_many = {f.name for f in model._meta.many_to_many}
         plain = {k: v for k, v in attrs.items() if k not in many_to_many}
         if self.instance is not None:

@@ -11,10 +11,15 @@ from rest_framework.response import Response
 @api_view(["GET"])
 def status(request: Request) -> Response:
     """Who is calling, and where the API's parts live."""
-    return Response({
-        "user": request.user.get_username(),
-        "is_operator": bool(request.user.is_staff),
-        "version": settings.SPECTACULAR_SETTINGS["VERSION"],
-        "endpoints": {name: request.build_absolute_uri(f"/api/{name}/") for name in ("topology", "replicas", "transfers")},
-        "schema": request.build_absolute_uri("/api/schema/"),
-    })
+    return Response(
+        {
+            "user": request.user.get_username(),
+            "is_operator": bool(request.user.is_staff),
+            "version": settings.SPECTACULAR_SETTINGS["VERSION"],
+            "endpoints": {
+                name: request.build_absolute_uri(f"/api/{name}/")
+                for name in ("topology", "replicas", "transfers")
+            },
+            "schema": request.build_absolute_uri("/api/schema/"),
+        }
+    )

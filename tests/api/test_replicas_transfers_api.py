@@ -7,9 +7,16 @@ from transfers.models import TransferFile, TransferJob
 
 pytestmark = pytest.mark.django_db
 
-PRODUCT = {"scope": "ska", "name": "obs-1", "telescope": "SKA1-Low", "priority": 4,
-           "files": [{"name": "a.ms", "size_bytes": 1000, "adler32": "0cc737eb"},
-                     {"name": "b.ms", "size_bytes": 2000, "adler32": "1cc737eb"}]}
+PRODUCT = {
+    "scope": "ska",
+    "name": "obs-1",
+    "telescope": "SKA1-Low",
+    "priority": 4,
+    "files": [
+        {"name": "a.ms", "size_bytes": 1000, "adler32": "0cc737eb"},
+        {"name": "b.ms", "size_bytes": 2000, "adler32": "1cc737eb"},
+    ],
+}
 
 
 def test_register_and_read_a_product(operator_client, reference_topology):
@@ -22,15 +29,18 @@ def test_register_and_read_a_product(operator_client, reference_topology):
     assert listed["count"] == 1
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"files": []}, "files"),
-    ({"files": [{"name": "a", "size_bytes": -1, "adler32": "0cc737eb"}]}, "files"),
-    ({"files": [{"name": "a", "size_bytes": 1, "adler32": "zz"}]}, "files"),
-    ({"files": [{"name": "a", "size_bytes": 1, "adler32": "0cc737eb"}] * 2}, "files[1].name"),
-    ({"telescope": "Hubble"}, "telescope"),
-    ({"scope": "bad scope!"}, "scope"),
-    ({"priority": 9}, "priority"),
-])
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"files": []}, "files"),
+        ({"files": [{"name": "a", "size_bytes": -1, "adler32": "0cc737eb"}]}, "files"),
+        ({"files": [{"name": "a", "size_bytes": 1, "adler32": "zz"}]}, "files"),
+        ({"files": [{"name": "a", "size_bytes": 1, "adler32": "0cc737eb"}] * 2}, "files[1].name"),
+        ({"telescope": "Hubble"}, "telescope"),
+        ({"scope": "bad scope!"}, "scope"),
+        ({"priority": 9}, "priority"),
+    ],
+)
 def test_bad_products_are_rejected_whole(operator_client, reference_topology, change, field):
     response = operator_client.post("/api/replicas/products/", {**PRODUCT, **change}, format="json")
     assert response.status_code == 400
@@ -45,7 +55,9 @@ def test_duplicate_product_is_400(operator_client, reference_topology):
     assert DataProduct.objects.count() == 1
 
 
-def test_push_places_by_policy_and_submits_one_job(operator_client, reference_topology, django_capture_on_commit_callbacks):
+def test_push_places_by_policy_and_submits_one_job(
+    operator_client, reference_topology, django_capture_on_commit_callbacks
+):
     product_id = operator_client.post("/api/replicas/products/", PRODUCT, format="json").json()["id"]
     response = operator_client.post(f"/api/replicas/products/{product_id}/push/")
     assert response.status_code == 200, response.json()
@@ -55,29 +67,55 @@ def test_push_places_by_policy_and_submits_one_job(operator_client, reference_to
     assert job.metadata["product"] == "ska:obs-1" and job.priority == 4
     files = list(job.files.order_by("file_index"))
     assert [f.checksum for f in files] == ["ADLER32:0cc737eb", "ADLER32:1cc737eb"]
-    assert all(f.dest_surl.endswith(f"/srcnet/ska/obs-1/{n}") for f, n in zip(files, ["a.ms", "b.ms"], strict=True))
+    assert all(
+        f.dest_surl.endswith(f"/srcnet/ska/obs-1/{n}") for f, n in zip(files, ["a.ms", "b.ms"], strict=True)
+    )
     # Pushing again changes nothing.
     again = operator_client.post(f"/api/replicas/products/{product_id}/push/")
     assert again.status_code == 200 and TransferJob.objects.count() == 1
 
 
 def test_policy_with_explicit_shares(operator_client, reference_topology):
-    response = operator_client.post("/api/replicas/policies/", {
-        "name": "low-two-sites", "telescope": "SKA1-Low", "is_active": False,
-        "shares": [{"destination": "UKSRC_DISK", "weight": 3}, {"destination": "AUSRC_DISK", "weight": 1}]},
-        format="json")
+    response = operator_client.post(
+        "/api/replicas/policies/",
+        {
+            "name": "low-two-sites",
+            "telescope": "SKA1-Low",
+            "is_active": False,
+            "shares": [
+                {"destination": "UKSRC_DISK", "weight": 3},
+                {"destination": "AUSRC_DISK", "weight": 1},
+            ],
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.json()
     assert response.json()["effective_weights"] == {"UKSRC_DISK": 3.0, "AUSRC_DISK": 1.0}
-    bad = operator_client.post("/api/replicas/policies/", {
-        "name": "bad", "telescope": "SKA1-Low", "is_active": False,
-        "shares": [{"destination": "SKA1-MID_SDP", "weight": 1}]}, format="json")
+    bad = operator_client.post(
+        "/api/replicas/policies/",
+        {
+            "name": "bad",
+            "telescope": "SKA1-Low",
+            "is_active": False,
+            "shares": [{"destination": "SKA1-MID_SDP", "weight": 1}],
+        },
+        format="json",
+    )
     assert bad.status_code == 400 and "shares[0].destination" in bad.json()
 
 
 def test_submit_and_cancel_a_transfer_job(operator_client):
-    payload = {"priority": 5, "file_requests": [
-        {"source": "root://a.example.org:1094//data/f", "destination": "davs://b.example.org:443/data/f",
-         "filesize": 10, "checksum": "ADLER32:0cc737eb"}]}
+    payload = {
+        "priority": 5,
+        "file_requests": [
+            {
+                "source": "root://a.example.org:1094//data/f",
+                "destination": "davs://b.example.org:443/data/f",
+                "filesize": 10,
+                "checksum": "ADLER32:0cc737eb",
+            }
+        ],
+    }
     response = operator_client.post("/api/transfers/jobs/", payload, format="json")
     assert response.status_code == 201, response.json()
     job_id = response.json()["job_id"]
@@ -87,13 +125,28 @@ def test_submit_and_cancel_a_transfer_job(operator_client):
     assert cancelled.json()["files"][0]["state"] == "CANCELED"
 
 
-@pytest.mark.parametrize(("payload", "field"), [
-    ({"file_requests": []}, "files"),
-    ({"file_requests": [{"source": "ftp://x/y", "destination": "root://b:1//y"}]}, "files[0].source_surl"),
-    ({"file_requests": [{"source": "root://a:1//y", "destination": "root://b:1//y", "checksum": "MD5:1"}]},
-     "files[0].checksum"),
-    ({"priority": 0, "file_requests": [{"source": "root://a:1//y", "destination": "root://b:1//y"}]}, "priority"),
-])
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"file_requests": []}, "files"),
+        (
+            {"file_requests": [{"source": "ftp://x/y", "destination": "root://b:1//y"}]},
+            "files[0].source_surl",
+        ),
+        (
+            {
+                "file_requests": [
+                    {"source": "root://a:1//y", "destination": "root://b:1//y", "checksum": "MD5:1"}
+                ]
+            },
+            "files[0].checksum",
+        ),
+        (
+            {"priority": 0, "file_requests": [{"source": "root://a:1//y", "destination": "root://b:1//y"}]},
+            "priority",
+        ),
+    ],
+)
 def test_bad_jobs_are_400_and_store_nothing(operator_client, payload, field):
     response = operator_client.post("/api/transfers/jobs/", payload, format="json")
     assert response.status_code == 400

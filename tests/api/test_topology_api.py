@@ -8,19 +8,62 @@ pytestmark = pytest.mark.django_db
 
 # One row per endpoint: (url, payload to create, field to update with its new value).
 CRUD_CASES = [
-    ("/api/topology/vrfs/", {"name": "vrf-xx", "scope": "national", "parent": "geant"}, ("description", "new")),
-    ("/api/topology/points-of-presence/", {"name": "Darwin", "region": "oceania", "country": "AU", "latitude": -12.4,
-                                           "longitude": 130.8, "operator": "AARNet"}, ("operator", "Telstra")),
-    ("/api/topology/regional-centres/", {"name": "KRSRC", "region": "asia", "country": "KR", "latitude": 37.5,
-                                         "longitude": 127.0, "share_weight": 1.0}, ("share_weight", 3.0)),
-    ("/api/topology/telescopes/", {"name": "SKA2-Low", "region": "oceania", "country": "AU", "latitude": -26.0,
-                                   "longitude": 116.0}, ("sdp_buffer_bytes", 10**15)),
-    ("/api/topology/storage-endpoints/", {"name": "UKSRC_TAPE", "site": "UKSRC", "role": "disk",
-                                          "hostname": "tape.uk.example.org"}, ("http_port", 8443)),
-    ("/api/topology/dtns/", {"name": "dtn2.uksrc", "site": "UKSRC", "hostname": "dtn2.example.org"},
-     ("tuning_profile", "dtn-56ms")),
-    ("/api/topology/links/", {"name": "london-dublin", "a_end": "London", "b_end": "UKSRC", "capacity_bps": 10**11,
-                              "rtt_ms": 9.5, "vrfs": ["geant"]}, ("rtt_ms", 10.5)),
+    (
+        "/api/topology/vrfs/",
+        {"name": "vrf-xx", "scope": "national", "parent": "geant"},
+        ("description", "new"),
+    ),
+    (
+        "/api/topology/points-of-presence/",
+        {
+            "name": "Darwin",
+            "region": "oceania",
+            "country": "AU",
+            "latitude": -12.4,
+            "longitude": 130.8,
+            "operator": "AARNet",
+        },
+        ("operator", "Telstra"),
+    ),
+    (
+        "/api/topology/regional-centres/",
+        {
+            "name": "KRSRC",
+            "region": "asia",
+            "country": "KR",
+            "latitude": 37.5,
+            "longitude": 127.0,
+            "share_weight": 1.0,
+        },
+        ("share_weight", 3.0),
+    ),
+    (
+        "/api/topology/telescopes/",
+        {"name": "SKA2-Low", "region": "oceania", "country": "AU", "latitude": -26.0, "longitude": 116.0},
+        ("sdp_buffer_bytes", 10**15),
+    ),
+    (
+        "/api/topology/storage-endpoints/",
+        {"name": "UKSRC_TAPE", "site": "UKSRC", "role": "disk", "hostname": "tape.uk.example.org"},
+        ("http_port", 8443),
+    ),
+    (
+        "/api/topology/dtns/",
+        {"name": "dtn2.uksrc", "site": "UKSRC", "hostname": "dtn2.example.org"},
+        ("tuning_profile", "dtn-56ms"),
+    ),
+    (
+        "/api/topology/links/",
+        {
+            "name": "london-dublin",
+            "a_end": "London",
+            "b_end": "UKSRC",
+            "capacity_bps": 10**11,
+            "rtt_ms": 9.5,
+            "vrfs": ["geant"],
+        },
+        ("rtt_ms", 10.5),
+    ),
 ]
 
 
@@ -40,23 +83,56 @@ def test_crud(operator_client, reference_topology, url, payload, update):
     assert operator_client.get(detail).status_code == 404
 
 
-@pytest.mark.parametrize(("url", "payload", "field"), [
-    ("/api/topology/links/", {"name": "x", "a_end": "London", "b_end": "Paris", "capacity_bps": -1, "rtt_ms": 3}, "capacity_bps"),
-    ("/api/topology/links/", {"name": "x", "a_end": "London", "b_end": "London", "capacity_bps": 1, "rtt_ms": 3}, "b_end"),
-    ("/api/topology/links/", {"name": "x", "a_end": "London", "b_end": "Atlantis", "capacity_bps": 1, "rtt_ms": 3}, "b_end"),
-    ("/api/topology/links/", {"name": "x", "a_end": "London", "b_end": "Paris", "capacity_bps": 1, "rtt_ms": 0}, "rtt_ms"),
-    ("/api/topology/storage-endpoints/", {"name": "X", "site": "London", "hostname": "h"}, "site"),
-    ("/api/topology/storage-endpoints/", {"name": "X", "site": "UKSRC", "hostname": "h", "prefix": "x"}, "prefix"),
-    ("/api/topology/regional-centres/", {"name": "UKSRC", "region": "europe", "country": "GB", "latitude": 0,
-                                         "longitude": 0}, "name"),
-    ("/api/topology/vrfs/", {"name": "v", "scope": "global", "parent": "geant"}, "parent"),
-    ("/api/topology/paths/", {"name": "p", "source": "SKA1-Low", "destination": "UKSRC",
-                              "links": ["low-access", "ghost"]}, "links"),
-    ("/api/topology/paths/", {"name": "p", "source": "SKA1-Low", "destination": "UKSRC",
-                              "links": ["uksrc-campus"]}, "links"),
-])
-def test_bad_payloads_get_400_naming_the_field_and_write_nothing(operator_client, reference_topology, url, payload,
-                                                                  field):
+@pytest.mark.parametrize(
+    ("url", "payload", "field"),
+    [
+        (
+            "/api/topology/links/",
+            {"name": "x", "a_end": "London", "b_end": "Paris", "capacity_bps": -1, "rtt_ms": 3},
+            "capacity_bps",
+        ),
+        (
+            "/api/topology/links/",
+            {"name": "x", "a_end": "London", "b_end": "London", "capacity_bps": 1, "rtt_ms": 3},
+            "b_end",
+        ),
+        (
+            "/api/topology/links/",
+            {"name": "x", "a_end": "London", "b_end": "Atlantis", "capacity_bps": 1, "rtt_ms": 3},
+            "b_end",
+        ),
+        (
+            "/api/topology/links/",
+            {"name": "x", "a_end": "London", "b_end": "Paris", "capacity_bps": 1, "rtt_ms": 0},
+            "rtt_ms",
+        ),
+        ("/api/topology/storage-endpoints/", {"name": "X", "site": "London", "hostname": "h"}, "site"),
+        (
+            "/api/topology/storage-endpoints/",
+            {"name": "X", "site": "UKSRC", "hostname": "h", "prefix": "x"},
+            "prefix",
+        ),
+        (
+            "/api/topology/regional-centres/",
+            {"name": "UKSRC", "region": "europe", "country": "GB", "latitude": 0, "longitude": 0},
+            "name",
+        ),
+        ("/api/topology/vrfs/", {"name": "v", "scope": "global", "parent": "geant"}, "parent"),
+        (
+            "/api/topology/paths/",
+            {"name": "p", "source": "SKA1-Low", "destination": "UKSRC", "links": ["low-access", "ghost"]},
+            "links",
+        ),
+        (
+            "/api/topology/paths/",
+            {"name": "p", "source": "SKA1-Low", "destination": "UKSRC", "links": ["uksrc-campus"]},
+            "links",
+        ),
+    ],
+)
+def test_bad_payloads_get_400_naming_the_field_and_write_nothing(
+    operator_client, reference_topology, url, payload, field
+):
     before = (Link.objects.count(), Site.objects.count(), NetworkPath.objects.count())
     response = operator_client.post(url, payload, format="json")
     assert response.status_code == 400
@@ -66,8 +142,11 @@ def test_bad_payloads_get_400_naming_the_field_and_write_nothing(operator_client
 
 def test_declared_path_via_api_derives_its_metrics(operator_client, reference_topology):
     links = ["low-access", "perth-singapore", "singapore-london", "uksrc-campus"]
-    response = operator_client.post("/api/topology/paths/", {"name": "low-uk-declared", "source": "SKA1-Low",
-                                                              "destination": "UKSRC", "links": links}, format="json")
+    response = operator_client.post(
+        "/api/topology/paths/",
+        {"name": "low-uk-declared", "source": "SKA1-Low", "destination": "UKSRC", "links": links},
+        format="json",
+    )
     assert response.status_code == 201, response.json()
     body = response.json()
     assert body["hops"] == links
@@ -78,22 +157,36 @@ def test_declared_path_via_api_derives_its_metrics(operator_client, reference_to
 
 
 def test_anonymous_sees_nothing(client, reference_topology):
-    for url in ("/api/", "/api/topology/sites/", "/api/topology/paths/", "/api/replicas/products/",
-                "/api/transfers/jobs/"):
+    for url in (
+        "/api/",
+        "/api/topology/sites/",
+        "/api/topology/paths/",
+        "/api/replicas/products/",
+        "/api/transfers/jobs/",
+    ):
         assert client.get(url).status_code in (401, 403), url
 
 
 def test_scientist_reads_but_cannot_write(scientist_client, reference_topology):
     assert scientist_client.get("/api/topology/links/").status_code == 200
-    response = scientist_client.post("/api/topology/links/", {"name": "x", "a_end": "London", "b_end": "Paris",
-                                                              "capacity_bps": 1, "rtt_ms": 1}, format="json")
+    response = scientist_client.post(
+        "/api/topology/links/",
+        {"name": "x", "a_end": "London", "b_end": "Paris", "capacity_bps": 1, "rtt_ms": 1},
+        format="json",
+    )
     assert response.status_code == 403
-    assert scientist_client.post("/api/topology/import/", "version: 1\n", content_type="application/x-yaml").status_code == 403
+    assert (
+        scientist_client.post(
+            "/api/topology/import/", "version: 1\n", content_type="application/x-yaml"
+        ).status_code
+        == 403
+    )
 
 
 def test_filters(operator_client, reference_topology):
-    paths = operator_client.get("/api/topology/paths/", {"source": "SKA1-Low", "destination_kind": "src",
-                                                         "limit": 100}).json()
+    paths = operator_client.get(
+        "/api/topology/paths/", {"source": "SKA1-Low", "destination_kind": "src", "limit": 100}
+    ).json()
     assert paths["count"] == 14
     assert {p["source"] for p in paths["results"]} == {"SKA1-Low"}
     uk = next(p for p in paths["results"] if p["destination"] == "UKSRC")
@@ -124,7 +217,10 @@ def test_import_and_export_over_the_api(operator_client, reference_topology):
 
 
 def test_bad_import_gets_400_with_line_and_field(operator_client):
-    bad = "version: 1\npoints_of_presence:\n  - {name: P, region: europe, country: GB, latitude: 999, longitude: 0}\n"
+    bad = (
+        "version: 1\npoints_of_presence:\n"
+        "  - {name: P, region: europe, country: GB, latitude: 999, longitude: 0}\n"
+    )
     response = operator_client.post("/api/topology/import/", bad, content_type="application/x-yaml")
     assert response.status_code == 400
     body = response.json()

@@ -18,8 +18,9 @@ def bound_topology(transactional_db, reference_topology, xrootd_sites):  # type:
     from topology.models import StorageEndpoint
 
     for name, site in xrootd_sites.items():
-        StorageEndpoint.objects.filter(name=name).update(hostname="127.0.0.1", root_port=site.root_port,
-                                                         http_port=site.http_port)
+        StorageEndpoint.objects.filter(name=name).update(
+            hostname="127.0.0.1", root_port=site.root_port, http_port=site.http_port
+        )
     return xrootd_sites
 
 

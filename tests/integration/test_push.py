@@ -22,8 +22,12 @@ def two_site_policy(bound_topology):  # type: ignore[no-untyped-def]
     telescope = Telescope.objects.get(name="SKA1-Low")
     ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
     policy = ReplicaPolicy.objects.create(name="low-uk-au", telescope=telescope)
-    PolicyShare.objects.create(policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1)
-    PolicyShare.objects.create(policy=policy, destination=StorageEndpoint.objects.get(name="AUSRC_DISK"), weight=1)
+    PolicyShare.objects.create(
+        policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1
+    )
+    PolicyShare.objects.create(
+        policy=policy, destination=StorageEndpoint.objects.get(name="AUSRC_DISK"), weight=1
+    )
     return policy
 
 
@@ -60,12 +64,18 @@ def test_products_are_pushed_to_their_policy_destinations(celery_worker, bound_t
     assert sorted(destinations) == ["AUSRC_DISK", "AUSRC_DISK", "UKSRC_DISK", "UKSRC_DISK"]
 
 
-def test_a_product_whose_file_is_missing_is_not_marked_complete(celery_worker, bound_topology, two_site_policy):
+def test_a_product_whose_file_is_missing_is_not_marked_complete(
+    celery_worker, bound_topology, two_site_policy
+):
     sdp_site = bound_topology["SKA1-LOW_SDP"]
     name = unique("broken")
     present = put_file(sdp_site, f"ska/{name}/present.ms", MIB)
-    product = register_product(scope="ska", name=name, telescope=Telescope.objects.get(name="SKA1-Low"),
-                               files=[FileSpec("present.ms", MIB, present), FileSpec("absent.ms", MIB, "0cc737eb")])
+    product = register_product(
+        scope="ska",
+        name=name,
+        telescope=Telescope.objects.get(name="SKA1-Low"),
+        files=[FileSpec("present.ms", MIB, present), FileSpec("absent.ms", MIB, "0cc737eb")],
+    )
     push_product(product=product)
 
     def ended():

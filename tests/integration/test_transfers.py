@@ -31,9 +31,20 @@ def test_files_move_by_tpc_with_adler32_checked_at_both_ends(celery_worker, xroo
     name = unique(f"tpc-{scheme}")
     sizes = {"a.ms": 3 * MIB + 17, "b.ms": 12 * MIB}
     sums = {f: put_file(source, f"ska/{name}/{f}", size) for f, size in sizes.items()}
-    url = {"root": lambda s, p: s.root_url(f"srcnet/{p}"), "davs": lambda s, p: s.davs_url(f"srcnet/{p}")}[scheme]
-    job = submit_job(files=[FileRequest(source=url(source, f"ska/{name}/{f}"), destination=url(destination, f"ska/{name}/{f}"),
-                                        filesize=sizes[f], checksum=f"ADLER32:{sums[f]}") for f in sizes])
+    url = {"root": lambda s, p: s.root_url(f"srcnet/{p}"), "davs": lambda s, p: s.davs_url(f"srcnet/{p}")}[
+        scheme
+    ]
+    job = submit_job(
+        files=[
+            FileRequest(
+                source=url(source, f"ska/{name}/{f}"),
+                destination=url(destination, f"ska/{name}/{f}"),
+                filesize=sizes[f],
+                checksum=f"ADLER32:{sums[f]}",
+            )
+            for f in sizes
+        ]
+    )
     assert finished_job(job).state == JobState.FINISHED
     for row in TransferFile.objects.filter(job=job):
         file_name = row.dest_surl.rsplit("/", 1)[1]
@@ -49,9 +60,18 @@ def test_files_move_by_tpc_with_adler32_checked_at_both_ends(celery_worker, xroo
 def test_missing_source_fails_after_the_configured_retries(celery_worker, xrootd_sites):
     source, destination = xrootd_sites["SKA1-LOW_SDP"], xrootd_sites["UKSRC_DISK"]
     name = unique("missing")
-    job = submit_job(files=[FileRequest(source=source.root_url(f"srcnet/ska/{name}/nothing.ms"),
-                                        destination=destination.root_url(f"srcnet/ska/{name}/nothing.ms"),
-                                        filesize=10, checksum="ADLER32:0cc737eb")], retry=2, retry_delay=0.2)
+    job = submit_job(
+        files=[
+            FileRequest(
+                source=source.root_url(f"srcnet/ska/{name}/nothing.ms"),
+                destination=destination.root_url(f"srcnet/ska/{name}/nothing.ms"),
+                filesize=10,
+                checksum="ADLER32:0cc737eb",
+            )
+        ],
+        retry=2,
+        retry_delay=0.2,
+    )
     assert finished_job(job).state == JobState.FAILED
     row = job.files.get()
     assert row.state == FileState.FAILED and row.attempts == 3
@@ -61,6 +81,7 @@ def test_missing_source_fails_after_the_configured_retries(celery_worker, xrootd
     assert [a.number for a in attempts] == [1, 2, 3]
     assert all(a.state == AttemptState.FAILED and a.finished for a in attempts)
     # Back-off: each retry waited at least its delay (0.2 s, then 0.4 s).
+    assert attempts[0].finished and attempts[1].finished
     assert (attempts[1].started - attempts[0].finished).total_seconds() >= 0.2
     assert (attempts[2].started - attempts[1].finished).total_seconds() >= 0.4
     assert not destination.local_path(f"srcnet/ska/{name}/nothing.ms").exists()
@@ -72,9 +93,16 @@ def test_a_redelivered_attempt_is_a_no_op(celery_worker, xrootd_sites):
     source, destination = xrootd_sites["SKA1-LOW_SDP"], xrootd_sites["AUSRC_DISK"]
     name = unique("redeliver")
     checksum = put_file(source, f"ska/{name}/f.ms", MIB)
-    job = submit_job(files=[FileRequest(source=source.root_url(f"srcnet/ska/{name}/f.ms"),
-                                        destination=destination.root_url(f"srcnet/ska/{name}/f.ms"),
-                                        filesize=MIB, checksum=f"ADLER32:{checksum}")])
+    job = submit_job(
+        files=[
+            FileRequest(
+                source=source.root_url(f"srcnet/ska/{name}/f.ms"),
+                destination=destination.root_url(f"srcnet/ska/{name}/f.ms"),
+                filesize=MIB,
+                checksum=f"ADLER32:{checksum}",
+            )
+        ]
+    )
     assert finished_job(job).state == JobState.FINISHED
     attempt = TransferAttempt.objects.get(file__job=job)
     before = TransferFile.objects.filter(job=job).values().get()
@@ -90,14 +118,24 @@ def test_link_concurrency_limit_holds_under_concurrent_workers(celery_worker, xr
     sums = {f"f{i}.ms": put_file(source, f"ska/{name}/f{i}.ms", 8 * MIB) for i in range(6)}
     source_se, dest_se = f"root://127.0.0.1:{source.root_port}", f"root://127.0.0.1:{destination.root_port}"
     LinkLimit.objects.create(source_se=source_se, dest_se=dest_se, max_active=2)
-    job = submit_job(files=[FileRequest(source=source.root_url(f"srcnet/ska/{name}/{f}"),
-                                        destination=destination.root_url(f"srcnet/ska/{name}/{f}"),
-                                        filesize=8 * MIB, checksum=f"ADLER32:{s}") for f, s in sums.items()])
+    job = submit_job(
+        files=[
+            FileRequest(
+                source=source.root_url(f"srcnet/ska/{name}/{f}"),
+                destination=destination.root_url(f"srcnet/ska/{name}/{f}"),
+                filesize=8 * MIB,
+                checksum=f"ADLER32:{s}",
+            )
+            for f, s in sums.items()
+        ]
+    )
     peak = 0
 
     def done():
         nonlocal peak
-        active = TransferFile.objects.filter(source_se=source_se, dest_se=dest_se, state=FileState.ACTIVE).count()
+        active = TransferFile.objects.filter(
+            source_se=source_se, dest_se=dest_se, state=FileState.ACTIVE
+        ).count()
         peak = max(peak, active)
         job.refresh_from_db()
         return job.state == JobState.FINISHED

@@ -32,7 +32,9 @@ def test_reference_topology_matches_the_measured_anchors(reference_topology):
     assert Telescope.objects.count() == 2
     assert RegionalCentre.objects.filter(is_distribution_centre=False).count() >= 10
     assert set(RegionalCentre.objects.filter(is_distribution_centre=True).values_list("name", flat=True)) == {
-        "LondonDC", "SingaporeDC"}
+        "LondonDC",
+        "SingaporeDC",
+    }
     assert reference_topology.warnings == []
     regions = set(Site.objects.filter(kind="src").values_list("region", flat=True))
     assert {"europe", "oceania", "africa", "north_america", "asia"} <= regions
@@ -41,7 +43,9 @@ def test_reference_topology_matches_the_measured_anchors(reference_topology):
     assert rtt["UKSRC--FRSRC"] == pytest.approx(14.6)  # Jodrell Bank-Paris 14.1 ms plus the campus links
     # Every telescope reaches every SRC and distribution centre.
     for telescope in ("SKA1-Low", "SKA1-Mid"):
-        reached = set(NetworkPath.objects.filter(source__name=telescope).values_list("destination__name", flat=True))
+        reached = set(
+            NetworkPath.objects.filter(source__name=telescope).values_list("destination__name", flat=True)
+        )
         assert reached == set(RegionalCentre.objects.values_list("name", flat=True))
 
 
@@ -50,7 +54,7 @@ def test_paths_store_their_bottleneck_and_rtt(reference_topology):
     links = path.ordered_links()
     assert path.rtt_ms == pytest.approx(sum(lk.rtt_ms for lk in links))
     assert path.capacity_bps == min(lk.capacity_bps for lk in links)
-    assert [lk.name for lk in links][0] == "low-access"
+    assert links[0].name == "low-access"
 
 
 def test_import_is_idempotent():
@@ -70,17 +74,34 @@ def test_export_then_import_reproduces_the_database(reference_topology):
     assert export_topology() == exported
 
 
-@pytest.mark.parametrize(("mutation", "line", "field", "message"), [
-    (("capacity: 100G, rtt_ms: 7}", "capacity: -5G, rtt_ms: 7}"), 11, "links[0].capacity", "not a rate"),
-    (("capacity: 100G, rtt_ms: 7}", "capacity: 0, rtt_ms: 7}"), 11, "links[0].capacity", "greater than or equal to 1"),
-    (("rtt_ms: 0.5,", "rtt_ms: 0,"), 12, "links[1].rtt_ms", "greater than or equal"),
-    (("b: Perth, capacity: 100G, rtt_ms: 7", "b: Nowhere, capacity: 100G, rtt_ms: 7"), 11, "links[0].b",
-     "no site named 'Nowhere'"),
-    (("vrfs: [global]", "vrfs: [missing]"), 12, "links[1].vrfs", "no VRF named 'missing'"),
-    (("latitude: -26.7", "latitude: -126.7"), 5, "telescopes[0].latitude", "greater than or equal to -90"),
-    (("- {name: AUSRC,", "- {nmae: AUSRC,"), 7, "regional_centres[0].nmae", "unknown key"),
-    (("from: [telescope]", "from: [quasar]"), 15, "paths.compute[0].from", "unknown site kind"),
-])
+@pytest.mark.parametrize(
+    ("mutation", "line", "field", "message"),
+    [
+        (("capacity: 100G, rtt_ms: 7}", "capacity: -5G, rtt_ms: 7}"), 11, "links[0].capacity", "not a rate"),
+        (
+            ("capacity: 100G, rtt_ms: 7}", "capacity: 0, rtt_ms: 7}"),
+            11,
+            "links[0].capacity",
+            "greater than or equal to 1",
+        ),
+        (("rtt_ms: 0.5,", "rtt_ms: 0,"), 12, "links[1].rtt_ms", "greater than or equal"),
+        (
+            ("b: Perth, capacity: 100G, rtt_ms: 7", "b: Nowhere, capacity: 100G, rtt_ms: 7"),
+            11,
+            "links[0].b",
+            "no site named 'Nowhere'",
+        ),
+        (("vrfs: [global]", "vrfs: [missing]"), 12, "links[1].vrfs", "no VRF named 'missing'"),
+        (
+            ("latitude: -26.7", "latitude: -126.7"),
+            5,
+            "telescopes[0].latitude",
+            "greater than or equal to -90",
+        ),
+        (("- {name: AUSRC,", "- {nmae: AUSRC,"), 7, "regional_centres[0].nmae", "unknown key"),
+        (("from: [telescope]", "from: [quasar]"), 15, "paths.compute[0].from", "unknown site kind"),
+    ],
+)
 def test_bad_file_names_line_and_field_and_writes_nothing(mutation, line, field, message):
     old, new = mutation
     assert old in SMALL
@@ -93,7 +114,9 @@ def test_bad_file_names_line_and_field_and_writes_nothing(mutation, line, field,
 
 
 def test_declared_path_through_a_missing_link_is_rejected():
-    text = SMALL + "  declared:\n    - {name: p, source: SKA1-Low, destination: AUSRC, links: [access, ghost]}\n"
+    text = (
+        SMALL + "  declared:\n    - {name: p, source: SKA1-Low, destination: AUSRC, links: [access, ghost]}\n"
+    )
     with pytest.raises(TopologyFileError, match="no link named 'ghost'") as info:
         import_topology(text=text)
     assert info.value.line == 17

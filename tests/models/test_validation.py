@@ -4,14 +4,29 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from replicas.models import DataProduct, PolicyShare, ProductFile, ReplicaPolicy
-from topology.models import Link, NetworkPath, PointOfPresence, RegionalCentre, StorageEndpoint, Telescope, Vrf
+from topology.models import (
+    Link,
+    NetworkPath,
+    PointOfPresence,
+    RegionalCentre,
+    StorageEndpoint,
+    Telescope,
+    Vrf,
+)
 from transfers.models import LinkLimit, TransferFile, TransferJob
 
 pytestmark = pytest.mark.django_db
 
 
 def site(model=PointOfPresence, **kw):
-    values = {"name": "Perth", "region": "oceania", "country": "AU", "latitude": -31.9, "longitude": 115.8, **kw}
+    values = {
+        "name": "Perth",
+        "region": "oceania",
+        "country": "AU",
+        "latitude": -31.9,
+        "longitude": 115.8,
+        **kw,
+    }
     obj = model(**values)
     obj.full_clean()
     obj.save()
@@ -24,8 +39,17 @@ def assert_invalid(obj, field):
     assert field in info.value.message_dict, info.value.message_dict
 
 
-@pytest.mark.parametrize(("field", "value"), [("latitude", 91), ("longitude", -181), ("country", "aus"),
-                                               ("name", "1bad"), ("name", "has space"), ("region", "mars")])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("latitude", 91),
+        ("longitude", -181),
+        ("country", "aus"),
+        ("name", "1bad"),
+        ("name", "has space"),
+        ("region", "mars"),
+    ],
+)
 def test_site_fields(field, value):
     obj = PointOfPresence(name="Perth", region="oceania", country="AU", latitude=0, longitude=0)
     setattr(obj, field, value)
@@ -34,7 +58,9 @@ def test_site_fields(field, value):
 
 def test_site_names_are_unique():
     site()
-    assert_invalid(PointOfPresence(name="Perth", region="oceania", country="AU", latitude=0, longitude=0), "name")
+    assert_invalid(
+        PointOfPresence(name="Perth", region="oceania", country="AU", latitude=0, longitude=0), "name"
+    )
 
 
 def test_site_kind_follows_its_model():
@@ -44,13 +70,29 @@ def test_site_kind_follows_its_model():
 
 
 def test_src_budget_cannot_exceed_peak():
-    obj = RegionalCentre(name="UKSRC", region="europe", country="GB", latitude=0, longitude=0,
-                         budget_per_telescope_bps=80 * 10**9, peak_bps=70 * 10**9)
+    obj = RegionalCentre(
+        name="UKSRC",
+        region="europe",
+        country="GB",
+        latitude=0,
+        longitude=0,
+        budget_per_telescope_bps=80 * 10**9,
+        peak_bps=70 * 10**9,
+    )
     assert_invalid(obj, "budget_per_telescope_bps")
 
 
-@pytest.mark.parametrize(("field", "value"), [("capacity_bps", 0), ("capacity_bps", -5), ("rtt_ms", 0),
-                                               ("rtt_ms", -1), ("loss_rate", -0.1), ("loss_rate", 0.9)])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("capacity_bps", 0),
+        ("capacity_bps", -5),
+        ("rtt_ms", 0),
+        ("rtt_ms", -1),
+        ("loss_rate", -0.1),
+        ("loss_rate", 0.9),
+    ],
+)
 def test_link_numbers(field, value):
     a, b = site(name="A"), site(name="B")
     link = Link(name="a-b", a_end=a, b_end=b, capacity_bps=10**9, rtt_ms=10)
@@ -89,21 +131,27 @@ def test_storage_endpoint_rules():
     assert_invalid(StorageEndpoint(name="X", site=telescope, role="disk", hostname="h"), "role")
     assert_invalid(StorageEndpoint(name="X", site=src, role="sdp", hostname="h"), "role")
     assert_invalid(StorageEndpoint(name="X", site=src, hostname="h", prefix="data"), "prefix")
-    assert_invalid(StorageEndpoint(name="X", site=src, hostname="h", root_port=443, http_port=443), "http_port")
+    assert_invalid(
+        StorageEndpoint(name="X", site=src, hostname="h", root_port=443, http_port=443), "http_port"
+    )
     assert_invalid(StorageEndpoint(name="X", site=src, hostname="h", root_port=70000), "root_port")
 
 
 @pytest.fixture
 def sdp():
     telescope = site(Telescope, name="SKA1-Low")
-    return telescope, StorageEndpoint.objects.create(name="SKA1-LOW_SDP", site=telescope, role="sdp", hostname="h")
+    return telescope, StorageEndpoint.objects.create(
+        name="SKA1-LOW_SDP", site=telescope, role="sdp", hostname="h"
+    )
 
 
 def test_product_rules(sdp):
     telescope, endpoint = sdp
     other = site(Telescope, name="SKA1-Mid")
     assert_invalid(DataProduct(scope="bad scope", name="p", telescope=telescope, source=endpoint), "scope")
-    assert_invalid(DataProduct(scope="ska", name="p", telescope=telescope, source=endpoint, priority=9), "priority")
+    assert_invalid(
+        DataProduct(scope="ska", name="p", telescope=telescope, source=endpoint, priority=9), "priority"
+    )
     assert_invalid(DataProduct(scope="ska", name="p", telescope=other, source=endpoint), "source")
 
 
@@ -123,11 +171,19 @@ def test_policy_share_cannot_target_sdp_storage(sdp):
 
 def test_transfer_rules():
     job = TransferJob.objects.create()
-    assert_invalid(TransferFile(job=job, file_index=0, source_surl="gsiftp://a/x", dest_surl="root://b:1//x"),
-                   "source_surl")
-    assert_invalid(TransferFile(job=job, file_index=0, source_surl="root://a:1//x", dest_surl="root://a:1//x"),
-                   "dest_surl")
-    assert_invalid(TransferFile(job=job, file_index=0, source_surl="root://a:1//x", dest_surl="root://b:1//x",
-                                checksum="MD5:abc"), "checksum")
+    assert_invalid(
+        TransferFile(job=job, file_index=0, source_surl="gsiftp://a/x", dest_surl="root://b:1//x"),
+        "source_surl",
+    )
+    assert_invalid(
+        TransferFile(job=job, file_index=0, source_surl="root://a:1//x", dest_surl="root://a:1//x"),
+        "dest_surl",
+    )
+    assert_invalid(
+        TransferFile(
+            job=job, file_index=0, source_surl="root://a:1//x", dest_surl="root://b:1//x", checksum="MD5:abc"
+        ),
+        "checksum",
+    )
     assert_invalid(TransferJob(priority=6), "priority")
     assert_invalid(LinkLimit(max_active=0), "max_active")

@@ -50,12 +50,15 @@ def test_valid_walk_passes_in_either_link_direction():
     validate_walk("SRC", "T", [by["l-src"], by["s-l"], by["p-s"], by["t-p"]])
 
 
-@pytest.mark.parametrize(("hops", "message"), [
-    ([], "at least one link"),
-    (["t-p", "s-l"], "does not start at P"),
-    (["t-p", "p-s"], "ends at S, not at SRC"),
-    (["t-p", "t-p"], "each link once"),
-])
+@pytest.mark.parametrize(
+    ("hops", "message"),
+    [
+        ([], "at least one link"),
+        (["t-p", "s-l"], "does not start at P"),
+        (["t-p", "p-s"], "ends at S, not at SRC"),
+        (["t-p", "t-p"], "each link once"),
+    ],
+)
 def test_bad_walks_are_rejected(hops, message):
     by = {lk.name: lk for lk in LINKS}
     with pytest.raises(WalkError, match=message):

@@ -7,7 +7,9 @@ from localnet.xrootd import render_config
 
 
 def test_site_config_enables_both_tpc_protocols_and_adler32(tmp_path: Path):
-    text = render_config(name="UKSRC_DISK", folder=tmp_path, root_port=21094, http_port=28001, ca_dir=tmp_path / "ca")
+    text = render_config(
+        name="UKSRC_DISK", folder=tmp_path, root_port=21094, http_port=28001, ca_dir=tmp_path / "ca"
+    )
     lines = text.splitlines()
     assert "xrootd.chksum adler32" in lines
     assert "xrd.port 21094" in lines
@@ -19,8 +21,14 @@ def test_site_config_enables_both_tpc_protocols_and_adler32(tmp_path: Path):
 
 
 def test_extra_lines_are_appended(tmp_path: Path):
-    text = render_config(name="X", folder=tmp_path, root_port=1, http_port=2, ca_dir=tmp_path,
-                         extra_lines=["ofs.osslib ++ /lib/libExample.so"])
+    text = render_config(
+        name="X",
+        folder=tmp_path,
+        root_port=1,
+        http_port=2,
+        ca_dir=tmp_path,
+        extra_lines=["ofs.osslib ++ /lib/libExample.so"],
+    )
     assert text.splitlines()[-1] == "ofs.osslib ++ /lib/libExample.so"
 
 

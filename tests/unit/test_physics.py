@@ -51,7 +51,9 @@ def test_non_positive_inputs_are_rejected_with_the_name(bad):
 
 
 def test_path_metrics_bottleneck_sum_and_loss():
-    metrics = path_metrics([(100e9, 7.0, 0.0, 10.0), (40e9, 49.5, 0.01, 5.0), (100e9, 160.0, 0.02, 1.0)])
+    metrics = path_metrics(
+        [(10**11, 7.0, 0.0, 10.0), (4 * 10**10, 49.5, 0.01, 5.0), (10**11, 160.0, 0.02, 1.0)]
+    )
     assert metrics.capacity_bps == 40e9
     assert metrics.rtt_ms == pytest.approx(216.5)
     assert metrics.loss_rate == pytest.approx(1 - 0.99 * 0.98)

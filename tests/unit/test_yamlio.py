@@ -5,13 +5,17 @@ import pytest
 from topology.yamlio import TopologyFileError, load, parse_bytes, parse_rate
 
 
-@pytest.mark.parametrize(("text", "bps"), [("100G", 100e9), ("40 Gbit/s", 40e9), ("20gbps", 20e9),
-                                          ("2.5T", 2.5e12), ("800M", 800e6), (1000, 1000)])
+@pytest.mark.parametrize(
+    ("text", "bps"),
+    [("100G", 100e9), ("40 Gbit/s", 40e9), ("20gbps", 20e9), ("2.5T", 2.5e12), ("800M", 800e6), (1000, 1000)],
+)
 def test_rates(text, bps):
     assert parse_rate(text) == bps
 
 
-@pytest.mark.parametrize(("text", "size"), [("2PB", 2 * 10**15), ("1GiB", 2**30), ("500 GB", 5 * 10**11), (42, 42)])
+@pytest.mark.parametrize(
+    ("text", "size"), [("2PB", 2 * 10**15), ("1GiB", 2**30), ("500 GB", 5 * 10**11), (42, 42)]
+)
 def test_sizes(text, size):
     assert parse_bytes(text) == size
 

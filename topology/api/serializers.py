@@ -9,7 +9,17 @@ from rest_framework import serializers
 
 from srcnet.api.serializers import ValidatedModelSerializer, name_field
 
-from ..models import Dtn, Link, NetworkPath, PointOfPresence, RegionalCentre, Site, StorageEndpoint, Telescope, Vrf
+from ..models import (
+    Dtn,
+    Link,
+    NetworkPath,
+    PointOfPresence,
+    RegionalCentre,
+    Site,
+    StorageEndpoint,
+    Telescope,
+    Vrf,
+)
 from ..physics import streams_needed, tcp_ceiling_bps
 from ..services.paths import save_declared_path
 
@@ -17,7 +27,7 @@ DEFAULT_WINDOW_BYTES = 2**30
 
 
 class VrfSerializer(ValidatedModelSerializer):
-    parent = name_field(Vrf.objects.all(), required=False, allow_null=True)
+    parent = name_field(Vrf.objects.all(), required=False, allow_null=True)  # type: ignore[assignment]
 
     class Meta:
         model = Vrf
@@ -28,7 +38,7 @@ SITE_FIELDS = ["id", "name", "kind", "region", "country", "latitude", "longitude
 
 
 class SiteSerializer(serializers.ModelSerializer):
-    vrf = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    vrf: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
         model = Site
@@ -50,7 +60,13 @@ class RegionalCentreSerializer(ValidatedModelSerializer):
 
     class Meta:
         model = RegionalCentre
-        fields = [*SITE_FIELDS, "is_distribution_centre", "share_weight", "budget_per_telescope_bps", "peak_bps"]
+        fields = [
+            *SITE_FIELDS,
+            "is_distribution_centre",
+            "share_weight",
+            "budget_per_telescope_bps",
+            "peak_bps",
+        ]
         read_only_fields = ["kind"]
 
 
@@ -68,8 +84,19 @@ class StorageEndpointSerializer(ValidatedModelSerializer):
 
     class Meta:
         model = StorageEndpoint
-        fields = ["id", "name", "site", "role", "hostname", "root_port", "http_port", "prefix", "tpc_scheme",
-                  "capacity_bytes", "is_active"]
+        fields = [
+            "id",
+            "name",
+            "site",
+            "role",
+            "hostname",
+            "root_port",
+            "http_port",
+            "prefix",
+            "tpc_scheme",
+            "capacity_bytes",
+            "is_active",
+        ]
 
 
 class DtnSerializer(ValidatedModelSerializer):
@@ -87,14 +114,27 @@ class LinkSerializer(ValidatedModelSerializer):
 
     class Meta:
         model = Link
-        fields = ["id", "name", "a_end", "b_end", "kind", "capacity_bps", "rtt_ms", "loss_rate", "owner", "capex_eur",
-                  "opex_eur_per_year", "vrfs", "is_up"]
+        fields = [
+            "id",
+            "name",
+            "a_end",
+            "b_end",
+            "kind",
+            "capacity_bps",
+            "rtt_ms",
+            "loss_rate",
+            "owner",
+            "capex_eur",
+            "opex_eur_per_year",
+            "vrfs",
+            "is_up",
+        ]
 
 
 class NetworkPathSerializer(serializers.ModelSerializer):
     """A path: declared paths are written with their ordered link names; metrics are derived."""
 
-    source = name_field(Site.objects.all())
+    source = name_field(Site.objects.all())  # type: ignore[assignment]
     destination = name_field(Site.objects.all())
     vrf = name_field(Vrf.objects.all(), required=False, allow_null=True)
     links = serializers.ListField(child=serializers.CharField(), write_only=True)
@@ -104,10 +144,31 @@ class NetworkPathSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = NetworkPath
-        fields = ["id", "name", "source", "destination", "vrf", "is_computed", "links", "hops", "hop_count",
-                  "capacity_bps", "rtt_ms", "loss_rate", "opex_eur_per_year", "per_flow_ceiling_bps",
-                  "streams_to_fill"]
-        read_only_fields = ["is_computed", "hop_count", "capacity_bps", "rtt_ms", "loss_rate", "opex_eur_per_year"]
+        fields = [
+            "id",
+            "name",
+            "source",
+            "destination",
+            "vrf",
+            "is_computed",
+            "links",
+            "hops",
+            "hop_count",
+            "capacity_bps",
+            "rtt_ms",
+            "loss_rate",
+            "opex_eur_per_year",
+            "per_flow_ceiling_bps",
+            "streams_to_fill",
+        ]
+        read_only_fields = [
+            "is_computed",
+            "hop_count",
+            "capacity_bps",
+            "rtt_ms",
+            "loss_rate",
+            "opex_eur_per_year",
+        ]
 
     def get_hops(self, obj: NetworkPath) -> list[str]:
         return [hop.link.name for hop in obj.hops.all()]
@@ -122,8 +183,13 @@ class NetworkPathSerializer(serializers.ModelSerializer):
 
     def _save(self, name: str, data: dict[str, Any]) -> NetworkPath:
         try:
-            save_declared_path(name=name, source=data["source"].name, destination=data["destination"].name,
-                               link_names=data["links"], vrf=data["vrf"].name if data.get("vrf") else None)
+            save_declared_path(
+                name=name,
+                source=data["source"].name,
+                destination=data["destination"].name,
+                link_names=data["links"],
+                vrf=data["vrf"].name if data.get("vrf") else None,
+            )
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from exc
         return NetworkPath.objects.get(name=name)
@@ -135,9 +201,16 @@ class NetworkPathSerializer(serializers.ModelSerializer):
 
     def update(self, instance: NetworkPath, validated_data: dict[str, Any]) -> NetworkPath:
         if instance.is_computed:
-            raise serializers.ValidationError({"name": "Computed paths follow the links; declare a path instead."})
-        data = {"source": instance.source, "destination": instance.destination, "vrf": instance.vrf,
-                "links": [h.link.name for h in instance.hops.all()], **validated_data}
+            raise serializers.ValidationError(
+                {"name": "Computed paths follow the links; declare a path instead."}
+            )
+        data = {
+            "source": instance.source,
+            "destination": instance.destination,
+            "vrf": instance.vrf,
+            "links": [h.link.name for h in instance.hops.all()],
+            **validated_data,
+        }
         return self._save(instance.name, data)
 
 

@@ -14,7 +14,18 @@ from rest_framework.response import Response
 from srcnet.api.permissions import ReadAnyAuthenticatedWriteStaff
 
 from .. import filtersets
-from ..models import Dtn, Link, NetworkPath, PathHop, PointOfPresence, RegionalCentre, Site, StorageEndpoint, Telescope, Vrf
+from ..models import (
+    Dtn,
+    Link,
+    NetworkPath,
+    PathHop,
+    PointOfPresence,
+    RegionalCentre,
+    Site,
+    StorageEndpoint,
+    Telescope,
+    Vrf,
+)
 from ..services.exporter import export_topology
 from ..services.importer import import_topology
 from ..yamlio import TopologyFileError
@@ -86,7 +97,8 @@ class LinkViewSet(viewsets.ModelViewSet):
 
 class NetworkPathViewSet(viewsets.ModelViewSet):
     queryset = NetworkPath.objects.select_related("source", "destination", "vrf").prefetch_related(
-        Prefetch("hops", queryset=PathHop.objects.select_related("link").order_by("position")))
+        Prefetch("hops", queryset=PathHop.objects.select_related("link").order_by("position"))
+    )
     serializer_class = s.NetworkPathSerializer
     filterset_class = filtersets.NetworkPathFilterSet
     ordering_fields = ["name", "rtt_ms", "capacity_bps", "hop_count"]
@@ -98,15 +110,20 @@ class NetworkPathViewSet(viewsets.ModelViewSet):
 @permission_classes([ReadAnyAuthenticatedWriteStaff])
 def import_view(request: Request) -> Response:
     """Import a topology file (YAML in the body): all of it, or nothing, with the line of any error."""
-    text = request.data if isinstance(request.data, str) else (request.data or {}).get("text", "")
+    data = request.data
+    text = data if isinstance(data, str) else data.get("text", "") if isinstance(data, dict) else ""
     if not text or not str(text).strip():
-        return Response({"detail": "The request body must hold a topology file (YAML).", "field": "body"},
-                        status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {"detail": "The request body must hold a topology file (YAML).", "field": "body"},
+            status=status.HTTP_400_BAD_REQUEST,
+        )
     try:
         summary = import_topology(text=str(text))
     except TopologyFileError as exc:
-        return Response({"detail": exc.reason, "line": exc.line, "field": exc.field, "message": str(exc)},
-                        status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {"detail": exc.reason, "line": exc.line, "field": exc.field, "message": str(exc)},
+            status=status.HTTP_400_BAD_REQUEST,
+        )
     return Response(summary.as_dict())
 
 

@@ -18,10 +18,21 @@ class Vrf(models.Model):
 
     name = models.CharField(max_length=64, unique=True, validators=[name_validator])
     scope = models.CharField(max_length=16, choices=VrfScope.choices)
-    route_distinguisher = models.CharField(max_length=32, unique=True, null=True, blank=True,
-                                           validators=[RegexValidator(r"^\d+:\d+$", "Use ASN:number.")])
-    parent = models.ForeignKey("self", on_delete=models.PROTECT, null=True, blank=True, related_name="children",
-                               help_text="The VRF that aggregates this one")
+    route_distinguisher = models.CharField(
+        max_length=32,
+        unique=True,
+        null=True,
+        blank=True,
+        validators=[RegexValidator(r"^\d+:\d+$", "Use ASN:number.")],
+    )
+    parent = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="children",
+        help_text="The VRF that aggregates this one",
+    )
     description = models.TextField(blank=True)
 
     class Meta:
@@ -115,7 +126,9 @@ class NetworkPath(models.Model):
     def refresh_metrics(self) -> None:
         """Recompute the stored metrics from the hops (call after the hops change)."""
         links = self.ordered_links()
-        metrics = path_metrics([(lk.capacity_bps, lk.rtt_ms, lk.loss_rate, lk.opex_eur_per_year) for lk in links])
+        metrics = path_metrics(
+            [(lk.capacity_bps, lk.rtt_ms, lk.loss_rate, lk.opex_eur_per_year) for lk in links]
+        )
         self.capacity_bps = metrics.capacity_bps
         self.rtt_ms = metrics.rtt_ms
         self.loss_rate = metrics.loss_rate
@@ -134,3 +147,6 @@ class PathHop(models.Model):
     class Meta:
         ordering = ["path", "position"]
         constraints = [models.UniqueConstraint(fields=["path", "position"], name="unique_hop_position")]
+
+    def __str__(self) -> str:
+        return f"{self.path_id}#{self.position}: {self.link_id}"

@@ -10,7 +10,9 @@ from ..choices import Region, SiteKind, StorageRole, TpcScheme
 from ..constants import NAME_PATTERN, RSE_NAME_PATTERN
 
 name_validator = RegexValidator(NAME_PATTERN, "Use letters, digits, '.', '-' or '_', starting with a letter.")
-rse_validator = RegexValidator(RSE_NAME_PATTERN, "Use upper-case letters, digits, '-' or '_' (a Rucio RSE name).")
+rse_validator = RegexValidator(
+    RSE_NAME_PATTERN, "Use upper-case letters, digits, '-' or '_' (a Rucio RSE name)."
+)
 port_validators = [MinValueValidator(1), MaxValueValidator(65535)]
 
 
@@ -23,8 +25,14 @@ class Site(models.Model):
     country = models.CharField(max_length=2, help_text="ISO 3166-1 alpha-2 code")
     latitude = models.FloatField(validators=[MinValueValidator(-90.0), MaxValueValidator(90.0)])
     longitude = models.FloatField(validators=[MinValueValidator(-180.0), MaxValueValidator(180.0)])
-    vrf = models.ForeignKey("topology.Vrf", on_delete=models.PROTECT, null=True, blank=True, related_name="sites",
-                            help_text="The VRF the site joins by configuration")
+    vrf = models.ForeignKey(
+        "topology.Vrf",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="sites",
+        help_text="The VRF the site joins by configuration",
+    )
     description = models.TextField(blank=True)
 
     KIND: str = SiteKind.POP
@@ -35,24 +43,30 @@ class Site(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def clean(self) -> None:
-        super().clean()
-        if self.country and not (len(self.country) == 2 and self.country.isalpha() and self.country.isupper()):
-            raise ValidationError({"country": "Use a two-letter upper-case ISO country code."})
-
     def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         self.kind = self.KIND
         super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        super().clean()
+        if self.country and not (
+            len(self.country) == 2 and self.country.isalpha() and self.country.isupper()
+        ):
+            raise ValidationError({"country": "Use a two-letter upper-case ISO country code."})
 
 
 class Telescope(Site):
     """An SKA telescope; its Science Data Processor pushes products out through an access link."""
 
     KIND = SiteKind.TELESCOPE
-    daily_volume_bytes = models.BigIntegerField(default=10**15, validators=[MinValueValidator(0)],
-                                                help_text="Data products produced per day")
-    sdp_buffer_bytes = models.BigIntegerField(default=2 * 10**15, validators=[MinValueValidator(1)],
-                                              help_text="What the SDP storage holds before it must have pushed")
+    daily_volume_bytes = models.BigIntegerField(
+        default=10**15, validators=[MinValueValidator(0)], help_text="Data products produced per day"
+    )
+    sdp_buffer_bytes = models.BigIntegerField(
+        default=2 * 10**15,
+        validators=[MinValueValidator(1)],
+        help_text="What the SDP storage holds before it must have pushed",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -67,8 +81,11 @@ class RegionalCentre(Site):
 
     KIND = SiteKind.SRC
     is_distribution_centre = models.BooleanField(default=False)
-    share_weight = models.FloatField(default=1.0, validators=[MinValueValidator(0.0)],
-                                     help_text="Relative share of each telescope's products (1-replica policy)")
+    share_weight = models.FloatField(
+        default=1.0,
+        validators=[MinValueValidator(0.0)],
+        help_text="Relative share of each telescope's products (1-replica policy)",
+    )
     budget_per_telescope_bps = models.BigIntegerField(default=20 * 10**9, validators=[MinValueValidator(0)])
     peak_bps = models.BigIntegerField(default=70 * 10**9, validators=[MinValueValidator(0)])
 
@@ -83,7 +100,9 @@ class RegionalCentre(Site):
     def clean(self) -> None:
         super().clean()
         if self.budget_per_telescope_bps and self.peak_bps and self.budget_per_telescope_bps > self.peak_bps:
-            raise ValidationError({"budget_per_telescope_bps": "The per-telescope budget exceeds the site's peak."})
+            raise ValidationError(
+                {"budget_per_telescope_bps": "The per-telescope budget exceeds the site's peak."}
+            )
 
 
 class PointOfPresence(Site):
@@ -150,8 +169,11 @@ class Dtn(models.Model):
     site = models.ForeignKey(Site, on_delete=models.PROTECT, related_name="dtns")
     hostname = models.CharField(max_length=255)
     nic_speed_bps = models.BigIntegerField(default=100 * 10**9, validators=[MinValueValidator(1)])
-    tcp_window_bytes = models.BigIntegerField(default=2**30, validators=[MinValueValidator(65536)],
-                                              help_text="Largest TCP window the host's tuning allows")
+    tcp_window_bytes = models.BigIntegerField(
+        default=2**30,
+        validators=[MinValueValidator(65536)],
+        help_text="Largest TCP window the host's tuning allows",
+    )
     tuning_profile = models.CharField(max_length=64, default="dtn-300ms")
 
     class Meta:

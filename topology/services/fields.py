@@ -57,12 +57,18 @@ SITE_KEYS = {
     "vrf": Key("vrf", text),
     "description": Key("description", text),
 }
-TELESCOPE_KEYS = {**SITE_KEYS, "daily_volume": Key("daily_volume_bytes", parse_bytes),
-                  "sdp_buffer": Key("sdp_buffer_bytes", parse_bytes)}
-CENTRE_KEYS = {**SITE_KEYS, "distribution_centre": Key("is_distribution_centre", boolean),
-               "share_weight": Key("share_weight", number),
-               "budget_per_telescope": Key("budget_per_telescope_bps", parse_rate),
-               "peak": Key("peak_bps", parse_rate)}
+TELESCOPE_KEYS = {
+    **SITE_KEYS,
+    "daily_volume": Key("daily_volume_bytes", parse_bytes),
+    "sdp_buffer": Key("sdp_buffer_bytes", parse_bytes),
+}
+CENTRE_KEYS = {
+    **SITE_KEYS,
+    "distribution_centre": Key("is_distribution_centre", boolean),
+    "share_weight": Key("share_weight", number),
+    "budget_per_telescope": Key("budget_per_telescope_bps", parse_rate),
+    "peak": Key("peak_bps", parse_rate),
+}
 POP_KEYS = {**SITE_KEYS, "operator": Key("operator", text)}
 VRF_KEYS = {
     "name": Key("name", text, required=True),

@@ -12,13 +12,32 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from ..choices import SiteKind
-from ..models import Dtn, Link, NetworkPath, PointOfPresence, RegionalCentre, Site, StorageEndpoint, Telescope, Vrf
+from ..models import (
+    Dtn,
+    Link,
+    NetworkPath,
+    PointOfPresence,
+    RegionalCentre,
+    Site,
+    StorageEndpoint,
+    Telescope,
+    Vrf,
+)
 from ..yamlio import LinedDict, TopologyFileError, load
 from . import fields as F
 from .paths import ComputeRule, compute_paths, save_declared_path
 
-SECTIONS = ("version", "vrfs", "telescopes", "regional_centres", "points_of_presence", "storage_endpoints",
-            "dtns", "links", "paths")
+SECTIONS = (
+    "version",
+    "vrfs",
+    "telescopes",
+    "regional_centres",
+    "points_of_presence",
+    "storage_endpoints",
+    "dtns",
+    "links",
+    "paths",
+)
 SITE_SECTIONS: dict[str, tuple[type[Site], dict[str, F.Key]]] = {
     "telescopes": (Telescope, F.TELESCOPE_KEYS),
     "regional_centres": (RegionalCentre, F.CENTRE_KEYS),
@@ -40,8 +59,12 @@ class ImportSummary:
         target[kind] = target.get(kind, 0) + 1
 
     def as_dict(self) -> dict[str, Any]:
-        return {"created": self.created, "updated": self.updated, "paths_computed": self.paths_computed,
-                "warnings": self.warnings}
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "paths_computed": self.paths_computed,
+            "warnings": self.warnings,
+        }
 
 
 @dataclass(frozen=True)
@@ -68,8 +91,9 @@ def import_topology(*, text: str) -> ImportSummary:
         raise TopologyFileError("the file must be a mapping of sections", line=1)
     for key in document:
         if key not in SECTIONS:
-            raise TopologyFileError(f"unknown section {key!r} (known: {', '.join(SECTIONS)})", line=document.line,
-                                    field=str(key))
+            raise TopologyFileError(
+                f"unknown section {key!r} (known: {', '.join(SECTIONS)})", line=document.line, field=str(key)
+            )
     if document.get("version") != 1:
         raise TopologyFileError("only version 1 is understood", line=document.line, field="version")
     summary = ImportSummary()
@@ -88,8 +112,9 @@ def import_topology(*, text: str) -> ImportSummary:
     return summary
 
 
-def _entries(document: Mapping[str, Any], section: str, keys: dict[str, F.Key],
-             label: str | None = None) -> Iterator[Entry]:
+def _entries(
+    document: Mapping[str, Any], section: str, keys: dict[str, F.Key], label: str | None = None
+) -> Iterator[Entry]:
     items = document.get(section) or []
     line = getattr(document, "line", None)
     if not isinstance(items, list):
@@ -136,11 +161,15 @@ def _site_ref(entry: Entry, field_name: str, value: str) -> Site:
 def _vrf_ref(entry: Entry, field_name: str, value: str) -> Vrf:
     vrf = Vrf.objects.filter(name=value).first()
     if vrf is None:
-        raise entry.error(f"no VRF named {value!r}", field_name if field_name in ("parent", "vrfs") else "vrf")
+        raise entry.error(
+            f"no VRF named {value!r}", field_name if field_name in ("parent", "vrfs") else "vrf"
+        )
     return vrf
 
 
-def _assign(entry: Entry, instance: models.Model, resolvers: dict[str, Any], skip: tuple[str, ...] = ()) -> None:
+def _assign(
+    entry: Entry, instance: models.Model, resolvers: dict[str, Any], skip: tuple[str, ...] = ()
+) -> None:
     for field_name, value in entry.values.items():
         if field_name in skip:
             continue
@@ -149,8 +178,14 @@ def _assign(entry: Entry, instance: models.Model, resolvers: dict[str, Any], ski
         setattr(instance, field_name, value)
 
 
-def _upsert_named(entry: Entry, model: type[models.Model], keys: dict[str, F.Key], summary: ImportSummary,
-                  resolvers: dict[str, Any], skip: tuple[str, ...] = ()) -> models.Model:
+def _upsert_named(
+    entry: Entry,
+    model: type[models.Model],
+    keys: dict[str, F.Key],
+    summary: ImportSummary,
+    resolvers: dict[str, Any],
+    skip: tuple[str, ...] = (),
+) -> models.Model:
     instance = model._default_manager.filter(name=entry.values["name"]).first()
     created = instance is None
     if created:
@@ -159,7 +194,7 @@ def _upsert_named(entry: Entry, model: type[models.Model], keys: dict[str, F.Key
     _assign(entry, instance, resolvers, skip)
     _validate(entry, instance, keys)
     instance.save()
-    summary.count(model._meta.model_name, created)
+    summary.count(str(model._meta.model_name), created)
     return instance
 
 
@@ -179,14 +214,16 @@ def _import_vrfs(document: Mapping[str, Any], summary: ImportSummary) -> None:
 def _upsert_site(entry: Entry, model: type[Site], keys: dict[str, F.Key], summary: ImportSummary) -> None:
     existing = Site.objects.filter(name=entry.values["name"]).first()
     if existing is not None and not model.objects.filter(pk=existing.pk).exists():
-        raise entry.error(f"a site named {existing.name!r} already exists as a {existing.get_kind_display()}",
-                          "name")
+        raise entry.error(
+            f"a site named {existing.name!r} already exists as a {existing.get_kind_display()}", "name"
+        )
     _upsert_named(entry, model, keys, summary, {"vrf": _vrf_ref})
 
 
 def _upsert_link(entry: Entry, summary: ImportSummary) -> None:
-    link = _upsert_named(entry, Link, F.LINK_KEYS, summary, {"a_end": _site_ref, "b_end": _site_ref},
-                         skip=("vrfs",))
+    link = _upsert_named(
+        entry, Link, F.LINK_KEYS, summary, {"a_end": _site_ref, "b_end": _site_ref}, skip=("vrfs",)
+    )
     assert isinstance(link, Link)
     link.vrfs.set([_vrf_ref(entry, "vrfs", name) for name in entry.values.get("vrfs", [])])
 
@@ -197,14 +234,18 @@ def _import_paths(document: Mapping[str, Any], summary: ImportSummary) -> None:
         raise TopologyFileError("expected a mapping with 'compute' and 'declared'", field="paths")
     for key in section:
         if key not in ("compute", "declared"):
-            raise TopologyFileError("unknown key (known: compute, declared)", line=section.line, field=f"paths.{key}")
+            raise TopologyFileError(
+                "unknown key (known: compute, declared)", line=section.line, field=f"paths.{key}"
+            )
     rules = []
     kinds = set(SiteKind.values)
     for entry in _entries(section, "compute", F.COMPUTE_RULE_KEYS, "paths.compute"):
         for key in ("from", "to"):
             unknown = set(entry.values[key]) - kinds
             if unknown:
-                raise entry.error(f"unknown site kind {sorted(unknown)[0]!r} (known: {', '.join(sorted(kinds))})", key)
+                raise entry.error(
+                    f"unknown site kind {sorted(unknown)[0]!r} (known: {', '.join(sorted(kinds))})", key
+                )
         rules.append(ComputeRule(sources=tuple(entry.values["from"]), destinations=tuple(entry.values["to"])))
     result = compute_paths(rules)
     summary.paths_computed = result.created
@@ -212,9 +253,13 @@ def _import_paths(document: Mapping[str, Any], summary: ImportSummary) -> None:
     for entry in _entries(section, "declared", F.DECLARED_PATH_KEYS, "paths.declared"):
         values = entry.values
         try:
-            created = save_declared_path(name=values["name"], source=values["source"],
-                                         destination=values["destination"], link_names=values["links"],
-                                         vrf=values.get("vrf"))
+            created = save_declared_path(
+                name=values["name"],
+                source=values["source"],
+                destination=values["destination"],
+                link_names=values["links"],
+                vrf=values.get("vrf"),
+            )
         except ValidationError as exc:
             field_name, messages = next(iter(exc.message_dict.items()))
             raise entry.error(" ".join(messages), None if field_name == "__all__" else field_name) from exc

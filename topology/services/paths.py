@@ -31,8 +31,14 @@ class ComputeResult:
 
 
 def _edge(link: Link, names: dict[int, str]) -> LinkEdge:
-    return LinkEdge(name=link.name, a_end=names[link.a_end_id], b_end=names[link.b_end_id],
-                    capacity_bps=link.capacity_bps, rtt_ms=link.rtt_ms, is_up=link.is_up)
+    return LinkEdge(
+        name=link.name,
+        a_end=names[link.a_end_id],
+        b_end=names[link.b_end_id],
+        capacity_bps=link.capacity_bps,
+        rtt_ms=link.rtt_ms,
+        is_up=link.is_up,
+    )
 
 
 def _path_vrf(links: Sequence[Link], vrfs_by_link: dict[int, list[Vrf]]) -> Vrf | None:
@@ -72,20 +78,26 @@ def compute_paths(rules: Sequence[ComputeRule]) -> ComputeResult:
                     continue
                 pairs_seen.add(pair)
                 try:
-                    (names_on_path,) = shortest_paths(graph, source.name, destination.name, k=1,
-                                                      avoid_sites=storage_sites)
+                    (names_on_path,) = shortest_paths(
+                        graph, source.name, destination.name, k=1, avoid_sites=storage_sites
+                    )
                 except NoPathError:
                     result.unreachable.append(f"no path from {source.name} to {destination.name}")
                     continue
                 hops = [links_by_name[n] for n in names_on_path]
-                path = NetworkPath(name=f"{source.name}--{destination.name}", source=by_name[source.name],
-                                   destination=by_name[destination.name], is_computed=True,
-                                   vrf=_path_vrf(hops, vrfs_by_link))
+                path = NetworkPath(
+                    name=f"{source.name}--{destination.name}",
+                    source=by_name[source.name],
+                    destination=by_name[destination.name],
+                    is_computed=True,
+                    vrf=_path_vrf(hops, vrfs_by_link),
+                )
                 _apply_metrics(path, hops)
                 new_paths.append((path, hops))
     NetworkPath.objects.bulk_create([p for p, _ in new_paths])
-    PathHop.objects.bulk_create([PathHop(path=p, link=link, position=i)
-                                 for p, hops in new_paths for i, link in enumerate(hops)])
+    PathHop.objects.bulk_create(
+        [PathHop(path=p, link=link, position=i) for p, hops in new_paths for i, link in enumerate(hops)]
+    )
     result.created = len(new_paths)
     return result
 
@@ -100,8 +112,9 @@ def _apply_metrics(path: NetworkPath, hops: Sequence[Link]) -> None:
 
 
 @transaction.atomic
-def save_declared_path(*, name: str, source: str, destination: str, link_names: Sequence[str],
-                       vrf: str | None = None) -> bool:
+def save_declared_path(
+    *, name: str, source: str, destination: str, link_names: Sequence[str], vrf: str | None = None
+) -> bool:
     """Create or replace a declared path; raises ValidationError naming the field. True if created."""
     sites = {s.name: s for s in Site.objects.filter(name__in=[source, destination])}
     for field_name, site_name in (("source", source), ("destination", destination)):
@@ -113,8 +126,14 @@ def save_declared_path(*, name: str, source: str, destination: str, link_names: 
         raise ValidationError({"links": f"no link named {missing[0]!r}"})
     hops = [links[n] for n in link_names]
     try:
-        validate_walk(source, destination, [LinkEdge(lk.name, lk.a_end.name, lk.b_end.name, lk.capacity_bps,
-                                                     lk.rtt_ms, lk.is_up) for lk in hops])
+        validate_walk(
+            source,
+            destination,
+            [
+                LinkEdge(lk.name, lk.a_end.name, lk.b_end.name, lk.capacity_bps, lk.rtt_ms, lk.is_up)
+                for lk in hops
+            ],
+        )
     except WalkError as exc:
         raise ValidationError({"links": str(exc)}) from exc
     path = NetworkPath.objects.filter(name=name).first()

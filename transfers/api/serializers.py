@@ -26,10 +26,29 @@ class TransferFileSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = TransferFile
-        fields = ["id", "job_id", "file_index", "source_surl", "dest_surl", "source_se", "dest_se", "filesize",
-                  "checksum", "state", "reason", "attempts", "retry_after", "start_time", "finish_time",
-                  "transferred_bytes", "duration_seconds", "throughput_bps", "source_checksum", "dest_checksum",
-                  "metadata"]
+        fields = [
+            "id",
+            "job_id",
+            "file_index",
+            "source_surl",
+            "dest_surl",
+            "source_se",
+            "dest_se",
+            "filesize",
+            "checksum",
+            "state",
+            "reason",
+            "attempts",
+            "retry_after",
+            "start_time",
+            "finish_time",
+            "transferred_bytes",
+            "duration_seconds",
+            "throughput_bps",
+            "source_checksum",
+            "dest_checksum",
+            "metadata",
+        ]
         read_only_fields = fields
 
 
@@ -42,7 +61,7 @@ class TransferFileDetailSerializer(TransferFileSerializer):
 
 
 class FileRequestSerializer(serializers.Serializer):
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # a field named like DRF's attribute
     destination = serializers.CharField()
     filesize = serializers.IntegerField(required=False, allow_null=True, min_value=0)
     checksum = serializers.CharField(required=False, allow_blank=True, default="")
@@ -57,9 +76,26 @@ class TransferJobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = TransferJob
-        fields = ["id", "job_id", "state", "priority", "activity", "verify_checksum", "overwrite", "retry",
-                  "retry_delay", "timeout", "metadata", "submitter", "reason", "created", "updated", "finished",
-                  "files", "file_requests"]
+        fields = [
+            "id",
+            "job_id",
+            "state",
+            "priority",
+            "activity",
+            "verify_checksum",
+            "overwrite",
+            "retry",
+            "retry_delay",
+            "timeout",
+            "metadata",
+            "submitter",
+            "reason",
+            "created",
+            "updated",
+            "finished",
+            "files",
+            "file_requests",
+        ]
         read_only_fields = ["job_id", "state", "reason", "created", "updated", "finished"]
         extra_kwargs = {"retry": {"required": False}, "retry_delay": {"required": False}}
 

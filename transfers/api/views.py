@@ -15,10 +15,12 @@ from ..services import cancel_job
 from . import serializers as s
 
 
-class TransferJobViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin,
-                         viewsets.GenericViewSet):
+class TransferJobViewSet(
+    mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet
+):
     queryset = TransferJob.objects.select_related("submitter").prefetch_related(
-        Prefetch("files", queryset=TransferFile.objects.select_related("job").order_by("file_index")))
+        Prefetch("files", queryset=TransferFile.objects.select_related("job").order_by("file_index"))
+    )
     serializer_class = s.TransferJobSerializer
     filterset_class = filtersets.TransferJobFilterSet
     lookup_field = "job_id"

@@ -75,7 +75,9 @@ class Sampler(threading.Thread):
         while not self.stop_ev.is_set():
             try:
                 s = self.path.stats(fresh=False)
-                self.samples.append((time.monotonic(), s["ab"]["tx_bytes"], s["ba"]["tx_bytes"]))
+                # the emulator's own CLOCK_MONOTONIC stamp (same clock as
+                # time.monotonic()), not when we happened to read the file
+                self.samples.append((s["mono_ns"] / 1e9, s["ab"]["tx_bytes"], s["ba"]["tx_bytes"]))
             except (OSError, ValueError, KeyError):
                 pass
             self.stop_ev.wait(0.2)
@@ -89,7 +91,7 @@ def plateau(samples, t0: float, direction: str) -> tuple[float | None, float | N
     """(seconds from t0 until the 1 s rate first reaches 90 % of its peak,
     peak 1 s rate in Mbit/s) for the data direction, from emulator counters."""
     col = 1 if direction == "ab" else 2
-    pts = [(x[0], x[col]) for x in samples if x[0] >= t0 - 0.2]
+    pts = sorted({(x[0], x[col]) for x in samples if x[0] >= t0 - 0.2})
     rates = []
     j = 0
     for i, (t, b) in enumerate(pts):
@@ -355,8 +357,15 @@ def main(argv=None) -> int:
     ap.add_argument("--iperf-seconds", type=int, default=20)
     ap.add_argument("--loss", type=float, default=0.0)
     ap.add_argument("--cc", default="cubic")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="results JSON to write")
+    ap.add_argument("--table", metavar="JSON", help="only print the Markdown table of a results file")
     a = ap.parse_args(argv)
+    if a.table:
+        with open(a.table) as f:
+            print(table(json.load(f)))
+        return 0
+    if not a.out:
+        ap.error("--out is required")
 
     rtts = [float(x) for x in a.rtt.split(",")]
     rates = [float(x) for x in a.rate.split(",")]

@@ -326,6 +326,10 @@ def _start_emulator(p: EmulatedPath, binary: str, rtt_ms: float | None = None,
             "--loss-ab", repr(cfg.loss), "--loss-ba", repr(cfg.loss),
             "--seed", str(cfg.seed), "--stats", p.stats_file, "--stats-ms", "200",
             "--rt", str(cfg.rt_prio)]
+    # The stats file doubles as the readiness signal: drop a previous
+    # (calibration) emulator's file first.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(p.stats_file)
     log = open(os.path.join(p.state_dir, "emulator.log"), "wb")
     with log:
         # Own session: a Ctrl-C in the caller's terminal reaches us first, and

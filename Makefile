@@ -16,7 +16,7 @@ demo-once: bootstrap
 
 ## Every test, against real PostgreSQL, Redis, XRootD servers and Celery workers.
 test: bootstrap
-	@$(PYTHON) -m localnet test $(PYTEST_ARGS)
+	@bash scripts/test.sh $(PYTEST_ARGS)
 
 lint: bootstrap
 	@.venv/bin/ruff check .

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite (what `make test` and CI run): the C++ plugin's unit tests (normal and under
+# ASan/UBSan), then every Python test against real PostgreSQL, Redis, XRootD servers, Celery workers and
+# emulated long-haul paths. Arguments go to pytest (e.g. `make test PYTEST_ARGS="tests/unit -x"`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${SRCNET_SKIP_NATIVE:-}" ]; then
+  bash xrootd-plugins/build.sh
+  bash xrootd-plugins/build.sh --asan
+  bash bench/wan/build.sh
+  ctest --test-dir xrootd-plugins/build --output-on-failure
+  ctest --test-dir xrootd-plugins/build-asan --output-on-failure
+fi
+exec .venv/bin/python -m localnet test "$@"

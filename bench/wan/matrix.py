@@ -150,12 +150,14 @@ class Cell:
         self.path, self.sa, self.sb, self.srcdir, self.args = path, site_a, site_b, srcdir, args
         self.results = []
         self.ceiling = None
+        # Idle RTT as the end hosts see it, measured once per path.
+        self.rtt_measured = round(wanpath.measure_rtt(path, count=20)["median_ms"], 3)
 
     def base(self, tool, **kw):
         c = self.path.config
         d = dict(rtt_ms=c.rtt_ms, rate_mbit=c.rate_mbit, loss=c.loss, mtu=c.mtu,
                  tuning=c.tuning, cc=c.cc, queue_bytes=c.queue(),
-                 overhead_ms=c.overhead_ms, tool=tool)
+                 overhead_ms=c.overhead_ms, rtt_measured_ms=self.rtt_measured, tool=tool)
         d.update(kw)
         return d
 
@@ -211,7 +213,7 @@ class Cell:
 
     # -- tools -----------------------------------------------------------------
     def iperf3(self, seconds):
-        srv = self.path.popen_b(["iperf3", "-s", "-p", "5301"], stdout=subprocess.DEVNULL,
+        srv = self.path.popen_b(["iperf3", "-s", "-J", "-p", "5301"], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         try:
             time.sleep(0.5)
@@ -222,7 +224,8 @@ class Cell:
             em0 = proc_cpu_s(self.path.emulator_pid)
             cpu_srv0 = proc_cpu_s(srv.pid)
             out = self.path.run_a(["iperf3", "-c", self.path.ip_b, "-p", "5301", "-t",
-                                   str(seconds), "-J"], capture_output=True, text=True,
+                                   str(seconds), "-J", "--get-server-output"],
+                                  capture_output=True, text=True,
                                   timeout=seconds + 60)
             sampler.finish()
             em1, cpu_srv1 = proc_cpu_s(self.path.emulator_pid), proc_cpu_s(srv.pid)
@@ -236,12 +239,13 @@ class Cell:
             return
         recv = j["end"]["sum_received"]
         gb = recv["bytes"] / 1e9
-        ivals = [i["sum"] for i in j["intervals"]]
+        # Receiver-side intervals: the client's count bytes written into a
+        # socket buffer of up to 1 GiB, not bytes delivered.
+        ivals = [i["sum"] for i in j["server_output_json"]["intervals"]]
         pl, peak = plateau(sampler.samples, t0, "ab")
-        # Steady state: last half of the run, client intervals (bytes
-        # accepted by the socket; at steady state equal to what is delivered).
-        half = ivals[len(ivals) // 2:]
-        steady = sum(i["bytes"] for i in half) * 8 / sum(i["seconds"] for i in half) / 1e6
+        # Steady state: the last 5 s of the run.
+        last = [i for i in ivals if i["start"] >= ivals[-1]["end"] - 5.0 - 1e-6]
+        steady = sum(i["bytes"] for i in last) * 8 / sum(i["seconds"] for i in last) / 1e6
         mbit = recv["bits_per_second"] / 1e6
         self.ceiling = steady
         self.record(self.base(
@@ -382,7 +386,9 @@ def main(argv=None) -> int:
     doc = {"schema": SCHEMA,
            "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "command": " ".join(["python3", "bench/wan/matrix.py", *(argv or sys.argv[1:])]),
-           "machine": machine(), "cells": []}
+           "machine": machine(),
+           # the 2 vCPUs are shared: record how busy the box was
+           "loadavg_start": [round(x, 2) for x in os.getloadavg()], "cells": []}
     srcdir = tempfile.mkdtemp(prefix="srcnet-wan-matrix-")
     os.chmod(srcdir, 0o755)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
@@ -404,6 +410,7 @@ def main(argv=None) -> int:
                             cell.file_tool(a.batch_tool, batch[1], batch[0], mode)
                     doc["cells"].extend(cell.results)
                 # write after every path so a partial run still leaves data
+                doc["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
                 with open(a.out, "w") as f:
                     json.dump(doc, f, indent=1)
     finally:

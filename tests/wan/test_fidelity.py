@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import iperf3_tcp, receiver_rate_bps, tcp_payload_fraction, wait_port
+from tests.wan.helpers import iperf3_tcp, receiver_rate_bps, tcp_payload_fraction, wait_port
 from wanpath import emulated_path, measure_rtt
 
 

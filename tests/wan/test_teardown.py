@@ -12,7 +12,7 @@ import time
 import pytest
 
 import wanpath
-from conftest import WAN
+from tests.wan.conftest import WAN
 from wanpath import emulated_path
 
 

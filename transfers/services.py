@@ -155,7 +155,13 @@ def _enqueue_attempts(attempt_ids: Sequence[int]) -> None:
 
 
 def claim_attempt(attempt_id: int, *, worker: str = "") -> TransferAttempt | None:
-    """Claim a RUNNING, unclaimed attempt for execution; None if another delivery already has it."""
+    """Claim a RUNNING, unclaimed attempt for execution; None if another delivery already has it.
+
+    Raises ValueError for an id that is not an attempt's (a malformed or stale task message)."""
+    if isinstance(attempt_id, bool) or not isinstance(attempt_id, int):
+        raise ValueError(f"an attempt id is an integer, got {attempt_id!r}")
+    if not TransferAttempt.objects.filter(pk=attempt_id).exists():
+        raise ValueError(f"no transfer attempt {attempt_id}")
     claimed = TransferAttempt.objects.filter(
         pk=attempt_id, state=AttemptState.RUNNING, claimed__isnull=True
     ).update(claimed=timezone.now(), worker=worker)

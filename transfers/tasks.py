@@ -32,7 +32,12 @@ def dispatch() -> int:
 )
 def execute_attempt(attempt_id: int) -> str:
     """Run one attempt's copy. A redelivered message finds the attempt claimed and does nothing."""
-    attempt = services.claim_attempt(attempt_id, worker=f"{socket.gethostname()}:{os.getpid()}")
+    try:
+        attempt = services.claim_attempt(attempt_id, worker=f"{socket.gethostname()}:{os.getpid()}")
+    except ValueError as exc:
+        # A malformed message is dropped (retrying cannot fix it), and said so in the log.
+        log.error("execute_attempt(%r) rejected: %s", attempt_id, exc)
+        return f"rejected: {exc}"
     if attempt is None:
         return "already claimed"
     row = attempt.file

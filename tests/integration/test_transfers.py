@@ -151,3 +151,11 @@ def test_link_concurrency_limit_holds_under_concurrent_workers(celery_worker, xr
         running += delta
         max_running = max(max_running, running)
     assert max_running <= 2
+
+
+@pytest.mark.parametrize("bad", ["12", None, 10**9])
+def test_malformed_task_arguments_are_rejected_without_side_effects(bad):
+    from transfers.tasks import execute_attempt
+
+    assert execute_attempt.apply(args=[bad]).get().startswith("rejected:")
+    assert TransferAttempt.objects.count() == 0 and TransferFile.objects.count() == 0

@@ -135,14 +135,22 @@ def _push(per_telescope: int) -> tuple[list[dict[str, object]], int]:
     _say(f"{len(products)} products written at the SDPs and submitted; waiting for their replicas")
     deadline = time.monotonic() + SUMMARY_TIMEOUT_S
     done_states = (ProductState.PLACED, ProductState.FAILED)
+    tty = sys.stderr.isatty()
+    shown = -1
     while time.monotonic() < deadline:
         states = list(DataProduct.objects.filter(pk__in=products).values_list("state", flat=True))
         finished = sum(s in done_states for s in states)
-        print(f"\r  {finished}/{len(products)} products placed", end="", file=sys.stderr, flush=True)
+        if finished != shown:
+            # In place on a terminal; one line per change in a log.
+            prefix, end = ("\r", "") if tty else ("", "\n")
+            message = f"{prefix}  {finished}/{len(products)} products placed"
+            print(message, end=end, file=sys.stderr, flush=True)
+            shown = finished
         if finished == len(products):
             break
         time.sleep(0.5)
-    print(file=sys.stderr)
+    if tty:
+        print(file=sys.stderr)
     return _summary_rows(products), DataProduct.objects.filter(pk__in=products).exclude(
         state=ProductState.PLACED
     ).count()

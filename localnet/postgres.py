@@ -94,42 +94,28 @@ def ensure_postgres(state: StateDir) -> int:
     return port
 
 
+def _exists(port: int, query: str) -> bool:
+    argv = [
+        "psql",
+        "-tA",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "-U",
+        "postgres",
+        "-d",
+        "postgres",
+        "-c",
+        query,
+    ]
+    return bool(run(argv).stdout.strip())
+
+
 def _provision(port: int) -> None:
-    exists = run(
-        [
-            "psql",
-            "-tA",
-            "-h",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "-U",
-            "postgres",
-            "-d",
-            "postgres",
-            "-c",
-            f"SELECT 1 FROM pg_roles WHERE rolname = '{DB_USER}'",
-        ]
-    ).stdout.strip()
-    if not exists:
+    if not _exists(port, f"SELECT 1 FROM pg_roles WHERE rolname = '{DB_USER}'"):
         _psql(port, f"CREATE ROLE {DB_USER} LOGIN PASSWORD '{DB_PASSWORD}' CREATEDB")
-    has_db = run(
-        [
-            "psql",
-            "-tA",
-            "-h",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "-U",
-            "postgres",
-            "-d",
-            "postgres",
-            "-c",
-            f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'",
-        ]
-    ).stdout.strip()
-    if not has_db:
+    if not _exists(port, f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'"):
         _psql(port, f"CREATE DATABASE {DB_NAME} OWNER {DB_USER}")
 
 

@@ -46,11 +46,9 @@ def ensure_sites(
     return {name: ensure_site(state, name, extra_lines=extra_lines) for name in names}
 
 
-def ensure_workers(state: StateDir, name: str, *, concurrency: int = 4, beat: bool = True) -> int:
-    """A Celery worker (with the periodic sweep when ``beat``) running the transfer tasks."""
-    if running(state, "celery-worker"):
-        return read_pid(state, "celery-worker") or 0
-    argv = [
+def worker_argv(hostname: str, *, concurrency: int = 4) -> list[str]:
+    """The Celery worker command line of the local network (also used by the test fixtures)."""
+    return [
         str(VENV_BIN / "celery"),
         "-A",
         "srcnet",
@@ -62,10 +60,17 @@ def ensure_workers(state: StateDir, name: str, *, concurrency: int = 4, beat: bo
         "--concurrency",
         str(concurrency),
         "--hostname",
-        f"srcnet-{name}@%h",
+        hostname,
         "--without-gossip",
         "--without-mingle",
     ]
+
+
+def ensure_workers(state: StateDir, name: str, *, concurrency: int = 4, beat: bool = True) -> int:
+    """A Celery worker (with the periodic sweep when ``beat``) running the transfer tasks."""
+    if running(state, "celery-worker"):
+        return read_pid(state, "celery-worker") or 0
+    argv = worker_argv(f"srcnet-{name}@%h", concurrency=concurrency)
     if beat:
         argv += ["--beat", "--schedule", str(state.sub("celery") / "beat-schedule")]
     return start_daemon(state, "celery-worker", argv, env=service_env(state, name), cwd=PROJECT_ROOT)

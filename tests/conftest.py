@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from localnet.processes import is_alive, stop_pid
-from localnet.stack import service_env
+from localnet.stack import service_env, worker_argv
 from localnet.state import PROJECT_ROOT, StateDir
 from localnet.xrootd import LocalSite, ensure_site, stop_site
 
@@ -84,22 +83,7 @@ def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir) -> I
     log = test_state.sub("log") / "pytest-celery-worker.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "celery"),
-                "-A",
-                "srcnet",
-                "worker",
-                "--loglevel",
-                "INFO",
-                "--pool",
-                "prefork",
-                "--concurrency",
-                "4",
-                "--hostname",
-                f"pytest-{os.getpid()}@%h",
-                "--without-gossip",
-                "--without-mingle",
-            ],
+            worker_argv(f"pytest-{os.getpid()}@%h"),
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,

@@ -7,10 +7,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 
 from ..choices import VRF_SCOPE_RANK, LinkKind, VrfScope
-from ..constants import MAX_RTT_MS, NAME_PATTERN
+from ..constants import MAX_RTT_MS, name_validator
 from ..physics import path_metrics
-
-name_validator = RegexValidator(NAME_PATTERN, "Use letters, digits, '.', '-' or '_', starting with a letter.")
 
 
 class Vrf(models.Model):

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from ..choices import Region, SiteKind, StorageRole, TpcScheme
-from ..constants import NAME_PATTERN, RSE_NAME_PATTERN
+from ..constants import name_validator, rse_validator
 
-name_validator = RegexValidator(NAME_PATTERN, "Use letters, digits, '.', '-' or '_', starting with a letter.")
-rse_validator = RegexValidator(
-    RSE_NAME_PATTERN, "Use upper-case letters, digits, '-' or '_' (a Rucio RSE name)."
-)
 port_validators = [MinValueValidator(1), MaxValueValidator(65535)]
 
 

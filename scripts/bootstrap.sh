@@ -50,3 +50,19 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q -e '.[dev]'
   echo "$want" > "$stamp"
 fi
+
+# >>> rucio server venv (owned by the Rucio integration; see docs/rucio.md) >>>
+# The Rucio server and its daemons run from their own venv: rucio 41.5.1 pins packaging<=26.2 while
+# celery's kombu wants a newer one, so they cannot share .venv. Fast no-op when the pinned set is there.
+rucio_stamp=.venv-rucio/.srcnet-rucio-stamp
+rucio_want="rucio==41.5.1 psycopg[binary] gunicorn"
+if [ ! -x .venv-rucio/bin/python ]; then
+  echo "bootstrap: creating .venv-rucio from /usr/bin/python3" >&2
+  /usr/bin/python3 -m venv --system-site-packages .venv-rucio
+fi
+if [ ! -f "$rucio_stamp" ] || [ "$(cat "$rucio_stamp")" != "$rucio_want" ]; then
+  echo "bootstrap: installing the Rucio server into .venv-rucio" >&2
+  .venv-rucio/bin/python -m pip install -q 'rucio==41.5.1' 'psycopg[binary]' gunicorn
+  echo "$rucio_want" > "$rucio_stamp"
+fi
+# <<< rucio server venv <<<

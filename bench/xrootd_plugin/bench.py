@@ -90,6 +90,13 @@ def main():
                 return lambda: h.run(["xrdcp", "-f", "-s", server.url + "/up.bin",
                                       str(scratch / "down.bin")], env=env, timeout=600)
 
+            def upload_and_query(server):
+                def act():
+                    upload(server, "1")()
+                    h.run(["xrdfs", f"127.0.0.1:{server.port}", "query", "checksum", "/up.bin"],
+                          timeout=600)
+                return act
+
             def tpc(server):
                 return lambda: h.run(["xrdcp", "-f", "--tpc", "only", stock.url + "/tpcsrc.bin",
                                       server.url + "/tpc.bin"], timeout=600)
@@ -97,6 +104,7 @@ def main():
             scenarios = [
                 ("upload, kXR_pgwrite (xrdcp default)", {k: upload(s, "1") for k, s in servers.items()}, servers, False),
                 ("upload, kXR_write (XRD_CPUSEPGWRTRD=0)", {k: upload(s, "0") for k, s in servers.items()}, servers, False),
+                ("upload + first checksum query (pgwrite)", {k: upload_and_query(s) for k, s in servers.items()}, servers, False),
                 ("download, kXR_pgread (xrdcp default)", {k: download(s, "1") for k, s in servers.items()}, servers, False),
                 ("download, kXR_read/sendfile (XRD_CPUSEPGWRTRD=0)", {k: download(s, "0") for k, s in servers.items()}, servers, False),
                 ("TPC pull: xrdcp --server vs xrdcp-wan", {"stock": tpc(tpc_stock), "plugin": tpc(tpc_wan)},

@@ -56,17 +56,24 @@ def main():
     ap.add_argument("--rate-mbit", type=float, default=1000)
     ap.add_argument("--size-mib", type=int, default=512)
     ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--inflight", type=int, default=48)
+    ap.add_argument("--inflight", type=int, default=0,
+                    help="xrdcp-wan reads in flight (default: enough 8 MiB reads for the BDP)")
+    ap.add_argument("--cc", default="cubic", choices=["cubic", "bbr", "reno"])
+    ap.add_argument("--only", choices=["upload", "tpc"], default=None)
     ap.add_argument("--parallel-chunks", type=int, default=4,
                     help="XRD_CPPARALLELCHUNKS for the uploading client and stock TPC")
     args = ap.parse_args()
     h.ensure_built()
     size = args.size_mib * h.MiB
+    bdp = args.rate_mbit * 1e6 / 8 * args.rtt_ms / 1e3
+    if not args.inflight:
+        args.inflight = max(1, -(-int(bdp) // (8 * h.MiB)))
     env = h.client_env(XRD_CPPARALLELCHUNKS=args.parallel_chunks, XRD_REQUESTTIMEOUT=600,
                        XRD_STREAMTIMEOUT=600)
     rows = []
     with h.scratch_dir("wanio-wanbench-") as scratch, \
-            wanpath.emulated_path(rtt_ms=args.rtt_ms, rate_mbit=args.rate_mbit) as path:
+            wanpath.emulated_path(rtt_ms=args.rtt_ms, rate_mbit=args.rate_mbit,
+                                  cc=args.cc) as path:
         src = h.make_file(scratch / "src.bin", size, seed=9)
         a = h.XrootdServer(scratch, "siteA", plugin=False)
         b_stock = h.XrootdServer(scratch, "siteBstock", plugin=False)
@@ -86,6 +93,8 @@ def main():
                     ["xrdcp", "-f", "--tpc", "only", url(a, "src.bin"), url(dst, "tpc.bin")],
                     env=env, capture_output=True, timeout=1800),
             }
+            if args.only:
+                scenarios = {k: v for k, v in scenarios.items() if k.lower().startswith(args.only)}
             for title, action in scenarios.items():
                 res = {}
                 for kind, dst in (("stock", b_stock), ("plugin", b_wan)):
@@ -106,7 +115,8 @@ def main():
             for s in servers:
                 s.stop()
     print(f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; emulated path "
-          f"RTT {args.rtt_ms} ms, {args.rate_mbit} Mbit/s (bench/wan, tuning dtn); file "
+          f"RTT {args.rtt_ms} ms, {args.rate_mbit} Mbit/s, {args.cc} (bench/wan, tuning dtn, "
+          f"BDP {bdp / 1e6:.0f} MB); file "
           f"{args.size_mib} MiB; median of {args.reps}; XRD_CPPARALLELCHUNKS="
           f"{args.parallel_chunks}; xrdcp-wan --inflight {args.inflight}\n")
     print("| Scenario | Stock MB/s | Plugin MB/s | Throughput ratio | Stock CPU s/GB | "

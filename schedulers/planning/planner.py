@@ -1,0 +1,260 @@
+"""The push planner (pure: no Django): products + policy + topology + live state -> a time-slotted plan.
+
+Objectives, in order: meet deadlines, keep each access link near its target, honour shares and budgets,
+minimise cost. Budgets and link capacities hold by construction (lane rates come from an allocation that
+respects them, and a lane carries one product at a time); the rest is a greedy list schedule:
+
+* products go in order of (arrival, priority, deadline, id);
+* the primary SRC is the one furthest below its share (bytes), unless its lane would keep the product
+  waiting more than ``max_wait_s`` or past its deadline: then the lane that delivers soonest wins;
+* the SDP buffer turns into deadlines (arrival + buffer / daily volume) and into backpressure: when the
+  projected backlog passes ``degrade_at`` of the buffer, the next step of the policy's degrade order
+  applies (defer second copies, then relay through the distribution centre) and an event says so."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .lanes import build_lanes, normalised_shares
+from .policies import DegradeStep, ReplicaPolicy, replicas_of, routes
+from .tuning import effective_stream_bps, streams_and_files
+from .types import Lane, Leg, LegRole, LiveState, Plan, PlanConfig, PlanEvent, Product, Topology
+from .validate import validate_all
+
+SECONDS_PER_YEAR = 365 * 86400
+MAX_WAIT_S = 600.0  # how long a product may queue behind a lane before another SRC is tried
+
+
+@dataclass
+class _Pressure:
+    """Projected SDP occupancy of one telescope as the schedule is built."""
+
+    buffer_bytes: float
+    backlog_bytes: float
+    level: int
+    pending: list[tuple[float, float]]  # heap of (time the product leaves the SDP, size)
+
+    def advance(self, now: float) -> None:
+        while self.pending and self.pending[0][0] <= now:
+            self.backlog_bytes -= heapq.heappop(self.pending)[1]
+
+
+class Planner:
+    """One planning run; use :func:`plan`."""
+
+    def __init__(
+        self, topology: Topology, policy: ReplicaPolicy, state: LiveState, config: PlanConfig
+    ) -> None:
+        self.topology, self.policy, self.state, self.config = topology, policy, state, config
+        degraded = any(level > 0 for level in state.degraded_level.values())
+        self.lanes = build_lanes(policy, topology, state, config, degraded=degraded)
+        self.shares = normalised_shares(topology)
+        self.placed = {name: float(state.placed_bytes.get(name, 0.0)) for name in self.shares}
+        self.placed_total = sum(self.placed.values())
+        self.free = {
+            key: max(state.now_s, state.lane_busy_until_s.get(key, state.now_s)) for key in self.lanes
+        }
+        self.legs: list[Leg] = []
+        self.events: list[PlanEvent] = []
+        self.replicas: dict[str, tuple[str, ...]] = {}
+        self._first: dict[tuple[str, str, bool], tuple[str, str]] = {}
+        self.deferred: dict[str, list[tuple[Product, str, str, int, float]]] = {}
+        self.cost_per_byte = {key: self._cost_per_byte(lane) for key, lane in self.lanes.items()}
+        self.stream_bps = {
+            key: effective_stream_bps(
+                state.measurements,
+                lane.source,
+                lane.destination,
+                window_bytes=topology.window_bytes,
+                rtt_ms=lane.rtt_ms,
+                loss_rate=topology.path_loss(topology.path(*key)),  # type: ignore[arg-type]
+                config=config,
+            )
+            for key, lane in self.lanes.items()
+        }
+        self.pressure = {
+            t.name: _Pressure(
+                t.sdp_buffer_bytes,
+                state.sdp_backlog_bytes.get(t.name, 0.0),
+                state.degraded_level.get(t.name, 0),
+                [],
+            )
+            for t in topology.telescopes
+        }
+
+    def _cost_per_byte(self, lane: Lane) -> float:
+        # A link's yearly OPEX spread over the bytes it could carry in a year: the marginal cost of a byte.
+        return sum(
+            self.topology.link(n).opex_eur_per_year
+            / max(1.0, self.topology.link(n).capacity_bps / 8 * SECONDS_PER_YEAR)
+            for n in lane.links
+        )
+
+    def _step_active(self, telescope: str, step: DegradeStep) -> bool:
+        order = self.policy.degrade_order
+        return step in order and self.pressure[telescope].level > order.index(step)
+
+    def _deadline(self, product: Product) -> float:
+        if product.deadline_s is not None:
+            return product.deadline_s
+        tel = self.topology.telescope(product.telescope)
+        return product.arrival_s + tel.sdp_buffer_bytes / (tel.daily_volume_bytes / 86400)
+
+    def _first_lane(self, telescope: str, site: str, relay: bool) -> tuple[str, str]:
+        key = (telescope, site, relay)
+        if key not in self._first:
+            self._first[key] = routes(self.policy, self.topology, telescope, site, relay=relay)[
+                0
+            ].source_destination()
+        return self._first[key]
+
+    def _choose(self, product: Product, ready: float, deadline: float, relay: bool) -> str:
+        total = self.placed_total + product.size_bytes
+        ranked = sorted(self.shares, key=lambda s: (-(self.shares[s] * total - self.placed[s]), s))
+        best: tuple[float, float, str] | None = None
+        for site in ranked:
+            lane = self.lanes[self._first_lane(product.telescope, site, relay)]
+            if lane.rate_bps <= 0:
+                continue
+            start = max(ready, self.free[lane.key])
+            finish = start + product.size_bytes * 8 / lane.rate_bps
+            if start <= ready + MAX_WAIT_S and finish <= deadline:
+                return site
+            candidate = (finish, self.cost_per_byte[lane.key], site)
+            if best is None or candidate < best:
+                best = candidate
+        return best[2] if best is not None else ranked[0]
+
+    def _schedule(
+        self,
+        product: Product,
+        role: LegRole,
+        source: str,
+        destination: str,
+        ready: float,
+        depends_on: int | None,
+        priority: int,
+    ) -> Leg:
+        lane = self.lanes[(source, destination)]
+        if lane.rate_bps > 0:
+            start = max(ready, self.free[lane.key])
+            finish = start + product.size_bytes * 8 / lane.rate_bps
+            self.free[lane.key] = finish
+            slot = int(start // self.config.slot_seconds)
+        else:  # no capacity on this lane now: the next plan, with new rates, schedules it
+            start = finish = math.inf
+            slot = -1
+        burst = max((w.rate_bps for w in lane.windows), default=lane.rate_bps)
+        streams, files = streams_and_files(
+            max(burst, 1.0), self.stream_bps[lane.key], product.files, self.config
+        )
+        leg = Leg(
+            product.id,
+            role,
+            source,
+            destination,
+            lane.links,
+            streams,
+            files,
+            start,
+            slot,
+            finish,
+            lane.rate_bps,
+            priority,
+            depends_on,
+            product.size_bytes * self.cost_per_byte[lane.key],
+        )
+        self.legs.append(leg)
+        return leg
+
+    def _update_pressure(self, product: Product, ready: float) -> None:
+        p = self.pressure[product.telescope]
+        p.advance(ready)
+        fill = (p.backlog_bytes + product.size_bytes) / p.buffer_bytes
+        if fill >= self.policy.degrade_at and p.level < len(self.policy.degrade_order):
+            step = self.policy.degrade_order[p.level]
+            p.level += 1
+            self.events.append(
+                PlanEvent(ready, product.telescope, "degrade", f"SDP buffer {fill:.0%} full: {step.value}")
+            )
+        elif fill <= self.policy.recover_at and p.level > 0:
+            p.level = 0
+            self.events.append(
+                PlanEvent(
+                    ready,
+                    product.telescope,
+                    "recover",
+                    f"SDP buffer {fill:.0%} full: back to the full policy, catching up",
+                )
+            )
+            self._flush_deferred(product.telescope, ready)
+
+    def _flush_deferred(self, telescope: str, now: float) -> None:
+        for product, source, destination, depends_on, ready in self.deferred.pop(telescope, []):
+            self._schedule(product, LegRole.SECOND, source, destination, max(now, ready), depends_on, 1)
+
+    def place(self, product: Product) -> None:
+        ready = max(product.arrival_s, self.state.now_s)
+        self._update_pressure(product, ready)
+        deadline = self._deadline(product)
+        relay = (
+            self._step_active(product.telescope, DegradeStep.RELAY)
+            and product.telescope in self.policy.relays
+        )
+        primary = self._choose(product, ready, deadline, relay)
+        hops = routes(self.policy, self.topology, product.telescope, primary, relay=relay)
+        defer = self._step_active(product.telescope, DegradeStep.DEFER_SECOND_COPIES)
+        previous: int | None = None
+        at = ready
+        leaves_sdp = ready
+        for hop in hops:
+            if hop.role == LegRole.SECOND and defer and previous is not None:
+                self.deferred.setdefault(product.telescope, []).append(
+                    (product, hop.source, hop.destination, previous, at)
+                )
+                continue
+            leg = self._schedule(
+                product, hop.role, hop.source, hop.destination, at, previous, product.priority
+            )
+            if hop.source == product.telescope:
+                leaves_sdp = leg.finish_s
+            previous = len(self.legs) - 1
+            at = leg.finish_s
+        p = self.pressure[product.telescope]
+        heapq.heappush(p.pending, (leaves_sdp, product.size_bytes))
+        p.backlog_bytes += product.size_bytes
+        self.placed[primary] += product.size_bytes
+        self.placed_total += product.size_bytes
+        self.replicas[product.id] = replicas_of(hops)
+
+    def finish(self) -> Plan:
+        end = max((leg.start_s for leg in self.legs if math.isfinite(leg.start_s)), default=self.state.now_s)
+        for telescope in sorted(self.deferred):
+            self._flush_deferred(telescope, end)
+        return Plan(
+            lanes=tuple(self.lanes[k] for k in sorted(self.lanes)),
+            legs=tuple(self.legs),
+            events=tuple(self.events),
+            replicas=self.replicas,
+            degraded_level={t: p.level for t, p in self.pressure.items()},
+        )
+
+
+def plan(
+    products: Sequence[Product],
+    topology: Topology,
+    policy: ReplicaPolicy,
+    state: LiveState | None = None,
+    config: PlanConfig | None = None,
+) -> Plan:
+    """Plan the push of ``products``; raises :class:`PlanInputError` (a ValueError) on bad input."""
+    state = state or LiveState()
+    config = config or PlanConfig()
+    validate_all(products, topology, policy, state, config)
+    planner = Planner(topology, policy, state, config)
+    for product in sorted(products, key=lambda p: (p.arrival_s, -p.priority, planner._deadline(p), p.id)):
+        planner.place(product)
+    return planner.finish()

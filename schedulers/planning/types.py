@@ -1,0 +1,281 @@
+"""The planner's pure input and output types (no Django): topology, products, live state, plan.
+
+Rates are bit/s, sizes bytes, times seconds from the start of the planning horizon."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+
+class PlanInputError(ValueError):
+    """Planner input is malformed; the message names the offending field or site."""
+
+
+class PlanMode(StrEnum):
+    PARALLEL = "parallel"  # every lane carries its share continuously
+    SLOT = "slot"  # burst switching: a few lanes at full rate for their share of each slot
+
+
+class LegRole(StrEnum):
+    PRIMARY = "primary"  # telescope -> the SRC that keeps the replica
+    RELAY = "relay"  # telescope -> distribution centre (a transient copy)
+    FORWARD = "forward"  # distribution centre -> SRC
+    SECOND = "second"  # SRC -> partner SRC (second replica or full copy)
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    name: str
+    capacity_bps: float
+    rtt_ms: float
+    loss_rate: float = 0.0
+    opex_eur_per_year: float = 0.0
+    a_end: str = ""
+    b_end: str = ""
+
+
+@dataclass(frozen=True)
+class PathSpec:
+    """A path between two storage sites as an ordered tuple of link names (flattened metrics derive)."""
+
+    source: str
+    destination: str
+    links: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SiteSpec:
+    """A regional or distribution centre: its share of products and its budgets."""
+
+    name: str
+    share_weight: float = 1.0
+    budget_per_telescope_bps: float = 20e9
+    peak_bps: float = 70e9
+    is_distribution_centre: bool = False
+
+
+@dataclass(frozen=True)
+class TelescopeSpec:
+    name: str
+    access_link: str
+    daily_volume_bytes: float = 1e15
+    sdp_buffer_bytes: float = 2e15
+
+    @property
+    def sustained_bps(self) -> float:
+        return self.daily_volume_bytes * 8 / 86400
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Everything the planner needs to know of the network; paths are looked up by (source, destination)."""
+
+    telescopes: tuple[TelescopeSpec, ...]
+    sites: tuple[SiteSpec, ...]
+    links: tuple[LinkSpec, ...]
+    paths: tuple[PathSpec, ...]
+    window_bytes: float = 2**30
+
+    def link(self, name: str) -> LinkSpec:
+        return self._links[name]
+
+    def path(self, source: str, destination: str) -> PathSpec | None:
+        return self._paths.get((source, destination))
+
+    def site(self, name: str) -> SiteSpec:
+        return self._sites[name]
+
+    def telescope(self, name: str) -> TelescopeSpec:
+        return self._telescopes[name]
+
+    def path_rtt_ms(self, path: PathSpec) -> float:
+        return sum(self._links[n].rtt_ms for n in path.links)
+
+    def path_capacity_bps(self, path: PathSpec) -> float:
+        return min(self._links[n].capacity_bps for n in path.links)
+
+    def directed_links(self, path: PathSpec) -> tuple[str, ...]:
+        """Each hop as ``link>far-end``: links are full duplex, so each direction has its own capacity.
+
+        A link whose ends are not known counts as one shared resource under its bare name."""
+        here = path.source
+        out = []
+        for name in path.links:
+            lk = self._links[name]
+            if here == lk.a_end:
+                here = lk.b_end
+            elif here == lk.b_end:
+                here = lk.a_end
+            else:
+                out.append(name)
+                continue
+            out.append(f"{name}>{here}")
+        return tuple(out)
+
+    def link_constraints(self) -> dict[str, tuple[str, float]]:
+        """Every capacity constraint name -> (link name, capacity): both directions and the bare name."""
+        out: dict[str, tuple[str, float]] = {}
+        for lk in self.links:
+            out[lk.name] = (lk.name, lk.capacity_bps)
+            for end in (lk.a_end, lk.b_end):
+                if end:
+                    out[f"{lk.name}>{end}"] = (lk.name, lk.capacity_bps)
+        return out
+
+    def path_loss(self, path: PathSpec) -> float:
+        delivered = 1.0
+        for n in path.links:
+            delivered *= 1.0 - self._links[n].loss_rate
+        return 1.0 - delivered
+
+    def with_link_capacity(self, capacities: Mapping[str, float]) -> Topology:
+        """The same topology with some links' capacity replaced (failures, upgrades)."""
+        links = tuple(replace(lk, capacity_bps=capacities.get(lk.name, lk.capacity_bps)) for lk in self.links)
+        return Topology(self.telescopes, self.sites, links, self.paths, self.window_bytes)
+
+    @property
+    def _links(self) -> dict[str, LinkSpec]:
+        return self._index()[0]
+
+    @property
+    def _paths(self) -> dict[tuple[str, str], PathSpec]:
+        return self._index()[1]
+
+    @property
+    def _sites(self) -> dict[str, SiteSpec]:
+        return self._index()[2]
+
+    @property
+    def _telescopes(self) -> dict[str, TelescopeSpec]:
+        return self._index()[3]
+
+    def _index(self) -> tuple[dict, dict, dict, dict]:  # type: ignore[type-arg]
+        # Frozen dataclass: build the lookup tables once and keep them beside the fields.
+        cached = self.__dict__.get("_cache")
+        if cached is None:
+            cached = (
+                {lk.name: lk for lk in self.links},
+                {(p.source, p.destination): p for p in self.paths},
+                {s.name: s for s in self.sites},
+                {t.name: t for t in self.telescopes},
+            )
+            object.__setattr__(self, "_cache", cached)
+        return cached
+
+
+@dataclass(frozen=True)
+class Product:
+    """A data product waiting in a telescope's SDP buffer."""
+
+    id: str
+    telescope: str
+    size_bytes: float
+    arrival_s: float = 0.0
+    priority: int = 3
+    deadline_s: float | None = None
+    files: int = 1
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One observed transfer: what ``streams`` TCP streams achieved together on a path."""
+
+    source: str
+    destination: str
+    streams: int
+    throughput_bps: float
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """What is happening now: load outside the plan, measurements, what has been placed and sent."""
+
+    now_s: float = 0.0
+    link_load_bps: Mapping[str, float] = field(default_factory=dict)
+    measurements: tuple[Measurement, ...] = ()
+    placed_bytes: Mapping[str, float] = field(default_factory=dict)
+    sdp_backlog_bytes: Mapping[str, float] = field(default_factory=dict)
+    lane_busy_until_s: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    degraded_level: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PlanConfig:
+    slot_seconds: float = 60.0
+    target_utilisation: float = 0.97
+    mode: PlanMode = PlanMode.PARALLEL
+    subslots: int = 10
+    max_streams: int = 16
+    max_files: int = 8
+    per_file_bps: float = 10e9
+    max_streams_per_file: int = 4
+    mss_bytes: int = 8948
+
+
+@dataclass(frozen=True)
+class Window:
+    """Part of every slot during which a lane sends: [offset, offset + duration) at rate_bps."""
+
+    offset_s: float
+    duration_s: float
+    rate_bps: float
+
+
+@dataclass(frozen=True)
+class Lane:
+    """A (source, destination) pair carrying one product at a time at a planned rate."""
+
+    source: str
+    destination: str
+    telescope: str | None
+    links: tuple[str, ...]
+    rtt_ms: float
+    rate_bps: float
+    windows: tuple[Window, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.source, self.destination)
+
+    @property
+    def mean_rate_bps(self) -> float:
+        return self.rate_bps
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One copy of one product over one lane, in the order the lane sends them."""
+
+    product_id: str
+    role: LegRole
+    source: str
+    destination: str
+    links: tuple[str, ...]
+    streams: int
+    files: int
+    start_s: float
+    start_slot: int
+    finish_s: float
+    rate_bps: float
+    priority: int
+    depends_on: int | None = None  # index of the leg that must deliver first
+    cost_eur: float = 0.0
+
+
+@dataclass(frozen=True)
+class PlanEvent:
+    time_s: float
+    telescope: str
+    kind: str  # "degrade" or "recover"
+    detail: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    lanes: tuple[Lane, ...]
+    legs: tuple[Leg, ...]
+    events: tuple[PlanEvent, ...]
+    replicas: Mapping[str, tuple[str, ...]]  # product id -> the SRCs that keep it
+    degraded_level: Mapping[str, int] = field(default_factory=dict)

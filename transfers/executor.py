@@ -54,6 +54,7 @@ def copy_file(
     timeout: int | None = None,
     filesize: int | None = None,
     bearer_token: str = "",
+    nostreams: int | None = None,
 ) -> CopyOutcome:
     """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks."""
     import gfal2
@@ -68,6 +69,8 @@ def copy_file(
         params.overwrite = overwrite
         params.create_parent = True
         params.timeout = int(timeout or default_timeout(filesize))
+        if nostreams:
+            params.nbstreams = int(nostreams)
         algorithm, _, expected = checksum.partition(":")
         if verify != "none":
             params.set_checksum(
@@ -96,3 +99,17 @@ def _describe(exc: Exception) -> str:
     message = str(getattr(exc, "message", "") or exc).strip()
     name = os.strerror(code) if isinstance(code, int) and code > 0 else ""
     return f"[{code} {name}] {message}" if name else message
+
+
+def remove_file(url: str) -> str:
+    """Remove ``url`` if it exists; says what it did."""
+    import gfal2
+
+    ctx = gfal2.creat_context()
+    try:
+        ctx.unlink(url)
+    except gfal2.GError as exc:
+        if getattr(exc, "code", None) == 2:
+            return "absent"
+        return f"failed: {_describe(exc)}"
+    return "removed"

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-from .choices import AttemptState, ChecksumMode, FileState, JobState
+from .choices import AttemptState, ChecksumMode, FileState, JobState, JobType, OptimizerMode
 from .storage_urls import storage_element
 
 checksum_validator = RegexValidator(r"^(?i:adler32):[0-9a-fA-F]{8}$", "Use ADLER32:xxxxxxxx.")
@@ -19,7 +19,23 @@ class TransferJob(models.Model):
     """A set of file copies submitted together, with the options FTS3 jobs carry."""
 
     job_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    job_type = models.CharField(max_length=1, choices=JobType.choices, default=JobType.NORMAL)
     state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.SUBMITTED)
+    vo_name = models.CharField(max_length=64, default="ska")
+    user_dn = models.CharField(max_length=255, blank=True)
+    sid = models.CharField(
+        max_length=64,
+        null=True,
+        blank=True,
+        unique=True,
+        help_text="The submitter's id of a deterministic job (FTS3 id_generator)",
+    )
+    expires = models.DateTimeField(
+        null=True, blank=True, help_text="max_time_in_queue: fail what still waits"
+    )
+    internal_params = models.JSONField(
+        default=dict, blank=True, help_text="nostreams, buffer_size, strict_copy, ... as submitted"
+    )
     priority = models.PositiveSmallIntegerField(
         default=3, validators=[MinValueValidator(1), MaxValueValidator(5)]
     )
@@ -56,7 +72,10 @@ class TransferFile(models.Model):
     """One copy from a source URL to a destination URL."""
 
     job = models.ForeignKey(TransferJob, on_delete=models.CASCADE, related_name="files")
+    # Shared by the alternative sources of one file (a multi-source job), as in FTS3.
     file_index = models.PositiveIntegerField()
+    activity = models.CharField(max_length=64, default="default")
+    scitag = models.PositiveIntegerField(null=True, blank=True)
     source_surl = models.CharField(max_length=1024)
     dest_surl = models.CharField(max_length=1024)
     source_se = models.CharField(max_length=255, editable=False)
@@ -77,8 +96,10 @@ class TransferFile(models.Model):
 
     class Meta:
         ordering = ["job", "file_index"]
-        constraints = [models.UniqueConstraint(fields=["job", "file_index"], name="unique_file_index")]
-        indexes = [models.Index(fields=["state", "source_se", "dest_se"])]
+        indexes = [
+            models.Index(fields=["state", "source_se", "dest_se"]),
+            models.Index(fields=["job", "file_index"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.source_surl} -> {self.dest_surl}"
@@ -120,6 +141,7 @@ class TransferAttempt(models.Model):
     finished = models.DateTimeField(null=True, blank=True)
     reason = models.TextField(blank=True)
     worker = models.CharField(max_length=255, blank=True)
+    task_id = models.CharField(max_length=64, blank=True, help_text="The Celery task running it (to stop it)")
 
     class Meta:
         ordering = ["file", "number"]
@@ -130,15 +152,81 @@ class TransferAttempt(models.Model):
 
 
 class LinkLimit(models.Model):
-    """The most files copied at once from one storage element to another ('*' matches any)."""
+    """Concurrency of one link, from one storage element to another ('*' matches any), as FTS3's link config:
+    fixed at ``max_active``, or moved by the optimizer within [``min_active``, ``max_active``]."""
 
     source_se = models.CharField(max_length=255, default="*")
     dest_se = models.CharField(max_length=255, default="*")
+    min_active = models.PositiveIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(10000)]
+    )
     max_active = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(10000)])
+    optimizer_mode = models.PositiveSmallIntegerField(
+        choices=OptimizerMode.choices, default=OptimizerMode.FIXED
+    )
+    nostreams = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(64)],
+        help_text="TCP streams per copy; empty: the job's or the protocol's",
+    )
 
     class Meta:
         ordering = ["source_se", "dest_se"]
         constraints = [models.UniqueConstraint(fields=["source_se", "dest_se"], name="unique_link_limit")]
 
     def __str__(self) -> str:
-        return f"{self.source_se} -> {self.dest_se}: {self.max_active}"
+        return f"{self.source_se} -> {self.dest_se}: {self.min_active}..{self.max_active}"
+
+    def clean(self) -> None:
+        super().clean()
+        if self.min_active and self.max_active and self.min_active > self.max_active:
+            raise ValidationError({"min_active": "min_active cannot exceed max_active."})
+
+
+class StorageElementLimit(models.Model):
+    """The most files copied at once into and out of one storage element ('*' is the default row)."""
+
+    storage_element = models.CharField(max_length=255, unique=True)
+    inbound_max_active = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    outbound_max_active = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+
+    class Meta:
+        ordering = ["storage_element"]
+
+    def __str__(self) -> str:
+        return f"{self.storage_element}: in {self.inbound_max_active}, out {self.outbound_max_active}"
+
+
+class ActivityShare(models.Model):
+    """The weight of an activity when the free slots of a link are shared ('default' catches the rest)."""
+
+    activity = models.CharField(max_length=64, unique=True)
+    weight = models.FloatField(validators=[MinValueValidator(0.0)])
+
+    class Meta:
+        ordering = ["activity"]
+
+    def __str__(self) -> str:
+        return f"{self.activity}: {self.weight:g}"
+
+
+class OptimizerDecision(models.Model):
+    """One decision of the link optimizer, with what it saw and why (FTS3's optimizer evolution)."""
+
+    source_se = models.CharField(max_length=255)
+    dest_se = models.CharField(max_length=255)
+    active = models.PositiveIntegerField()
+    ema_bps = models.FloatField(default=0.0)
+    throughput_bps = models.FloatField(default=0.0)
+    success_rate = models.FloatField(null=True, blank=True)
+    queued = models.PositiveIntegerField(default=0)
+    rationale = models.CharField(max_length=255)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["source_se", "dest_se", "-created"])]
+
+    def __str__(self) -> str:
+        return f"{self.source_se} -> {self.dest_se}: {self.active} ({self.rationale})"

@@ -65,6 +65,22 @@ def execute_attempt(attempt_id: int) -> str:
     return "ok" if outcome.ok else "failed"
 
 
+@shared_task(name="transfers.remove_partial_destination")
+def remove_partial_destination(url: str) -> str:
+    """Delete what a stopped copy left at its destination (nothing to do if it left nothing)."""
+    from .executor import remove_file
+
+    return remove_file(url)
+
+
+@shared_task(name="transfers.optimize")
+def optimize() -> int:
+    """One round of the link optimizer (FTS3's, every minute)."""
+    from .services.optimization import optimize_links
+
+    return len(optimize_links())
+
+
 @shared_task(name="transfers.reap_lost_attempts")
 def reap_lost_attempts() -> int:
     return services.reap_lost_attempts(older_than=timedelta(hours=2))

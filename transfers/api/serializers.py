@@ -116,4 +116,4 @@ class TransferJobSerializer(serializers.ModelSerializer):
 class LinkLimitSerializer(ValidatedModelSerializer):
     class Meta:
         model = LinkLimit
-        fields = ["id", "source_se", "dest_se", "max_active"]
+        fields = ["id", "source_se", "dest_se", "min_active", "max_active", "optimizer_mode", "nostreams"]

@@ -1,0 +1,21 @@
+"""Writes of the transfer service: submission, dispatch, attempt outcomes, cancellation, optimization."""
+
+from .cancel import cancel_job, update_priority
+from .dispatch import DISPATCH_LOCK_KEY, dispatch, expire_queued, link_limit
+from .outcomes import claim_attempt, finish_attempt, reap_lost_attempts
+from .submission import DuplicateJobError, FileRequest, submit_job
+
+__all__ = [
+    "DISPATCH_LOCK_KEY",
+    "DuplicateJobError",
+    "FileRequest",
+    "cancel_job",
+    "claim_attempt",
+    "dispatch",
+    "expire_queued",
+    "finish_attempt",
+    "link_limit",
+    "reap_lost_attempts",
+    "submit_job",
+    "update_priority",
+]

@@ -1,0 +1,65 @@
+"""Operator actions on a job: cancel it (stopping copies that run), change its priority."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from ..choices import TERMINAL_JOB_STATES, AttemptState, FileState
+from ..models import TransferAttempt, TransferJob
+from .outcomes import settle_job
+
+CANCEL_REASON = "Job canceled by the user"
+
+
+@transaction.atomic
+def cancel_job(job: TransferJob, *, reason: str = CANCEL_REASON) -> TransferJob:
+    """Cancel every file not finished. A copy that runs is stopped: its worker process is terminated
+    after commit and the partial destination removed."""
+    job = TransferJob.objects.select_for_update().get(pk=job.pk)
+    if job.state in TERMINAL_JOB_STATES:
+        return job
+    now = timezone.now()
+    running = list(
+        TransferAttempt.objects.select_for_update()
+        .filter(file__job=job, state=AttemptState.RUNNING)
+        .select_related("file")
+    )
+    job.files.filter(state__in=(FileState.SUBMITTED, FileState.ACTIVE, FileState.NOT_USED)).update(
+        state=FileState.CANCELED, reason=reason, finish_time=now
+    )
+    for attempt in running:
+        attempt.state, attempt.finished, attempt.reason = AttemptState.FAILED, now, reason
+        attempt.save(update_fields=["state", "finished", "reason"])
+    job.reason = reason
+    job.save(update_fields=["reason", "updated"])
+    settle_job(job)
+    stops = [(a.task_id, a.file.dest_surl) for a in running]
+    if stops:
+        transaction.on_commit(lambda: _stop_copies(stops))
+    return TransferJob.objects.get(pk=job.pk)
+
+
+def _stop_copies(stops: list[tuple[str, str]]) -> None:
+    from srcnet.celery import app
+
+    from ..tasks import remove_partial_destination
+
+    for task_id, destination in stops:
+        if task_id:
+            # SIGTERM ends the pool process in the middle of gfal2's copy; Celery starts a fresh one.
+            app.control.revoke(task_id, terminate=True, signal="SIGTERM")
+        remove_partial_destination.apply_async(args=[destination], countdown=2)
+
+
+@transaction.atomic
+def update_priority(job: TransferJob, priority: int) -> TransferJob:
+    """Change the priority of a job that is not over (FTS3's POST /jobs/{id})."""
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= 5:
+        raise ValidationError({"priority": "Priority is an integer from 1 to 5."})
+    job = TransferJob.objects.select_for_update().get(pk=job.pk)
+    if job.state not in TERMINAL_JOB_STATES:
+        job.priority = priority
+        job.save(update_fields=["priority", "updated"])
+    return job

@@ -1,0 +1,182 @@
+"""Admitting waiting files to their links: strict priority, activity shares, link and storage caps."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import timedelta
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from ..choices import FileState, JobState, OptimizerMode
+from ..models import (
+    ActivityShare,
+    LinkLimit,
+    OptimizerDecision,
+    StorageElementLimit,
+    TransferAttempt,
+    TransferFile,
+)
+from ..scheduling import most_specific, pick_activity, share_key
+from .common import transfer_settings
+
+# Serialises dispatchers so two workers never both admit the last free slot of a link.
+DISPATCH_LOCK_KEY = 0x5C_4E_7D_15
+DISPATCH_BATCH = 2000
+# How far back the activity shares look when sharing a link's slots.
+SHARE_WINDOW = timedelta(hours=1)
+# FTS3's storage default when no row sets a value.
+DEFAULT_SE_MAX_ACTIVE = 200
+QUEUE_EXPIRED_REASON = "Job has been canceled because it stayed in the queue for too long"
+
+
+def link_limit(source_se: str, dest_se: str, limits: Any = None) -> int:
+    """The concurrency a link may use now: its fixed maximum, or the optimizer's latest decision."""
+    rows = {(r.source_se, r.dest_se): r for r in (limits if limits is not None else LinkLimit.objects.all())}
+    row = most_specific(source_se, dest_se, rows)
+    if row is None:
+        return int(transfer_settings()["DEFAULT_MAX_ACTIVE_PER_LINK"])
+    assert isinstance(row, LinkLimit)
+    if row.optimizer_mode == OptimizerMode.FIXED:
+        return row.max_active
+    decision = OptimizerDecision.objects.filter(source_se=source_se, dest_se=dest_se).first()
+    # A link seen for the first time starts half-way, as FTS3's optimizer does.
+    active = decision.active if decision else (row.min_active + row.max_active) // 2
+    return max(row.min_active, min(row.max_active, active))
+
+
+def _se_caps() -> tuple[dict[str, int], dict[str, int]]:
+    rows = {r.storage_element: r for r in StorageElementLimit.objects.all()}
+    default = rows.get("*")
+    inbound = defaultdict(lambda: default.inbound_max_active if default else DEFAULT_SE_MAX_ACTIVE)
+    outbound = defaultdict(lambda: default.outbound_max_active if default else DEFAULT_SE_MAX_ACTIVE)
+    for name, row in rows.items():
+        inbound[name], outbound[name] = row.inbound_max_active, row.outbound_max_active
+    return inbound, outbound
+
+
+def expire_queued(now: Any = None) -> int:
+    """Fail what still waits in jobs whose max_time_in_queue has passed."""
+    from .outcomes import settle_job
+
+    now = now or timezone.now()
+    rows = list(
+        TransferFile.objects.select_related("job").filter(
+            job__expires__lt=now,
+            state__in=(FileState.SUBMITTED, FileState.NOT_USED),
+            job__state__in=(JobState.SUBMITTED, JobState.ACTIVE),
+        )
+    )
+    for row in rows:
+        row.state, row.reason, row.finish_time = FileState.FAILED, QUEUE_EXPIRED_REASON, now
+        row.save(update_fields=["state", "reason", "finish_time"])
+    for job in {row.job for row in rows}:
+        settle_job(job)
+    return len(rows)
+
+
+@transaction.atomic
+def dispatch() -> list[int]:
+    """Admit waiting files while their link, source and destination have free slots.
+
+    Per link: only the highest waiting priority is served (strict priority, FIFO within it), and its slots
+    go to the activities present by weight. Returns the ids of the attempts created; their execution is
+    enqueued when this transaction commits."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [DISPATCH_LOCK_KEY])
+    now = timezone.now()
+    expire_queued(now)
+    limits = list(LinkLimit.objects.all())
+    inbound_cap, outbound_cap = _se_caps()
+    weights = {s.activity: s.weight for s in ActivityShare.objects.all()}
+    active_link: dict[tuple[str, str], int] = defaultdict(int)
+    active_in: dict[str, int] = defaultdict(int)
+    active_out: dict[str, int] = defaultdict(int)
+    for count in (
+        TransferFile.objects.filter(state=FileState.ACTIVE)
+        .values("source_se", "dest_se")
+        .annotate(n=Count("id"))
+    ):
+        active_link[(count["source_se"], count["dest_se"])] += count["n"]
+        active_out[count["source_se"]] += count["n"]
+        active_in[count["dest_se"]] += count["n"]
+    waiting = list(
+        TransferFile.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(state=FileState.SUBMITTED, job__state__in=(JobState.SUBMITTED, JobState.ACTIVE))
+        .exclude(retry_after__gt=now)
+        .select_related("job")
+        .order_by("-job__priority", "job__created", "job_id", "file_index", "id")[:DISPATCH_BATCH]
+    )
+    queues: dict[tuple[str, str], list[TransferFile]] = defaultdict(list)
+    for row in waiting:
+        queues[(row.source_se, row.dest_se)].append(row)
+    admitted: list[TransferFile] = []
+    for link, queue in queues.items():
+        free = link_limit(*link, limits) - active_link[link]
+        if free <= 0:
+            continue
+        top = queue[0].job.priority
+        candidates = [row for row in queue if row.job.priority == top]
+        recent = _recent_by_share(link, now, weights) if weights else {}
+        while free > 0 and candidates:
+            if weights:
+                chosen = pick_activity({share_key(r.activity, weights) for r in candidates}, weights, recent)
+                if chosen is None:
+                    break
+                row = next(r for r in candidates if share_key(r.activity, weights) == chosen)
+                recent[chosen] = recent.get(chosen, 0) + 1
+            else:
+                row = candidates[0]
+            candidates.remove(row)
+            if (
+                active_out[row.source_se] >= outbound_cap[row.source_se]
+                or active_in[row.dest_se] >= inbound_cap[row.dest_se]
+            ):
+                break
+            free -= 1
+            active_link[link] += 1
+            active_out[row.source_se] += 1
+            active_in[row.dest_se] += 1
+            admitted.append(row)
+    return _admit(admitted, now)
+
+
+def _recent_by_share(link: tuple[str, str], now: Any, weights: dict[str, float]) -> dict[str, int]:
+    """Files each share was admitted on this link within the share window."""
+    rows = (
+        TransferFile.objects.filter(source_se=link[0], dest_se=link[1], start_time__gte=now - SHARE_WINDOW)
+        .exclude(state=FileState.SUBMITTED)
+        .values("activity")
+        .annotate(n=Count("id"))
+    )
+    counts: dict[str, int] = defaultdict(int)
+    for r in rows:
+        counts[share_key(r["activity"], weights)] += r["n"]
+    return dict(counts)
+
+
+def _admit(rows: list[TransferFile], now: Any) -> list[int]:
+    from ..choices import JobState as States
+    from ..models import TransferJob
+
+    created: list[int] = []
+    for row in rows:
+        row.state, row.start_time, row.retry_after = FileState.ACTIVE, now, None
+        row.attempts += 1
+        row.save(update_fields=["state", "attempts", "start_time", "retry_after"])
+        created.append(TransferAttempt.objects.create(file=row, number=row.attempts).pk)
+    job_ids = {row.job_id for row in rows}
+    TransferJob.objects.filter(pk__in=job_ids, state=States.SUBMITTED).update(state=States.ACTIVE)
+    if created:
+        transaction.on_commit(lambda: _enqueue_attempts(created))
+    return created
+
+
+def _enqueue_attempts(attempt_ids: list[int]) -> None:
+    from ..tasks import execute_attempt
+
+    for attempt_id in attempt_ids:
+        result = execute_attempt.delay(attempt_id)
+        TransferAttempt.objects.filter(pk=attempt_id).update(task_id=result.id)

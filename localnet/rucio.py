@@ -1,0 +1,266 @@
+"""A real Rucio 41.5.1 server on loopback, run from its own virtual environment (``.venv-rucio``).
+
+The server keeps its catalogue in a database of the state's private PostgreSQL (psycopg 3,
+``postgresql+psycopg://``), is served by gunicorn on ``state.port(<key>)`` and is stopped by PID like every
+other local daemon. Its daemons (the conveyor's submitter, poller and finisher) are not long-running here:
+``rucio/conveyor.py`` runs them in-process, once per call, with the same configuration (see
+:func:`run_conveyor`).
+
+One state can hold several Rucio instances (the test state is shared by several pytest runs at once):
+``instance`` names the database (``rucio_<state>[_<instance>]``), the port key, the folder and the PID file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import string
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .postgres import ensure_postgres
+from .processes import ServiceError, port_open, run, running, start_daemon, stop_daemon
+from .state import PROJECT_ROOT, StateDir
+
+RUCIO_VENV = Path(os.environ.get("SRCNET_RUCIO_VENV", str(PROJECT_ROOT / ".venv-rucio")))
+RUCIO_TREE = PROJECT_ROOT / "rucio"
+POLICY_PATH = RUCIO_TREE / "policy"
+ROOT_ACCOUNT = "root"
+
+
+@dataclass(frozen=True)
+class RucioServer:
+    """How to reach one running local Rucio server.
+
+    The app side passes ``url``/``account``/``username``/``password`` explicitly to the Rucio client
+    (``replicas.rucio.RucioAdapter``); ``client_config`` is the same as a file for the ``rucio`` CLI
+    (``RUCIO_CONFIG=<client_config>``); ``config`` is the server's and daemons' file."""
+
+    url: str
+    account: str
+    username: str
+    password: str
+    config: Path
+    client_config: Path
+    database: str
+
+    def client_kwargs(self) -> dict[str, str]:
+        return {"url": self.url, "account": self.account, "username": self.username, "password": self.password}
+
+
+def _slug(text: str) -> str:
+    keep = string.ascii_lowercase + string.digits + "_"
+    return "".join(ch if ch in keep else "_" for ch in text.lower())
+
+
+def _names(state: StateDir, instance: str | None) -> tuple[str, str, str]:
+    """(database, port key, daemon/folder name) of one instance."""
+    suffix = f"_{_slug(instance)}" if instance else ""
+    database = f"rucio_{_slug(state.path.name)}{suffix}"[:63]
+    key = f"rucio:{instance}" if instance else "rucio"
+    daemon = f"rucio-{_slug(instance)}" if instance else "rucio"
+    return database, key, daemon
+
+
+def rucio_python() -> Path:
+    python = RUCIO_VENV / "bin" / "python"
+    if not python.exists():
+        raise ServiceError(f"{python} is missing: run scripts/bootstrap.sh (it creates .venv-rucio)")
+    return python
+
+
+def _site_packages() -> Path:
+    out = run([str(rucio_python()), "-c", "import os, rucio; print(os.path.dirname(rucio.__file__))"])
+    return Path(out.stdout.strip())
+
+
+def _psql(port: int, database: str, sql: str) -> str:
+    return run(
+        ["psql", "-tA", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]
+        + ["-d", database, "-c", sql]
+    ).stdout.strip()
+
+
+def _ensure_database(port: int, database: str) -> None:
+    if not _psql(port, "postgres", "SELECT 1 FROM pg_roles WHERE rolname = 'rucio'"):
+        _psql(port, "postgres", "CREATE ROLE rucio LOGIN PASSWORD 'rucio'")
+    if not _psql(port, "postgres", f"SELECT 1 FROM pg_database WHERE datname = '{database}'"):
+        _psql(port, "postgres", f"CREATE DATABASE {database} OWNER rucio")
+
+
+def _bootstrapped(port: int, database: str) -> bool:
+    query = (
+        "SELECT 1 FROM information_schema.tables WHERE table_schema = 'rucio' AND table_name = 'alembic_version'"
+    )
+    if not _psql(port, database, query):
+        return False
+    return bool(_psql(port, database, "SELECT 1 FROM rucio.accounts WHERE account = 'root'"))
+
+
+def _credentials(folder: Path) -> dict[str, str]:
+    path = folder / "credentials.json"
+    if path.exists():
+        return dict(json.loads(path.read_text()))
+    creds = {"username": "srcnet-root", "password": secrets.token_urlsafe(18)}
+    path.write_text(json.dumps(creds))
+    path.chmod(0o600)
+    return creds
+
+
+def _render(template: str, target: Path, values: Mapping[str, str]) -> None:
+    text = string.Template((RUCIO_TREE / "etc" / template).read_text()).substitute(values)
+    target.write_text(text)
+    target.chmod(0o600)
+
+
+def rucio_env(server: RucioServer) -> dict[str, str]:
+    """The environment of a server-side Rucio process (server, daemons): its config and the SKA policy."""
+    env = dict(os.environ)
+    for key in ("RUCIO_HOME", "RUCIO_CLIENT_MODE", "VIRTUAL_ENV", "DJANGO_SETTINGS_MODULE"):
+        env.pop(key, None)
+    env["RUCIO_CONFIG"] = str(server.config)
+    env["PYTHONPATH"] = str(POLICY_PATH)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def ping(url: str, timeout: float = 2.0) -> str | None:
+    """The server's version from ``/ping``, or None when it does not answer."""
+    try:
+        with urllib.request.urlopen(f"{url}/ping", timeout=timeout) as resp:  # noqa: S310 (loopback http)
+            return str(json.loads(resp.read())["version"])
+    except (OSError, ValueError, KeyError, urllib.error.URLError):
+        return None
+
+
+def ensure_rucio(
+    state: StateDir,
+    *,
+    instance: str | None = None,
+    usercert: Path | None = None,
+    workers: int = 2,
+) -> RucioServer:
+    """Create (once), configure and start the local Rucio server unless it runs; return how to reach it.
+
+    ``usercert`` (a PEM with certificate and key) becomes ``[conveyor] usercert``: the client certificate
+    the conveyor presents to an ``https://`` FTS3 endpoint."""
+    database, port_key, daemon = _names(state, instance)
+    folder = state.sub("rucio", daemon)
+    logdir = state.sub("rucio", daemon, "log")
+    port = state.port(port_key)
+    url = f"http://127.0.0.1:{port}"
+    creds = _credentials(folder)
+    pg_port = ensure_postgres(state)
+    db_url = f"postgresql+psycopg://rucio:rucio@127.0.0.1:{pg_port}/{database}"
+    site_packages = _site_packages()
+    config, alembic_ini, client_config = folder / "rucio.cfg", folder / "alembic.ini", folder / "rucio-client.cfg"
+    conveyor_extra = f"usercert = {usercert}\n" if usercert else ""
+    _render(
+        "rucio.cfg.in",
+        config,
+        {
+            "logdir": str(logdir),
+            "mailtemplatedir": str(RUCIO_VENV / "rucio" / "etc" / "mail_templates"),
+            "database_url": db_url,
+            "username": creds["username"],
+            "password": creds["password"],
+            "alembic_ini": str(alembic_ini),
+            "conveyor_extra": conveyor_extra,
+        },
+    )
+    _render(
+        "alembic.ini.in",
+        alembic_ini,
+        {"script_location": str(site_packages / "db" / "sqla" / "migrate_repo"), "database_url": db_url},
+    )
+    _render("rucio-client.cfg.in", client_config, {"url": url, **creds})
+    server = RucioServer(
+        url=url,
+        account=ROOT_ACCOUNT,
+        username=creds["username"],
+        password=creds["password"],
+        config=config,
+        client_config=client_config,
+        database=database,
+    )
+    if running(state, daemon) and port_open(port) and ping(url):
+        return server
+    stop_daemon(state, daemon)
+    _ensure_database(pg_port, database)
+    if not _bootstrapped(pg_port, database):
+        # build_database() + create_base_vo() + create_root_account() (identity from [bootstrap]).
+        proc = subprocess.run(
+            [str(rucio_python()), str(RUCIO_VENV / "rucio" / "tools" / "bootstrap.py")],
+            env=rucio_env(server),
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        (logdir / "bootstrap.log").write_text(proc.stdout + proc.stderr)
+        if proc.returncode != 0 or not _bootstrapped(pg_port, database):
+            raise ServiceError(f"Rucio schema bootstrap failed: {proc.stderr.strip()[-2000:]}")
+    argv = [
+        str(RUCIO_VENV / "bin" / "gunicorn"),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--timeout",
+        "120",
+        "--error-logfile",
+        "-",
+        "rucio.web.rest.flaskapi.v1.main:application",
+    ]
+    pid = start_daemon(state, daemon, argv, env=rucio_env(server), cwd=folder, log_name=f"{daemon}.log")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if ping(url):
+            return server
+        if not running(state, daemon):
+            break
+        time.sleep(0.2)
+    log = state.path / "log" / f"{daemon}.log"
+    stop_daemon(state, daemon)
+    raise ServiceError(f"Rucio server (pid {pid}) did not answer {url}/ping; see {log}")
+
+
+def stop_rucio(state: StateDir, *, instance: str | None = None) -> bool:
+    """Stop the instance's gunicorn (master PID; it stops its workers). True if it was running."""
+    return stop_daemon(state, _names(state, instance)[2], timeout=20)
+
+
+def run_conveyor(
+    server: RucioServer,
+    *,
+    rounds: int = 1,
+    until_rules: Sequence[str] = (),
+    timeout: float = 120.0,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, object]:
+    """Run the real conveyor daemons (submitter, poller, finisher) in-process inside ``.venv-rucio``.
+
+    ``rucio/conveyor.py`` runs ``rounds`` cycles, or with ``until_rules`` until every listed rule has left
+    REPLICATING (or ``timeout``); it prints one JSON summary line, returned here."""
+    argv = [str(rucio_python()), str(RUCIO_TREE / "conveyor.py"), "--rounds", str(rounds)]
+    argv += ["--timeout", str(timeout)]
+    for rule in until_rules:
+        argv += ["--until-rule", rule]
+    full_env = rucio_env(server)
+    full_env.update(env or {})
+    proc = subprocess.run(
+        argv, env=full_env, capture_output=True, text=True, check=False, timeout=timeout + 60, cwd=RUCIO_TREE
+    )
+    log = Path(server.config).parent / "log" / "conveyor.log"
+    with open(log, "a") as fh:
+        fh.write(proc.stderr)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise ServiceError(f"conveyor run failed ({proc.returncode}): {proc.stderr.strip()[-3000:]}")
+    return dict(json.loads(lines[-1]))

@@ -1,0 +1,628 @@
+"""The platform's adapter to Rucio: the only module that imports the Rucio client.
+
+It speaks the project's own types (``StorageEndpoint``, ``DataProduct``, ``Replica``) and raises only
+:class:`RucioAdapterError`. The mapping (see docs/rucio.md):
+
+* a storage endpoint is a deterministic DISK RSE of the same name, with a ``root`` and a ``davs`` protocol
+  (the endpoint's host, ports and prefix; its TPC scheme preferred), attributes ``fts`` (the FTS3 endpoint),
+  ``supported_checksums=adler32``, ``verify_checksum=True``, ``lfn2pfn_algorithm=identity`` and the site's
+  ``site``/``country``/``region``/``role``, and an account limit (its capacity, unlimited when unset);
+* a network path between two endpoints' sites is a Rucio distance in the path's direction
+  (``replicas.rucio_sync.distance_from_path``); no path, no distance row;
+* a data product is a dataset ``<scope>:<product>`` with one file DID ``<scope>:<product>/<file>`` per file
+  (bytes, adler32), registered with a replica at the product's SDP RSE in one server-side transaction;
+* a placement is one replication rule on the dataset: copies, RSE expression, activity, priority,
+  lifetime, source expression; its per-RSE lock states give the replicas' states;
+* rules others created on a product's dataset are picked up as replicas too, with a reason naming the rule.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from rucio.client import Client
+from rucio.common import exception as rucio_exc
+
+from topology.models import NetworkPath, StorageEndpoint
+
+from .choices import ProductState, ReplicaState
+from .models import DataProduct, Replica, ReplicaPolicy
+from .rucio_sync import (
+    DEFAULT_ACTIVITY,
+    RULE_COMMENT_PREFIX,
+    RULE_STATE_TO_REPLICA,
+    NamingError,
+    PathMetrics,
+    check_did_name,
+    check_rse_name,
+    check_scope,
+    distance_table,
+    file_did_name,
+    protocol_domains,
+    replica_state_of_locks,
+    rse_expression,
+)
+
+log = logging.getLogger(__name__)
+
+ROOT_IMPL = "rucio.rse.protocols.xrootd.Default"
+DAVS_IMPL = "rucio.rse.protocols.gfal.Default"
+# Best first when one destination is covered by several rules.
+_STATE_RANK = {
+    ReplicaState.AVAILABLE: 0,
+    ReplicaState.COPYING: 1,
+    ReplicaState.PLANNED: 2,
+    ReplicaState.FAILED: 3,
+}
+
+
+class RucioAdapterError(Exception):
+    """Rucio refused or could not do what the platform asked; the message says what and why."""
+
+
+@dataclass(frozen=True)
+class RucioConfig:
+    """How to reach a Rucio server. Userpass for the local server; ``x509`` (``client_cert``/``client_key``)
+    or any other Rucio auth type with ``creds`` for a production one."""
+
+    url: str
+    account: str = "root"
+    auth_type: str = "userpass"
+    username: str | None = None
+    password: str | None = None
+    auth_url: str | None = None
+    ca_cert: str | None = None
+    client_cert: str | None = None
+    client_key: str | None = None
+    vo: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> RucioConfig:
+        """From ``SRCNET_RUCIO_URL``, ``_ACCOUNT``, ``_AUTH_TYPE``, ``_USERNAME``, ``_PASSWORD``,
+        ``_AUTH_URL``, ``_CA_CERT``, ``_CLIENT_CERT``, ``_CLIENT_KEY``, ``_VO``."""
+        env = os.environ if environ is None else environ
+        url = env.get("SRCNET_RUCIO_URL")
+        if not url:
+            raise RucioAdapterError("SRCNET_RUCIO_URL is not set: no Rucio server is configured")
+
+        def get(name: str) -> str | None:
+            return env.get(f"SRCNET_RUCIO_{name}") or None
+
+        return cls(
+            url=url,
+            account=get("ACCOUNT") or "root",
+            auth_type=get("AUTH_TYPE") or "userpass",
+            username=get("USERNAME"),
+            password=get("PASSWORD"),
+            auth_url=get("AUTH_URL"),
+            ca_cert=get("CA_CERT"),
+            client_cert=get("CLIENT_CERT"),
+            client_key=get("CLIENT_KEY"),
+            vo=get("VO"),
+        )
+
+
+@dataclass(frozen=True)
+class RseSync:
+    """What a sync did to one RSE."""
+
+    name: str
+    created: bool
+    protocols: tuple[str, ...]
+    attributes: dict[str, str]
+
+
+@dataclass(frozen=True)
+class DistanceSync:
+    """Distances after a sync: every row that now exists among the synced RSEs, and what changed."""
+
+    distances: dict[tuple[str, str], int]
+    added: tuple[tuple[str, str], ...]
+    updated: tuple[tuple[str, str], ...]
+    removed: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class ProductDids:
+    """A product as Rucio knows it."""
+
+    scope: str
+    dataset: str
+    files: tuple[str, ...]
+    source_rse: str
+    created: bool
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """One replication rule on a product's dataset."""
+
+    rule_id: str
+    account: str
+    rse_expression: str
+    copies: int
+    activity: str
+    priority: int
+    state: str
+    comment: str
+    source_replica_expression: str | None
+    expires_at: Any
+    error: str | None
+    # destination RSE -> states of its locks (one per file)
+    locks: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def ours(self) -> bool:
+        return self.comment.startswith(RULE_COMMENT_PREFIX)
+
+    @property
+    def replica_state(self) -> str:
+        return RULE_STATE_TO_REPLICA.get(self.state, ReplicaState.PLANNED.value)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    # Rucio's messages start with a generic class sentence; keep the detail.
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class RucioAdapter:
+    """Talks to one Rucio server for the platform."""
+
+    def __init__(self, config: RucioConfig, *, client: Client | None = None) -> None:
+        self.config = config
+        self._client = client
+
+    @classmethod
+    def from_env(cls) -> RucioAdapter:
+        return cls(RucioConfig.from_env())
+
+    # -- plumbing -------------------------------------------------------------------------------------
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            cfg = self.config
+            creds: dict[str, Any] = {}
+            if cfg.auth_type == "userpass":
+                creds = {"username": cfg.username, "password": cfg.password}
+            elif cfg.auth_type == "x509":
+                creds = {"client_cert": cfg.client_cert, "client_key": cfg.client_key}
+            with self._errors(f"cannot log in to Rucio at {cfg.url} as {cfg.account}"):
+                self._client = Client(
+                    rucio_host=cfg.url,
+                    auth_host=cfg.auth_url or cfg.url,
+                    account=cfg.account,
+                    auth_type=cfg.auth_type,
+                    creds=creds,
+                    ca_cert=cfg.ca_cert,
+                    vo=cfg.vo,
+                    timeout=60,
+                )
+        return self._client
+
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except RucioAdapterError:
+            raise
+        except NamingError as exc:
+            raise RucioAdapterError(f"{doing}: {exc}") from exc
+        except rucio_exc.RucioException as exc:
+            raise RucioAdapterError(f"{doing}: {_describe(exc)}") from exc
+        except OSError as exc:
+            raise RucioAdapterError(f"{doing}: {exc}") from exc
+
+    def ping(self) -> str:
+        with self._errors(f"Rucio at {self.config.url} does not answer"):
+            return str(self.client.ping()["version"])
+
+    def rse_exists(self, name: str) -> bool:
+        try:
+            self.client.get_rse(name)
+        except rucio_exc.RSENotFound:
+            return False
+        except rucio_exc.RucioException as exc:
+            raise RucioAdapterError(f"cannot look up RSE {name}: {_describe(exc)}") from exc
+        return True
+
+    def _require_rse(self, name: str) -> None:
+        if not self.rse_exists(name):
+            raise RucioAdapterError(
+                f"RSE {name!r} is unknown to Rucio at {self.config.url}: sync the storage endpoints first"
+            )
+
+    # -- storage endpoints -> RSEs --------------------------------------------------------------------
+
+    def sync_endpoint(
+        self, endpoint: StorageEndpoint, *, fts_url: str, account_limit_accounts: Sequence[str] = ()
+    ) -> RseSync:
+        """Create or update the RSE of ``endpoint`` so that it matches the endpoint exactly."""
+        name = endpoint.name
+        with self._errors(f"cannot sync RSE {name}"):
+            check_rse_name(name)
+            if not fts_url:
+                raise RucioAdapterError(f"cannot sync RSE {name}: no FTS3 endpoint URL given")
+            site = endpoint.site
+            created = not self.rse_exists(name)
+            if created:
+                self.client.add_rse(
+                    name,
+                    deterministic=True,
+                    volatile=False,
+                    rse_type="DISK",
+                    country_name=site.country,
+                    latitude=site.latitude,
+                    longitude=site.longitude,
+                )
+            self._sync_protocols(endpoint)
+            attributes = {
+                "fts": fts_url,
+                "supported_checksums": "adler32",
+                "verify_checksum": True,
+                "lfn2pfn_algorithm": "identity",
+                "site": site.name,
+                "country": site.country,
+                "region": site.region,
+                "role": endpoint.role,
+            }
+            current = self.client.list_rse_attributes(name)
+            for key, value in attributes.items():
+                if str(current.get(key)) != str(value):
+                    self.client.add_rse_attribute(name, key, value)
+            limit = int(endpoint.capacity_bytes) if endpoint.capacity_bytes else -1
+            for account in {self.config.account, *account_limit_accounts}:
+                self.client.set_local_account_limit(account, name, limit)
+        return RseSync(
+            name=name,
+            created=created,
+            protocols=("root", "davs"),
+            attributes={k: str(v) for k, v in attributes.items()},
+        )
+
+    def _sync_protocols(self, endpoint: StorageEndpoint) -> None:
+        prefix = "/" + endpoint.prefix.strip("/") + "/"
+        preferred = endpoint.tpc_scheme
+        wanted = {
+            "root": {
+                "scheme": "root",
+                "hostname": endpoint.hostname,
+                "port": endpoint.root_port,
+                "prefix": prefix,
+                "impl": ROOT_IMPL,
+                "domains": protocol_domains(1 if preferred == "root" else 2),
+            },
+            "davs": {
+                "scheme": "davs",
+                "hostname": endpoint.hostname,
+                "port": endpoint.http_port,
+                "prefix": prefix,
+                "impl": DAVS_IMPL,
+                "domains": protocol_domains(1 if preferred == "davs" else 2),
+            },
+        }
+        existing = list(self.client.get_rse(endpoint.name).get("protocols") or [])
+        for scheme, want in wanted.items():
+            have = [p for p in existing if p["scheme"] == scheme]
+            same = len(have) == 1 and all(
+                have[0].get(k) == want[k] for k in ("hostname", "port", "prefix", "impl")
+            ) and _domains_equal(have[0].get("domains", {}), want["domains"])
+            if same:
+                continue
+            if have:
+                self.client.delete_protocols(endpoint.name, scheme)
+            self.client.add_protocol(endpoint.name, want)
+        for proto in existing:
+            if proto["scheme"] not in wanted:
+                self.client.delete_protocols(endpoint.name, proto["scheme"])
+
+    def sync_endpoints(
+        self,
+        endpoints: Iterable[StorageEndpoint],
+        *,
+        fts_url: str,
+        account_limit_accounts: Sequence[str] = (),
+    ) -> tuple[list[RseSync], DistanceSync]:
+        """Sync every endpoint's RSE, then the distances among them from the topology's paths."""
+        endpoints = list(endpoints)
+        rses = [
+            self.sync_endpoint(e, fts_url=fts_url, account_limit_accounts=account_limit_accounts)
+            for e in endpoints
+        ]
+        return rses, self.sync_distances(endpoints)
+
+    def sync_distances(self, endpoints: Iterable[StorageEndpoint]) -> DistanceSync:
+        """Make the distances among ``endpoints``' RSEs exactly those the network paths give: add or update
+        a row for each pair whose sites a path joins (in that direction), delete every other row."""
+        endpoints = list(endpoints)
+        sites = {e.name: e.site_id for e in endpoints}
+        site_ids = set(sites.values())
+        paths = NetworkPath.objects.filter(source_id__in=site_ids, destination_id__in=site_ids)
+        wanted = distance_table(
+            sites,
+            (
+                (p.source_id, p.destination_id, PathMetrics(p.rtt_ms, p.opex_eur_per_year))
+                for p in paths
+            ),
+        )
+        added, updated, removed = [], [], []
+        with self._errors("cannot sync RSE distances"):
+            for src in sites:
+                for dst in sites:
+                    if src == dst:
+                        continue
+                    rows = self.client.get_distance(src, dst)
+                    have = int(rows[0]["distance"]) if rows else None
+                    want = wanted.get((src, dst))
+                    if want is None and have is not None:
+                        self.client.delete_distance(src, dst)
+                        removed.append((src, dst))
+                    elif want is not None and have is None:
+                        self.client.add_distance(src, dst, {"distance": want})
+                        added.append((src, dst))
+                    elif want is not None and have != want:
+                        self.client.update_distance(src, dst, {"distance": want})
+                        updated.append((src, dst))
+        return DistanceSync(
+            distances=wanted, added=tuple(added), updated=tuple(updated), removed=tuple(removed)
+        )
+
+    def distance(self, source: str, destination: str) -> int | None:
+        with self._errors(f"cannot read the distance {source} -> {destination}"):
+            rows = self.client.get_distance(source, destination)
+        return int(rows[0]["distance"]) if rows else None
+
+    def rse_protocols(self, name: str) -> list[dict[str, Any]]:
+        with self._errors(f"cannot read the protocols of {name}"):
+            return list(self.client.get_rse(name).get("protocols") or [])
+
+    def rse_attributes(self, name: str) -> dict[str, Any]:
+        with self._errors(f"cannot read the attributes of {name}"):
+            return dict(self.client.list_rse_attributes(name))
+
+    def pfn(self, rse: str, scope: str, name: str, scheme: str = "root") -> str:
+        """Where Rucio thinks a file DID is on ``rse`` (for checks and for writing the SDP's files)."""
+        with self._errors(f"cannot compute the PFN of {scope}:{name} at {rse}"):
+            pfns = self.client.lfns2pfns(rse, [f"{scope}:{name}"], scheme=scheme, operation="read")
+        return str(next(iter(pfns.values())))
+
+    # -- data products -> DIDs ------------------------------------------------------------------------
+
+    def register_product(self, product: DataProduct) -> ProductDids:
+        """The product's dataset and files, with their replicas at its SDP RSE (idempotent).
+
+        Everything is checked first (names, checksums, the SDP RSE); the dataset, its files and their
+        replicas are then created by one call, which the server does in one transaction: either all
+        exist afterwards or none."""
+        scope, dataset = product.scope, product.name
+        files = list(product.files.all())
+        source = product.source.name
+        doing = f"cannot register {scope}:{dataset} in Rucio"
+        with self._errors(doing):
+            check_scope(scope)
+            check_did_name(dataset)
+            if not files:
+                raise RucioAdapterError(f"{doing}: the product has no files")
+            specs = []
+            for f in files:
+                did = file_did_name(dataset, f.name)
+                check_did_name(did)
+                if len(f.adler32) != 8 or any(c not in "0123456789abcdef" for c in f.adler32):
+                    raise RucioAdapterError(f"{doing}: file {f.name!r} has a bad adler32 {f.adler32!r}")
+                specs.append({"scope": scope, "name": did, "bytes": int(f.size_bytes), "adler32": f.adler32})
+            self._require_rse(source)
+            if self._did_exists(scope, dataset):
+                return self._check_registered(product, specs, source)
+            self._ensure_scope(scope)
+            self.client.add_dataset(scope, dataset, files=specs, rse=source)
+        return ProductDids(
+            scope=scope,
+            dataset=dataset,
+            files=tuple(s["name"] for s in specs),
+            source_rse=source,
+            created=True,
+        )
+
+    def _did_exists(self, scope: str, name: str) -> bool:
+        try:
+            self.client.get_did(scope, name)
+        except (rucio_exc.DataIdentifierNotFound, rucio_exc.ScopeNotFound):
+            return False
+        return True
+
+    def _ensure_scope(self, scope: str) -> None:
+        try:
+            self.client.add_scope(self.config.account, scope)
+        except rucio_exc.Duplicate:
+            pass
+
+    def _check_registered(self, product: DataProduct, specs: list[dict[str, Any]], source: str) -> ProductDids:
+        have = {(f["name"], int(f["bytes"]), f["adler32"]) for f in self.client.list_files(product.scope, product.name)}
+        want = {(s["name"], s["bytes"], s["adler32"]) for s in specs}
+        if have != want:
+            raise RucioAdapterError(
+                f"{product.did} is already registered in Rucio with different files: "
+                f"missing {sorted(n for n, *_ in want - have)}, unexpected {sorted(n for n, *_ in have - want)}"
+            )
+        return ProductDids(
+            scope=product.scope,
+            dataset=product.name,
+            files=tuple(s["name"] for s in specs),
+            source_rse=source,
+            created=False,
+        )
+
+    def product_replicas(self, product: DataProduct) -> dict[str, dict[str, str]]:
+        """File DID -> {RSE: replica state} for every file of the product's dataset."""
+        with self._errors(f"cannot list the replicas of {product.did}"):
+            dids = [{"scope": product.scope, "name": product.name}]
+            out: dict[str, dict[str, str]] = {}
+            for rep in self.client.list_replicas(dids, all_states=True):
+                out[rep["name"]] = {rse: str(state) for rse, state in rep.get("states", {}).items()}
+        return out
+
+    # -- placements -> rules --------------------------------------------------------------------------
+
+    def place_product(
+        self,
+        product: DataProduct,
+        destinations: Sequence[StorageEndpoint],
+        *,
+        copies: int | None = None,
+        activity: str = DEFAULT_ACTIVITY,
+        lifetime: int | None = None,
+        policy: ReplicaPolicy | None = None,
+        source_expression: str | None = None,
+    ) -> RuleInfo:
+        """One rule placing ``copies`` (default: one per destination) of the product's dataset on the
+        destinations, at the product's priority, taking sources from its SDP RSE unless told otherwise.
+
+        The rule is created first; only then are the replicas recorded (COPYING, or what the locks say),
+        so a refused rule leaves no replica behind."""
+        names = [d.name for d in destinations]
+        copies = len(set(names)) if copies is None else copies
+        doing = f"cannot place {product.did} on {', '.join(names) or 'nothing'}"
+        with self._errors(doing):
+            expression = rse_expression(names)
+            if not 1 <= copies <= len(set(names)):
+                raise RucioAdapterError(f"{doing}: {copies} copies asked of {len(set(names))} destinations")
+            if not 1 <= product.priority <= 5:
+                raise RucioAdapterError(f"{doing}: priority {product.priority} is outside 1..5")
+            for name in sorted(set(names)):
+                self._require_rse(name)
+            if not self._did_exists(product.scope, product.name):
+                raise RucioAdapterError(f"{doing}: {product.did} is not registered in Rucio")
+            comment = f"{RULE_COMMENT_PREFIX} policy {policy.name}" if policy else f"{RULE_COMMENT_PREFIX} placement"
+            rule_ids = self.client.add_replication_rule(
+                dids=[{"scope": product.scope, "name": product.name}],
+                copies=copies,
+                rse_expression=expression,
+                priority=int(product.priority),
+                lifetime=lifetime,
+                grouping="DATASET",
+                source_replica_expression=source_expression or product.source.name,
+                activity=activity,
+                comment=comment,
+            )
+            rule = self.rule(rule_ids[0])
+        self._record(product, [rule], policy=policy)
+        return rule
+
+    def rule(self, rule_id: str) -> RuleInfo:
+        with self._errors(f"cannot read rule {rule_id}"):
+            raw = self.client.get_replication_rule(rule_id)
+            return self._rule_info(raw)
+
+    def _rule_info(self, raw: dict[str, Any]) -> RuleInfo:
+        locks: dict[str, list[str]] = {}
+        for lock in self.client.list_replica_locks(raw["id"]):
+            locks.setdefault(lock["rse"], []).append(str(lock["state"]))
+        return RuleInfo(
+            rule_id=raw["id"],
+            account=raw["account"],
+            rse_expression=raw["rse_expression"],
+            copies=int(raw["copies"]),
+            activity=raw.get("activity") or "",
+            priority=int(raw.get("priority") or 3),
+            state=str(raw["state"]),
+            comment=raw.get("comments") or raw.get("comment") or "",
+            source_replica_expression=raw.get("source_replica_expression"),
+            expires_at=raw.get("expires_at"),
+            error=raw.get("error"),
+            locks=locks,
+        )
+
+    def product_rules(self, product: DataProduct) -> list[RuleInfo]:
+        """Every rule on the product's dataset, whoever created it (oldest first)."""
+        with self._errors(f"cannot list the rules of {product.did}"):
+            raws = list(self.client.list_did_rules(product.scope, product.name))
+            raws.sort(key=lambda r: (str(r.get("created_at")), r["id"]))
+            return [self._rule_info(raw) for raw in raws]
+
+    def transfer_errors(self, rule_id: str) -> dict[str, str]:
+        """RSE -> the last transfer error Rucio recorded for the rule's files there."""
+        with self._errors(f"cannot examine rule {rule_id}"):
+            analysis = self.client.examine_replication_rule(rule_id)
+        out: dict[str, str] = {}
+        for transfer in analysis.get("transfers", []) or []:
+            if transfer.get("last_error"):
+                out.setdefault(transfer.get("rse", "?"), str(transfer["last_error"]))
+        if not out and analysis.get("rule_error"):
+            out["*"] = str(analysis["rule_error"])
+        return out
+
+    def sync_product(self, product: DataProduct) -> list[Replica]:
+        """Follow every rule on the product (ours and others') into its replicas; returns the replicas
+        touched. Rules the platform did not create are picked up with a reason naming the rule."""
+        rules = self.product_rules(product)
+        return self._record(product, rules, policy=None)
+
+    def _record(
+        self, product: DataProduct, rules: Sequence[RuleInfo], *, policy: ReplicaPolicy | None
+    ) -> list[Replica]:
+        # destination -> (state, reason) from the best rule covering it
+        best: dict[str, tuple[str, str]] = {}
+        errors: dict[str, dict[str, str]] = {}
+        for rule in rules:
+            for rse, lock_states in rule.locks.items():
+                state = replica_state_of_locks(lock_states)
+                what = (
+                    f"rucio rule {rule.rule_id} ({rule.activity}, {rule.rse_expression})"
+                    if rule.ours
+                    else f"rucio rule {rule.rule_id} created by account {rule.account} "
+                    f"outside the platform ({rule.activity}, {rule.rse_expression})"
+                )
+                reason = f"{what}: {rule.state}"
+                if state == ReplicaState.FAILED:
+                    if rule.rule_id not in errors:
+                        errors[rule.rule_id] = self.transfer_errors(rule.rule_id)
+                    detail = errors[rule.rule_id].get(rse) or errors[rule.rule_id].get("*") or rule.error
+                    reason += f": {detail or 'transfers stuck'}"
+                current = best.get(rse)
+                if current is None or _STATE_RANK[ReplicaState(state)] < _STATE_RANK[ReplicaState(current[0])]:
+                    best[rse] = (state, reason)
+        touched: list[Replica] = []
+        with transaction.atomic():
+            product = DataProduct.objects.select_for_update().get(pk=product.pk)
+            endpoints = {e.name: e for e in StorageEndpoint.objects.filter(name__in=list(best))}
+            for rse, (state, reason) in sorted(best.items()):
+                endpoint = endpoints.get(rse)
+                if endpoint is None or endpoint.pk == product.source_id:
+                    continue
+                replica, created = Replica.objects.get_or_create(
+                    product=product,
+                    endpoint=endpoint,
+                    defaults={"state": state, "reason": reason, "policy": policy},
+                )
+                if not created and (replica.state, replica.reason) != (state, reason):
+                    replica.state, replica.reason = state, reason
+                    replica.save(update_fields=["state", "reason", "updated"])
+                touched.append(replica)
+            states = set(product.replicas.exclude(endpoint_id=product.source_id).values_list("state", flat=True))
+            if states:
+                if ReplicaState.FAILED in states:
+                    new = ProductState.FAILED
+                elif states == {ReplicaState.AVAILABLE}:
+                    new = ProductState.PLACED
+                else:
+                    new = ProductState.PLACING
+                if product.state != new:
+                    product.state = new
+                    product.save(update_fields=["state"])
+        return touched
+
+
+def _domains_equal(have: dict[str, Any], want: dict[str, dict[str, int]]) -> bool:
+    for domain, ops in want.items():
+        got = have.get(domain) or {}
+        for op, prio in ops.items():
+            if int(got.get(op) or 0) != prio:
+                return False
+    return True

@@ -1,0 +1,49 @@
+"""A real Rucio 41.5.1 server (gunicorn, PostgreSQL) for the test session, and the adapter on it.
+
+The server's database is named after the Django test database (``SRCNET_DB_TEST_NAME``), so several
+pytest runs sharing the ``test`` state do not share a Rucio catalogue. Tests use fresh scopes and names;
+RSEs are the reference topology's and are re-synced (idempotently) by each test that needs them.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from django.conf import settings
+
+from localnet.rucio import RucioServer, ensure_rucio, stop_rucio
+from localnet.state import StateDir
+from replicas.rucio import RucioAdapter, RucioConfig
+
+FTS_PLACEHOLDER = "https://127.0.0.1:1"
+
+
+def rucio_instance() -> str:
+    return str(settings.DATABASES["default"].get("TEST", {}).get("NAME") or f"pytest_{os.getpid()}")
+
+
+@pytest.fixture(scope="session")
+def rucio_server(test_state: StateDir) -> Iterator[RucioServer]:
+    server = ensure_rucio(test_state, instance=rucio_instance())
+    yield server
+    stop_rucio(test_state, instance=rucio_instance())
+
+
+@pytest.fixture
+def rucio(rucio_server: RucioServer) -> RucioAdapter:
+    return RucioAdapter(
+        RucioConfig(
+            url=rucio_server.url,
+            account=rucio_server.account,
+            username=rucio_server.username,
+            password=rucio_server.password,
+        )
+    )
+
+
+@pytest.fixture
+def scope() -> str:
+    return f"t{uuid.uuid4().hex[:12]}"

@@ -1,0 +1,39 @@
+"""Helpers of the Rucio tests: the reference topology's endpoints pointed at loopback, products."""
+
+from __future__ import annotations
+
+import zlib
+
+from replicas.models import DataProduct
+from replicas.services import FileSpec, register_product
+from topology.models import StorageEndpoint, Telescope
+
+# The three endpoints the integration tests run real XRootD servers for.
+SITES = ("SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK")
+
+
+def endpoints(names: tuple[str, ...] = SITES) -> list[StorageEndpoint]:
+    return list(StorageEndpoint.objects.filter(name__in=names).select_related("site").order_by("name"))
+
+
+def point_at_loopback(ports: dict[str, tuple[int, int]] | None = None) -> list[StorageEndpoint]:
+    """Endpoints with host 127.0.0.1 (and the given root/http ports, else made-up ones)."""
+    for index, name in enumerate(SITES):
+        root_port, http_port = (ports or {}).get(name, (31094 + index, 38001 + index))
+        StorageEndpoint.objects.filter(name=name).update(
+            hostname="127.0.0.1", root_port=root_port, http_port=http_port
+        )
+    return endpoints()
+
+
+def adler32(data: bytes) -> str:
+    return f"{zlib.adler32(data) & 0xFFFFFFFF:08x}"
+
+
+def make_product(scope: str, name: str = "obs-0001", files: int = 2, size: int = 1024) -> DataProduct:
+    specs = [
+        FileSpec(name=f"vis-{i}.ms", size_bytes=size, adler32=adler32(bytes([i]) * size)) for i in range(files)
+    ]
+    return register_product(
+        scope=scope, name=name, telescope=Telescope.objects.get(name="SKA1-Low"), files=specs, priority=4
+    )

@@ -1,0 +1,105 @@
+"""The local Rucio server, and storage endpoints synced to RSEs with distances from the network paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from localnet.rucio import ensure_rucio, ping
+from replicas.rucio import RucioAdapter, RucioAdapterError
+from replicas.rucio_sync import distance_from_path
+from topology.models import NetworkPath
+
+from .conftest import FTS_PLACEHOLDER, rucio_instance
+from .helpers import SITES, point_at_loopback
+
+pytestmark = pytest.mark.django_db
+
+
+def test_server_answers_and_ensure_is_idempotent(rucio_server, rucio: RucioAdapter, test_state) -> None:
+    assert ping(rucio_server.url) == "41.5.1"
+    assert rucio.ping() == "41.5.1"
+    again = ensure_rucio(test_state, instance=rucio_instance())
+    assert again == rucio_server
+    assert "\n[database]\n" in rucio_server.config.read_text()
+    assert "\n[database]\n" not in rucio_server.client_config.read_text()
+    assert rucio.client.whoami()["account"] == "root"
+
+
+def test_sync_creates_rses_with_protocols_attributes_and_limits(reference_topology, rucio: RucioAdapter) -> None:
+    eps = point_at_loopback()
+    rses, _ = rucio.sync_endpoints(eps, fts_url=FTS_PLACEHOLDER)
+    assert sorted(r.name for r in rses) == sorted(SITES)
+    for ep in eps:
+        protocols = {p["scheme"]: p for p in rucio.rse_protocols(ep.name)}
+        assert set(protocols) == {"root", "davs"}
+        for scheme, port in (("root", ep.root_port), ("davs", ep.http_port)):
+            assert protocols[scheme]["hostname"] == "127.0.0.1"
+            assert protocols[scheme]["port"] == port
+            assert protocols[scheme]["prefix"] == "/srcnet/"
+            assert protocols[scheme]["domains"]["wan"]["third_party_copy_write"] >= 1
+        # the endpoint's TPC scheme is the preferred one
+        assert protocols[ep.tpc_scheme]["domains"]["wan"]["third_party_copy_read"] == 1
+        attrs = rucio.rse_attributes(ep.name)
+        assert attrs["fts"] == FTS_PLACEHOLDER
+        assert attrs["supported_checksums"] == "adler32"
+        assert attrs["verify_checksum"] is True
+        assert attrs["lfn2pfn_algorithm"] == "identity"
+        assert attrs["site"] == ep.site.name and attrs["role"] == ep.role
+        limits = rucio.client.get_local_account_limits("root")
+        assert ep.name in limits
+
+
+def test_sync_is_idempotent_and_follows_endpoint_changes(reference_topology, rucio: RucioAdapter) -> None:
+    eps = point_at_loopback()
+    rucio.sync_endpoints(eps, fts_url=FTS_PLACEHOLDER)
+    again, distances = rucio.sync_endpoints(eps, fts_url=FTS_PLACEHOLDER)
+    assert not any(r.created for r in again)
+    assert distances.added == distances.updated == distances.removed == ()
+    moved = point_at_loopback({"UKSRC_DISK": (32094, 39001)})
+    rucio.sync_endpoints(moved, fts_url="https://127.0.0.1:2")
+    protocols = {p["scheme"]: p for p in rucio.rse_protocols("UKSRC_DISK")}
+    assert protocols["root"]["port"] == 32094 and protocols["davs"]["port"] == 39001
+    assert len(rucio.rse_protocols("UKSRC_DISK")) == 2
+    assert rucio.rse_attributes("UKSRC_DISK")["fts"] == "https://127.0.0.1:2"
+
+
+def test_distances_exist_only_where_paths_exist(reference_topology, rucio: RucioAdapter) -> None:
+    eps = point_at_loopback()
+    by_name = {e.name: e for e in eps}
+    rucio.sync_endpoints(eps, fts_url=FTS_PLACEHOLDER)
+    checked = 0
+    for src in SITES:
+        for dst in SITES:
+            if src == dst:
+                continue
+            paths = NetworkPath.objects.filter(
+                source=by_name[src].site, destination=by_name[dst].site
+            ).order_by("rtt_ms")
+            got = rucio.distance(src, dst)
+            if paths.exists():
+                want = min(distance_from_path(p.rtt_ms, p.opex_eur_per_year) for p in paths)
+                assert got == want, (src, dst)
+                checked += 1
+            else:
+                assert got is None, f"{src} -> {dst} has a distance but no network path"
+    assert checked >= 2
+    # nothing goes back into a telescope's SDP buffer: no path, no distance
+    assert rucio.distance("UKSRC_DISK", "SKA1-LOW_SDP") is None
+    assert rucio.distance("SKA1-LOW_SDP", "UKSRC_DISK") is not None
+
+
+def test_sync_removes_a_distance_no_path_backs(reference_topology, rucio: RucioAdapter) -> None:
+    eps = point_at_loopback()
+    rucio.sync_endpoints(eps, fts_url=FTS_PLACEHOLDER)
+    rucio.client.add_distance("AUSRC_DISK", "SKA1-LOW_SDP", {"distance": 1})
+    result = rucio.sync_distances(eps)
+    assert ("AUSRC_DISK", "SKA1-LOW_SDP") in result.removed
+    assert rucio.distance("AUSRC_DISK", "SKA1-LOW_SDP") is None
+
+
+def test_bad_endpoint_name_is_refused_before_anything_is_created(reference_topology, rucio) -> None:
+    ep = point_at_loopback()[0]
+    ep.name = "bad rse"
+    with pytest.raises(RucioAdapterError, match="RSE name 'bad rse' is not valid"):
+        rucio.sync_endpoint(ep, fts_url=FTS_PLACEHOLDER)
+    assert not rucio.rse_exists("bad rse")

@@ -1,0 +1,294 @@
+"""Flow-level simulator (pure): runs the planner's plans over simulated time, faster than real time.
+
+Every ``replan_s`` the planner is called, as in production, with what has not started yet and the live
+state (lane occupancy, measurements, placed volume, SDP backlog, degrade level). Lanes then send their
+legs in plan order, one product at a time, as soon as the product is at the lane's source; rates follow
+flows.py. Link capacity changes (failures, repairs, upgrades) apply at their time."""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..planning import planner
+from ..planning.policies import ReplicaPolicy
+from ..planning.tuning import stream_ceiling_bps
+from ..planning.types import Lane, Leg, LegRole, LiveState, Measurement, Plan, PlanConfig, PlanEvent, PlanMode, Product, Topology
+from .flows import RTO_FLOOR_S, Flow, share_links
+
+MEASUREMENTS_KEPT = 500
+
+
+@dataclass(frozen=True)
+class CapacityChange:
+    """At ``time_s`` the link's capacity becomes ``capacity_bps`` (0: down)."""
+
+    time_s: float
+    link: str
+    capacity_bps: float
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    duration_s: float = 86400.0
+    replan_s: float = 600.0
+    bin_s: float = 300.0
+    plan: PlanConfig = field(default_factory=PlanConfig)
+    changes: tuple[CapacityChange, ...] = ()
+    path_efficiency: float = 1.0  # what the real stack achieves of the window/RTT ceiling
+
+
+@dataclass
+class ProductRecord:
+    product: Product
+    replicas: tuple[str, ...] = ()
+    left_sdp_s: float = math.inf
+    delivered_s: dict[str, float] = field(default_factory=dict)
+    started: bool = False
+
+
+@dataclass
+class SimResult:
+    topology: Topology
+    config: SimConfig
+    records: dict[str, ProductRecord]
+    access_bytes: dict[str, list[float]]  # telescope -> bytes sent per bin
+    link_bytes: dict[str, float]
+    lane_bytes: dict[tuple[str, str], float]
+    events: list[PlanEvent]
+    plans: int
+    sim_events: int
+
+
+class _Task:
+    __slots__ = ("done", "index", "leg", "upstream")
+
+    def __init__(self, leg: Leg, upstream: _Task | None) -> None:
+        self.leg, self.upstream, self.done, self.index = leg, upstream, False, 0
+
+
+class Simulator:
+    """One run; use :func:`simulate`."""
+
+    def __init__(self, topology: Topology, policy: ReplicaPolicy, products: Sequence[Product], config: SimConfig):
+        self.base, self.policy, self.config = topology, policy, config
+        self.products = sorted(products, key=lambda p: (p.arrival_s, p.id))
+        self.arrivals = [p.arrival_s for p in self.products]
+        self.records = {p.id: ProductRecord(p) for p in self.products}
+        self.capacity_now = {lk.name: lk.capacity_bps for lk in topology.links}
+        self.changes = sorted(config.changes, key=lambda c: (c.time_s, c.link))
+        self.queues: dict[tuple[str, str], list[_Task]] = {}
+        self.flows: dict[tuple[str, str], Flow] = {}
+        self.idle_since: dict[tuple[str, str], float] = {}
+        self.lanes: dict[tuple[str, str], Lane] = {}
+        self.plan: Plan | None = None
+        self.measurements: list[Measurement] = []
+        self.degraded: dict[str, int] = {}
+        self.placed: dict[str, float] = {}
+        self.telescopes = {t.name for t in topology.telescopes}
+        nbins = math.ceil(config.duration_s / config.bin_s)
+        self.access_bytes = {t: [0.0] * nbins for t in sorted(self.telescopes)}
+        self.link_bytes: dict[str, float] = {}
+        self.lane_bytes: dict[tuple[str, str], float] = {}
+        self.events: list[PlanEvent] = []
+        self.plans = 0
+        self._task_of: dict[tuple[str, str], _Task] = {}
+        self.sim_events = 0
+        self.topology = topology
+        self._refresh_constraints()
+
+    # -- planning -------------------------------------------------------------------------------------
+    def _refresh_constraints(self) -> None:
+        self.topology = self.base.with_link_capacity(self.capacity_now)
+        self.constraint_capacity = {k: cap for k, (_, cap) in self.topology.link_constraints().items()}
+
+    def _replan(self, now: float) -> None:
+        horizon = now + self.config.replan_s
+        upto = bisect.bisect_right(self.arrivals, horizon)
+        waiting = [p for p in self.products[:upto] if not self.records[p.id].started]
+        waiting_ids = {p.id for p in waiting}
+        for key, queue in self.queues.items():
+            self.queues[key] = [t for t in queue if t.leg.product_id not in waiting_ids]
+        backlog: dict[str, float] = {}
+        for rec in self.records.values():
+            if rec.started and rec.left_sdp_s == math.inf:
+                backlog[rec.product.telescope] = backlog.get(rec.product.telescope, 0.0) + rec.product.size_bytes
+        busy = {}
+        for key, flow in self.flows.items():
+            busy[key] = now + (flow.remaining_bytes * 8 / flow.rate_bps if flow.rate_bps > 0 else 86400.0)
+        state = LiveState(
+            now_s=now, measurements=tuple(self.measurements[-MEASUREMENTS_KEPT:]), placed_bytes=dict(self.placed),
+            sdp_backlog_bytes=backlog, lane_busy_until_s=busy, degraded_level=dict(self.degraded),
+        )
+        result = planner.plan(waiting, self.topology, self.policy, state, self.config.plan)
+        self.plans += 1
+        self.plan = result
+        self.lanes = {lane.key: lane for lane in result.lanes}
+        self.degraded = dict(result.degraded_level)
+        self.events.extend(result.events)
+        tasks: list[_Task] = []
+        for leg in result.legs:
+            upstream = tasks[leg.depends_on] if leg.depends_on is not None else None
+            tasks.append(_Task(leg, upstream))
+        for task in tasks:
+            self.records[task.leg.product_id].replicas = result.replicas[task.leg.product_id]
+            self.queues.setdefault((task.leg.source, task.leg.destination), []).append(task)
+        for key, queue in self.queues.items():
+            queue.sort(key=lambda t: (t.leg.start_s, t.leg.priority * -1))
+
+    # -- lanes and flows ------------------------------------------------------------------------------
+    def _window_rate(self, key: tuple[str, str], now: float) -> float:
+        lane = self.lanes.get(key)
+        if lane is None:
+            return 0.0
+        if not lane.windows:
+            return lane.rate_bps
+        phase = now % self.config.plan.slot_seconds
+        for w in lane.windows:
+            if w.offset_s - 1e-6 <= phase < w.offset_s + w.duration_s - 1e-6:
+                return float(w.rate_bps)
+        return 0.0
+
+    def _ready(self, task: _Task, now: float) -> bool:
+        if not math.isfinite(task.leg.start_s):
+            return False
+        if task.upstream is not None:
+            return task.upstream.done
+        return self.records[task.leg.product_id].product.arrival_s <= now + 1e-9
+
+    def _start_flows(self, now: float) -> None:
+        for key, queue in self.queues.items():
+            if key in self.flows or not queue:
+                continue
+            pace = self._window_rate(key, now)
+            if pace <= 0:
+                continue
+            for i, task in enumerate(queue[:64]):
+                if self._ready(task, now):
+                    queue.pop(i)
+                    self._open(task, key, pace, now)
+                    break
+
+    def _open(self, task: _Task, key: tuple[str, str], pace: float, now: float) -> None:
+        leg = task.leg
+        path = self.topology.path(*key)
+        assert path is not None
+        rtt_ms = self.topology.path_rtt_ms(path)
+        ceiling = stream_ceiling_bps(self.topology.window_bytes, rtt_ms, self.topology.path_loss(path),
+                                     self.config.plan.mss_bytes) * self.config.path_efficiency
+        rtt = rtt_ms / 1000.0
+        cold = now - self.idle_since.get(key, -math.inf) > rtt + RTO_FLOOR_S
+        rec = self.records[leg.product_id]
+        flow = Flow(leg, key, self.topology.directed_links(path), rec.product.size_bytes, pace,
+                    leg.streams * ceiling, rtt, now if cold else None)
+        self.flows[key] = flow
+        self._task_of[key] = task
+        if leg.source in self.telescopes:
+            # The share the planner balances is the SRC that keeps the product, not a relay on the way.
+            rec.started = True
+            self.placed[rec.replicas[0]] = self.placed.get(rec.replicas[0], 0.0) + rec.product.size_bytes
+
+    def _pause_outside_windows(self, now: float) -> None:
+        for key, flow in self.flows.items():
+            pace = self._window_rate(key, now)
+            if pace <= 0 and flow.pace_bps > 0:
+                flow.pace_bps = 0.0
+                self.idle_since[key] = now
+            elif pace > 0 and flow.pace_bps <= 0:
+                flow.pace_bps = pace
+                if now - self.idle_since.get(key, -math.inf) > flow.rtt_s + RTO_FLOOR_S:
+                    flow.ramp_start_s = now
+            elif pace > 0:
+                flow.pace_bps = pace
+
+    def _finish(self, key: tuple[str, str], now: float) -> None:
+        flow = self.flows.pop(key)
+        task = self._task_of.pop(key)
+        task.done = True
+        self.idle_since[key] = now
+        leg = flow.leg
+        rec = self.records[leg.product_id]
+        if leg.source in self.telescopes:
+            rec.left_sdp_s = now
+        if leg.role != LegRole.RELAY:
+            rec.delivered_s[leg.destination] = now
+        if flow.active_s > 0:
+            size = rec.product.size_bytes
+            self.measurements.append(Measurement(leg.source, leg.destination, leg.streams, size * 8 / flow.active_s))
+
+    # -- accounting -----------------------------------------------------------------------------------
+    def _account(self, t0: float, t1: float) -> None:
+        dt = t1 - t0
+        if dt <= 0:
+            return
+        for key, flow in self.flows.items():
+            if flow.rate_bps <= 0:
+                continue
+            sent = flow.rate_bps * dt / 8
+            flow.remaining_bytes -= sent
+            flow.active_s += dt
+            self.lane_bytes[key] = self.lane_bytes.get(key, 0.0) + sent
+            for name in flow.leg.links:
+                self.link_bytes[name] = self.link_bytes.get(name, 0.0) + sent
+            if flow.leg.source in self.telescopes:
+                self._add_to_bins(self.access_bytes[flow.leg.source], t0, t1, sent)
+
+    def _add_to_bins(self, bins: list[float], t0: float, t1: float, total: float) -> None:
+        width = self.config.bin_s
+        rate = total / (t1 - t0)
+        t = t0
+        while t < t1 - 1e-12:
+            b = int(t // width)
+            edge = min(t1, (b + 1) * width)
+            if b < len(bins):
+                bins[b] += rate * (edge - t)
+            t = edge
+
+    # -- the loop -------------------------------------------------------------------------------------
+    def run(self) -> SimResult:
+        end = self.config.duration_s
+        now = 0.0
+        next_replan = 0.0
+        change_index = 0
+        sub = self.config.plan.slot_seconds / self.config.plan.subslots
+        slotted = self.config.plan.mode == PlanMode.SLOT
+        while now < end:
+            while change_index < len(self.changes) and self.changes[change_index].time_s <= now + 1e-9:
+                change = self.changes[change_index]
+                self.capacity_now[change.link] = change.capacity_bps
+                change_index += 1
+                self._refresh_constraints()
+            if now >= next_replan - 1e-9:
+                self._replan(now)
+                next_replan = now + self.config.replan_s
+            if slotted:
+                self._pause_outside_windows(now)
+            self._start_flows(now)
+            share_links(list(self.flows.values()), self.constraint_capacity, now)
+            candidates = [end, next_replan]
+            if change_index < len(self.changes):
+                candidates.append(self.changes[change_index].time_s)
+            nxt = bisect.bisect_right(self.arrivals, now + 1e-9)
+            if nxt < len(self.arrivals):
+                candidates.append(self.arrivals[nxt])
+            if slotted:
+                candidates.append((math.floor(now / sub + 1e-9) + 1) * sub)
+            for flow in self.flows.values():
+                if flow.rate_bps > 0:
+                    candidates.append(now + flow.remaining_bytes * 8 / flow.rate_bps)
+                candidates.append(flow.next_ramp_step(now))
+            t = max(min(candidates), now + 1e-6)
+            self._account(now, t)
+            now = t
+            self.sim_events += 1
+            for key in [k for k, f in self.flows.items() if f.remaining_bytes <= 1.0]:
+                self._finish(key, now)
+        return SimResult(self.base, self.config, self.records, self.access_bytes, self.link_bytes,
+                         self.lane_bytes, self.events, self.plans, self.sim_events)
+
+
+def simulate(topology: Topology, policy: ReplicaPolicy, products: Sequence[Product], config: SimConfig) -> SimResult:
+    """Run the planner and the flows over ``config.duration_s`` of simulated time."""
+    return Simulator(topology, policy, products, config).run()

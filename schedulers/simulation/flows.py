@@ -1,0 +1,68 @@
+"""TCP flow physics for the simulator (pure): slow start, per-stream ceilings, sharing a link.
+
+A flow is one leg in progress: ``streams`` TCP streams paced to the lane's planned rate. Slow start is a
+staircase: for the first SLOW_START_RTTS round trips the flow may send plateau * 2**(k - 10) in round
+trip k (the window doubles each RTT), so a flow that starts cold carries about one RTT's worth of
+plateau in its first ten RTTs. A connection kept busy keeps its window (net.ipv4.tcp_slow_start_after_idle
+= 0 on tuned DTNs); one idle longer than an RTO (RTT + 200 ms) starts over."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from topology.physics import SLOW_START_RTTS
+
+from ..planning.allocation import progressive_fill
+from ..planning.types import Leg
+
+RTO_FLOOR_S = 0.2
+
+
+@dataclass
+class Flow:
+    leg: Leg
+    lane: tuple[str, str]
+    uses: tuple[str, ...]
+    remaining_bytes: float
+    pace_bps: float  # the planner's rate for the lane (or the slot window's)
+    plateau_bps: float  # what the streams can carry: streams * per-stream ceiling
+    rtt_s: float
+    ramp_start_s: float | None  # None once the window is open
+    active_s: float = 0.0
+    rate_bps: float = 0.0
+
+    def ceiling_at(self, now: float) -> float:
+        """The most the flow may send now: its pace, its plateau, and where slow start has got to."""
+        top = min(self.pace_bps, self.plateau_bps)
+        if self.ramp_start_s is None:
+            return top
+        k = math.floor((now - self.ramp_start_s) / self.rtt_s + 1e-9)
+        if k >= SLOW_START_RTTS:
+            self.ramp_start_s = None
+            return top
+        return min(top, self.plateau_bps * 2.0 ** (k - SLOW_START_RTTS))
+
+    def next_ramp_step(self, now: float) -> float:
+        if self.ramp_start_s is None:
+            return math.inf
+        k = math.floor((now - self.ramp_start_s) / self.rtt_s + 1e-9)
+        return self.ramp_start_s + (k + 1) * self.rtt_s
+
+
+def share_links(flows: Sequence[Flow], capacity: Mapping[str, float], now: float) -> None:
+    """Set each flow's rate: its ceiling, or its max-min fair share (per stream) where a link is short."""
+    caps = [f.ceiling_at(now) for f in flows]
+    load: dict[str, float] = {}
+    for f, cap in zip(flows, caps, strict=True):
+        for c in f.uses:
+            load[c] = load.get(c, 0.0) + cap
+    if all(load[c] <= capacity.get(c, math.inf) * (1 + 1e-9) for c in load):
+        for f, cap in zip(flows, caps, strict=True):
+            f.rate_bps = cap
+        return
+    # A link has lost capacity (failure, change): TCP shares it between streams.
+    rates = progressive_fill([float(f.leg.streams) for f in flows], caps, [f.uses for f in flows], capacity)
+    for f, rate in zip(flows, rates, strict=True):
+        f.rate_bps = rate

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "transfers.fts3.middleware.MergeSlashesMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -54,7 +55,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "srcnet.urls"
+ROOT_URLCONF = _env("ROOT_URLCONF", "srcnet.urls")
 WSGI_APPLICATION = "srcnet.wsgi.application"
 
 TEMPLATES = [
@@ -134,7 +135,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     # A sweep that picks up retries whose back-off has elapsed and work whose message was lost.
     "transfers-dispatch-sweep": {"task": "transfers.dispatch", "schedule": 5.0},
+    "transfers-optimizer": {
+        "task": "transfers.optimize",
+        "schedule": float(_env("OPTIMIZER_INTERVAL", "60")),
+    },
+    "transfers-reap-lost-attempts": {"task": "transfers.reap_lost_attempts", "schedule": 600.0},
 }
+
+# The VO the FTS3 endpoint reports (deterministic job ids are derived from it, as in FTS3).
+SRCNET_FTS3_VO = _env("FTS3_VO", "ska")
 
 # Transfer execution (the embedded transfer service).
 SRCNET_TRANSFERS = {

@@ -230,3 +230,19 @@ class OptimizerDecision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_se} -> {self.dest_se}: {self.active} ({self.rationale})"
+
+
+class ClientIdentity(models.Model):
+    """An X.509 subject DN that authenticates as a user on the FTS3 endpoint (as a Rucio conveyor does)."""
+
+    dn = models.CharField(max_length=512, unique=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="client_identities"
+    )
+
+    class Meta:
+        ordering = ["dn"]
+        verbose_name_plural = "client identities"
+
+    def __str__(self) -> str:
+        return self.dn

@@ -1,0 +1,19 @@
+"""FTS3 REST routes (mounted at /fts3/ in the portal, and at / by the standalone service)."""
+
+from django.urls import re_path
+
+from . import views
+
+ID_LIST = r"(?P<ids>[0-9a-fA-F-]+(?:,[0-9a-fA-F-]+)*)"
+ONE_ID = r"(?P<job_id>[0-9a-fA-F-]+)"
+
+urlpatterns = [
+    re_path(r"^$", views.api_version, name="fts3-root"),
+    re_path(r"^api-version/?$", views.api_version),
+    re_path(r"^whoami/?$", views.whoami, name="fts3-whoami"),
+    re_path(r"^delegation/(?P<delegation_id>[^/]+)/?$", views.delegation),
+    re_path(r"^jobs/?$", views.jobs, name="fts3-jobs"),
+    re_path(rf"^jobs/{ONE_ID}/files/?$", views.job_files),
+    re_path(rf"^jobs/{ONE_ID}/dm/?$", views.job_dm),
+    re_path(rf"^jobs/{ID_LIST}/?$", views.job_detail, name="fts3-job"),
+]

@@ -295,7 +295,8 @@ class RucioAdapter:
                 "scheme": "root",
                 "hostname": endpoint.hostname,
                 "port": endpoint.root_port,
-                "prefix": prefix,
+                # root://host:port//srcnet/...: XRootD's absolute-path form, as StorageEndpoint.url builds
+                "prefix": "/" + prefix,
                 "impl": ROOT_IMPL,
                 "domains": protocol_domains(1 if preferred == "root" else 2),
             },

@@ -35,7 +35,7 @@ def test_sync_creates_rses_with_protocols_attributes_and_limits(reference_topolo
         for scheme, port in (("root", ep.root_port), ("davs", ep.http_port)):
             assert protocols[scheme]["hostname"] == "127.0.0.1"
             assert protocols[scheme]["port"] == port
-            assert protocols[scheme]["prefix"] == "/srcnet/"
+            assert protocols[scheme]["prefix"] == ("//srcnet/" if scheme == "root" else "/srcnet/")
             assert protocols[scheme]["domains"]["wan"]["third_party_copy_write"] >= 1
         # the endpoint's TPC scheme is the preferred one
         assert protocols[ep.tpc_scheme]["domains"]["wan"]["third_party_copy_read"] == 1

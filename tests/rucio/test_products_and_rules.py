@@ -1,0 +1,190 @@
+"""Data products as DIDs, placements as rules, rules others created picked up, and bad input refused."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from replicas.choices import ProductState, ReplicaState
+from replicas.models import DataProduct, ProductFile, Replica
+from replicas.rucio import RucioAdapter, RucioAdapterError, RucioConfig
+from topology.models import StorageEndpoint
+
+from .conftest import FTS_PLACEHOLDER
+from .helpers import endpoints, make_product, point_at_loopback
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def synced(reference_topology, rucio: RucioAdapter) -> list[StorageEndpoint]:
+    eps = point_at_loopback()
+    rucio.sync_endpoints(eps, fts_url=FTS_PLACEHOLDER)
+    return eps
+
+
+def _dest(*names: str) -> list[StorageEndpoint]:
+    return endpoints(names)
+
+
+def test_product_becomes_dataset_with_files_and_sdp_replicas(synced, rucio: RucioAdapter, scope) -> None:
+    product = make_product(scope, files=3, size=2048)
+    dids = rucio.register_product(product)
+    assert dids.created and dids.source_rse == "SKA1-LOW_SDP"
+    did = rucio.client.get_did(scope, product.name)
+    assert did["type"] == "DATASET"
+    files = {f["name"]: f for f in rucio.client.list_files(scope, product.name)}
+    expected = {f"{product.name}/{f.name}": f for f in product.files.all()}
+    assert set(files) == set(expected)
+    for name, row in expected.items():
+        assert files[name]["bytes"] == row.size_bytes
+        assert files[name]["adler32"] == row.adler32
+    replicas = rucio.product_replicas(product)
+    assert replicas == {name: {"SKA1-LOW_SDP": "AVAILABLE"} for name in expected}
+    # Rucio's path for each file is where the platform keeps it: <prefix><scope>/<product>/<file>
+    sdp = StorageEndpoint.objects.get(name="SKA1-LOW_SDP")
+    first = product.files.first()
+    assert first is not None
+    pfn = rucio.pfn("SKA1-LOW_SDP", scope, f"{product.name}/{first.name}")
+    assert pfn == f"root://127.0.0.1:{sdp.root_port}//srcnet/{first.relative_path}" == sdp.url("root", first.relative_path)
+    davs = rucio.pfn("SKA1-LOW_SDP", scope, f"{product.name}/{first.name}", scheme="davs")
+    assert davs == sdp.url("davs", first.relative_path)
+    # registering again changes nothing
+    assert rucio.register_product(product).created is False
+
+
+def test_policy_destinations_become_one_rule(synced, rucio: RucioAdapter, scope) -> None:
+    product = make_product(scope)
+    rucio.register_product(product)
+    rule = rucio.place_product(
+        product, _dest("UKSRC_DISK", "AUSRC_DISK"), activity="SKA Data Products", lifetime=86400
+    )
+    assert rule.rse_expression == "AUSRC_DISK|UKSRC_DISK"
+    assert rule.copies == 2
+    assert rule.activity == "SKA Data Products"
+    assert rule.priority == product.priority == 4
+    assert rule.source_replica_expression == "SKA1-LOW_SDP"
+    assert rule.expires_at is not None
+    assert rule.state == "REPLICATING"
+    assert set(rule.locks) == {"UKSRC_DISK", "AUSRC_DISK"}
+    assert rule.ours
+    raw = rucio.client.get_replication_rule(rule.rule_id)
+    assert raw["grouping"] == "DATASET" and raw["account"] == "root"
+    replicas = {r.endpoint.name: r for r in Replica.objects.filter(product=product).select_related("endpoint")}
+    assert set(replicas) == {"SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK"}
+    for name in ("UKSRC_DISK", "AUSRC_DISK"):
+        assert replicas[name].state == ReplicaState.COPYING
+        assert rule.rule_id in replicas[name].reason
+    assert replicas["SKA1-LOW_SDP"].state == ReplicaState.AVAILABLE
+    product.refresh_from_db()
+    assert product.state == ProductState.PLACING
+    # one copy out of two destinations: Rucio picks one, the replica is recorded there only
+    other = make_product(scope, name="obs-0002")
+    rucio.register_product(other)
+    one = rucio.place_product(other, _dest("UKSRC_DISK", "AUSRC_DISK"), copies=1, activity="SKA Data Challenge")
+    assert one.copies == 1 and one.activity == "SKA Data Challenge" and len(one.locks) == 1
+    assert Replica.objects.filter(product=other).exclude(endpoint__name="SKA1-LOW_SDP").count() == 1
+
+
+@pytest.mark.parametrize("activity", ["SKA Data Products", "SKA Data Challenge", "User Subscriptions"])
+def test_ska_and_generic_activities_are_accepted(synced, rucio: RucioAdapter, scope, activity) -> None:
+    product = make_product(scope)
+    rucio.register_product(product)
+    rule = rucio.place_product(product, _dest("UKSRC_DISK"), activity=activity)
+    assert rucio.client.get_replication_rule(rule.rule_id)["activity"] == activity
+
+
+def test_unknown_activity_is_refused_and_nothing_recorded(synced, rucio: RucioAdapter, scope) -> None:
+    product = make_product(scope)
+    rucio.register_product(product)
+    with pytest.raises(RucioAdapterError, match="Bogus Activity"):
+        rucio.place_product(product, _dest("UKSRC_DISK"), activity="Bogus Activity")
+    assert rucio.product_rules(product) == []
+    assert not Replica.objects.filter(product=product, endpoint__name="UKSRC_DISK").exists()
+
+
+def test_scientist_created_rule_is_picked_up(synced, rucio: RucioAdapter, rucio_server, scope) -> None:
+    product = make_product(scope)
+    rucio.register_product(product)
+    ours = rucio.place_product(product, _dest("UKSRC_DISK"))
+    account = f"sci{uuid.uuid4().hex[:10]}"
+    password = uuid.uuid4().hex
+    rucio.client.add_account(account, "USER", f"{account}@example.org")
+    rucio.client.add_identity(account, account, "USERPASS", f"{account}@example.org", password=password)
+    rucio.client.set_local_account_limit(account, "AUSRC_DISK", -1)
+    scientist = RucioAdapter(
+        RucioConfig(url=rucio_server.url, account=account, username=account, password=password)
+    )
+    theirs = scientist.client.add_replication_rule(
+        [{"scope": scope, "name": product.name}],
+        1,
+        "AUSRC_DISK",
+        activity="SKA User Request",
+        comment="I want it in Australia",
+    )[0]
+    rules = {r.rule_id: r for r in rucio.product_rules(product)}
+    assert set(rules) == {ours.rule_id, theirs}
+    assert rules[theirs].account == account and not rules[theirs].ours
+    touched = rucio.sync_product(product)
+    assert {r.endpoint.name for r in touched} == {"UKSRC_DISK", "AUSRC_DISK"}
+    picked = Replica.objects.get(product=product, endpoint__name="AUSRC_DISK")
+    assert picked.state == ReplicaState.COPYING
+    assert picked.policy is None
+    assert f"rucio rule {theirs} created by account {account}" in picked.reason
+    ours_row = Replica.objects.get(product=product, endpoint__name="UKSRC_DISK")
+    assert ours.rule_id in ours_row.reason and "created by account" not in ours_row.reason
+    # following again is stable
+    rucio.sync_product(product)
+    assert Replica.objects.get(pk=picked.pk).reason == picked.reason
+
+
+def test_unknown_rse_is_refused_and_leaves_nothing(synced, rucio: RucioAdapter, scope) -> None:
+    product = make_product(scope)
+    rucio.register_product(product)
+    before = set(Replica.objects.filter(product=product).values_list("endpoint__name", "state"))
+    fr = StorageEndpoint.objects.get(name="FRSRC_DISK")  # in the topology, never synced to Rucio
+    with pytest.raises(RucioAdapterError, match="RSE 'FRSRC_DISK' is unknown to Rucio"):
+        rucio.place_product(product, [fr, *_dest("UKSRC_DISK")])
+    assert rucio.product_rules(product) == []
+    assert set(Replica.objects.filter(product=product).values_list("endpoint__name", "state")) == before
+    product.refresh_from_db()
+    assert product.state == ProductState.REGISTERED
+
+
+def test_bad_did_names_are_refused_before_anything_is_created(synced, rucio: RucioAdapter, scope) -> None:
+    good = make_product(scope)
+    bad = DataProduct.objects.create(
+        scope=scope, name="bad name!", telescope=good.telescope, source=good.source, priority=3
+    )
+    ProductFile.objects.create(product=bad, name="a.ms", size_bytes=1, adler32="00000001")
+    with pytest.raises(RucioAdapterError, match="DID name 'bad name!' is not a valid Rucio name"):
+        rucio.register_product(bad)
+    assert scope not in rucio.client.list_scopes()  # not even the scope was created
+    bad_file = make_product(scope, name="obs-badfile")
+    ProductFile.objects.create(product=bad_file, name="x y.ms", size_bytes=1, adler32="00000001")
+    with pytest.raises(RucioAdapterError, match=r"DID name 'obs-badfile/x y.ms' is not a valid"):
+        rucio.register_product(bad_file)
+    assert scope not in rucio.client.list_scopes()
+
+
+def test_product_from_an_unsynced_sdp_is_refused(reference_topology, rucio: RucioAdapter, scope) -> None:
+    from replicas.services import FileSpec, register_product
+    from topology.models import Telescope
+
+    mid = Telescope.objects.get(name="SKA1-Mid")
+    if rucio.rse_exists("SKA1-MID_SDP"):
+        pytest.fail("SKA1-MID_SDP must not be synced by these tests")
+    product = register_product(
+        scope=scope, name="mid-obs", telescope=mid, files=[FileSpec("a.ms", 10, "0000000a")]
+    )
+    with pytest.raises(RucioAdapterError, match="RSE 'SKA1-MID_SDP' is unknown to Rucio"):
+        rucio.register_product(product)
+    assert scope not in rucio.client.list_scopes()
+
+
+def test_placing_an_unregistered_product_is_refused(synced, rucio: RucioAdapter, scope) -> None:
+    product = make_product(scope)
+    with pytest.raises(RucioAdapterError, match="is not registered in Rucio"):
+        rucio.place_product(product, _dest("UKSRC_DISK"))
+    assert not Replica.objects.filter(product=product, endpoint__name="UKSRC_DISK").exists()

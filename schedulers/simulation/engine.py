@@ -117,7 +117,10 @@ class Simulator:
                 backlog[rec.product.telescope] = backlog.get(rec.product.telescope, 0.0) + rec.product.size_bytes
         busy = {}
         for key, flow in self.flows.items():
-            busy[key] = now + (flow.remaining_bytes * 8 / flow.rate_bps if flow.rate_bps > 0 else 86400.0)
+            # A flow paused between its slot windows is not stuck: estimate it at the lane's mean rate.
+            lane = self.lanes.get(key)
+            rate = lane.rate_bps if lane is not None and lane.rate_bps > 0 else flow.rate_bps
+            busy[key] = now + (flow.remaining_bytes * 8 / rate if rate > 0 else self.config.replan_s)
         state = LiveState(
             now_s=now, measurements=tuple(self.measurements[-MEASUREMENTS_KEPT:]), placed_bytes=dict(self.placed),
             sdp_backlog_bytes=backlog, lane_busy_until_s=busy, degraded_level=dict(self.degraded),

@@ -15,7 +15,19 @@ from dataclasses import dataclass, field
 from ..planning import planner
 from ..planning.policies import ReplicaPolicy
 from ..planning.tuning import stream_ceiling_bps
-from ..planning.types import Lane, Leg, LegRole, LiveState, Measurement, Plan, PlanConfig, PlanEvent, PlanMode, Product, Topology
+from ..planning.types import (
+    Lane,
+    Leg,
+    LegRole,
+    LiveState,
+    Measurement,
+    Plan,
+    PlanConfig,
+    PlanEvent,
+    PlanMode,
+    Product,
+    Topology,
+)
 from .flows import RTO_FLOOR_S, Flow, share_links
 
 MEASUREMENTS_KEPT = 500
@@ -72,7 +84,9 @@ class _Task:
 class Simulator:
     """One run; use :func:`simulate`."""
 
-    def __init__(self, topology: Topology, policy: ReplicaPolicy, products: Sequence[Product], config: SimConfig):
+    def __init__(
+        self, topology: Topology, policy: ReplicaPolicy, products: Sequence[Product], config: SimConfig
+    ):
         self.base, self.policy, self.config = topology, policy, config
         self.products = sorted(products, key=lambda p: (p.arrival_s, p.id))
         self.arrivals = [p.arrival_s for p in self.products]
@@ -114,7 +128,9 @@ class Simulator:
         backlog: dict[str, float] = {}
         for rec in self.records.values():
             if rec.started and rec.left_sdp_s == math.inf:
-                backlog[rec.product.telescope] = backlog.get(rec.product.telescope, 0.0) + rec.product.size_bytes
+                backlog[rec.product.telescope] = (
+                    backlog.get(rec.product.telescope, 0.0) + rec.product.size_bytes
+                )
         busy = {}
         for key, flow in self.flows.items():
             # A flow paused between its slot windows is not stuck: estimate it at the lane's mean rate.
@@ -122,8 +138,12 @@ class Simulator:
             rate = lane.rate_bps if lane is not None and lane.rate_bps > 0 else flow.rate_bps
             busy[key] = now + (flow.remaining_bytes * 8 / rate if rate > 0 else self.config.replan_s)
         state = LiveState(
-            now_s=now, measurements=tuple(self.measurements[-MEASUREMENTS_KEPT:]), placed_bytes=dict(self.placed),
-            sdp_backlog_bytes=backlog, lane_busy_until_s=busy, degraded_level=dict(self.degraded),
+            now_s=now,
+            measurements=tuple(self.measurements[-MEASUREMENTS_KEPT:]),
+            placed_bytes=dict(self.placed),
+            sdp_backlog_bytes=backlog,
+            lane_busy_until_s=busy,
+            degraded_level=dict(self.degraded),
         )
         result = planner.plan(waiting, self.topology, self.policy, state, self.config.plan)
         self.plans += 1
@@ -179,13 +199,25 @@ class Simulator:
         path = self.topology.path(*key)
         assert path is not None
         rtt_ms = self.topology.path_rtt_ms(path)
-        ceiling = stream_ceiling_bps(self.topology.window_bytes, rtt_ms, self.topology.path_loss(path),
-                                     self.config.plan.mss_bytes) * self.config.path_efficiency
+        ceiling = (
+            stream_ceiling_bps(
+                self.topology.window_bytes, rtt_ms, self.topology.path_loss(path), self.config.plan.mss_bytes
+            )
+            * self.config.path_efficiency
+        )
         rtt = rtt_ms / 1000.0
         cold = now - self.idle_since.get(key, -math.inf) > rtt + RTO_FLOOR_S
         rec = self.records[leg.product_id]
-        flow = Flow(leg, key, self.topology.directed_links(path), rec.product.size_bytes, pace,
-                    leg.streams * ceiling, rtt, now if cold else None)
+        flow = Flow(
+            leg,
+            key,
+            self.topology.directed_links(path),
+            rec.product.size_bytes,
+            pace,
+            leg.streams * ceiling,
+            rtt,
+            now if cold else None,
+        )
         self.flows[key] = flow
         self._task_of[key] = task
         if leg.source in self.telescopes:
@@ -219,7 +251,9 @@ class Simulator:
             rec.delivered_s[leg.destination] = now
         if flow.active_s > 0:
             size = rec.product.size_bytes
-            self.measurements.append(Measurement(leg.source, leg.destination, leg.streams, size * 8 / flow.active_s))
+            self.measurements.append(
+                Measurement(leg.source, leg.destination, leg.streams, size * 8 / flow.active_s)
+            )
 
     # -- accounting -----------------------------------------------------------------------------------
     def _account(self, t0: float, t1: float) -> None:
@@ -288,10 +322,21 @@ class Simulator:
             self.sim_events += 1
             for key in [k for k, f in self.flows.items() if f.remaining_bytes <= 1.0]:
                 self._finish(key, now)
-        return SimResult(self.base, self.config, self.records, self.access_bytes, self.link_bytes,
-                         self.lane_bytes, self.events, self.plans, self.sim_events)
+        return SimResult(
+            self.base,
+            self.config,
+            self.records,
+            self.access_bytes,
+            self.link_bytes,
+            self.lane_bytes,
+            self.events,
+            self.plans,
+            self.sim_events,
+        )
 
 
-def simulate(topology: Topology, policy: ReplicaPolicy, products: Sequence[Product], config: SimConfig) -> SimResult:
+def simulate(
+    topology: Topology, policy: ReplicaPolicy, products: Sequence[Product], config: SimConfig
+) -> SimResult:
     """Run the planner and the flows over ``config.duration_s`` of simulated time."""
     return Simulator(topology, policy, products, config).run()

@@ -86,9 +86,7 @@ FTS3_CLIENT_SUBMISSION = {
     ],
 }
 
-RUCIO_POLL_FIELDS = (
-    "file_state,dest_surl,finish_time,start_time,staging_start,staging_finished,reason,source_surl,file_metadata"
-)
+RUCIO_POLL_FIELDS = "file_state,dest_surl,finish_time,start_time,staging_start,staging_finished,reason,source_surl,file_metadata"
 
 
 def body(template: dict, **params) -> dict:  # type: ignore[type-arg]

@@ -99,6 +99,9 @@ def _checksum(value: Any, index: int) -> str:
     algorithm, _, digest = value.partition(":")
     if algorithm.lower() != "adler32":
         raise SubmissionError(f"files[{index}].checksum: only ADLER32 is supported here, got {algorithm!r}")
+    if not digest:
+        # The algorithm alone (the fts3 client's default): compare source and destination, expect no value.
+        return ""
     if not re.fullmatch(r"[0-9a-fA-F]{1,8}", digest):
         raise SubmissionError(f"files[{index}].checksum: {digest!r} is not an adler32 value")
     return f"ADLER32:{digest.lower().zfill(8)}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .transfertool import JobParams, Transfertool, TransfertoolError, TransferRequest
+from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError
 
 
 class Fts3Transfertool(Transfertool):

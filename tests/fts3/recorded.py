@@ -1,8 +1,9 @@
 """Request bodies recorded from the real programs (shared/reference/rucio-fts.md, sections 1.2 and 1.3)."""
 
 import copy
+from typing import Any
 
-RUCIO_SUBMISSION = {
+RUCIO_SUBMISSION: dict[str, Any] = {
     "files": [
         {
             "sources": ["root://127.0.0.1:21094//rucio/feas/2f/94/file1.dat"],
@@ -43,7 +44,7 @@ RUCIO_SUBMISSION = {
     },
 }
 
-FTS3_CLIENT_SUBMISSION = {
+FTS3_CLIENT_SUBMISSION: dict[str, Any] = {
     "params": {
         "verify_checksum": "both",
         "reuse": None,
@@ -86,7 +87,19 @@ FTS3_CLIENT_SUBMISSION = {
     ],
 }
 
-RUCIO_POLL_FIELDS = "file_state,dest_surl,finish_time,start_time,staging_start,staging_finished,reason,source_surl,file_metadata"
+RUCIO_POLL_FIELDS = ",".join(
+    [
+        "file_state",
+        "dest_surl",
+        "finish_time",
+        "start_time",
+        "staging_start",
+        "staging_finished",
+        "reason",
+        "source_surl",
+        "file_metadata",
+    ]
+)
 
 
 def body(template: dict, **params) -> dict:  # type: ignore[type-arg]

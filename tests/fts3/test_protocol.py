@@ -49,6 +49,7 @@ def test_rucio_submission_is_stored_verbatim(fts):
     assert row.metadata == RUCIO_SUBMISSION["files"][0]["metadata"]
     assert job.metadata["issuer"] == "rucio" and job.metadata["multi_sources"] is False
     # 168 (an integer) means hours.
+    assert job.expires is not None
     assert abs((job.expires - job.created).total_seconds() - 168 * 3600) < 5
 
 
@@ -58,6 +59,7 @@ def test_fts3_client_submission_params(fts):
     job = TransferJob.objects.get(job_id=response.json()["job_id"])
     assert job.priority == 4 and job.retry == 2 and job.timeout == 3600 and job.overwrite is False
     assert job.internal_params == {"nostreams": 4, "buffer_size": 8388608}
+    assert job.expires is not None
     assert abs((job.expires - job.created).total_seconds() - 6 * 3600) < 5
     assert job.files.get().activity == "ska-push"
 

@@ -242,17 +242,27 @@ def run_conveyor(
     rounds: int = 1,
     until_rules: Sequence[str] = (),
     timeout: float = 120.0,
+    usercert: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> dict[str, object]:
     """Run the real conveyor daemons (submitter, poller, finisher) in-process inside ``.venv-rucio``.
 
     ``rucio/conveyor.py`` runs ``rounds`` cycles, or with ``until_rules`` until every listed rule has left
-    REPLICATING (or ``timeout``); it prints one JSON summary line, returned here."""
+    REPLICATING (or ``timeout``); it prints one JSON summary line, returned here. ``usercert`` (PEM with
+    certificate and key) is what the conveyor presents to ``https://`` FTS3 endpoints: it goes into a copy
+    of the server's configuration (``[conveyor] usercert``, the section rucio.cfg ends with)."""
     argv = [str(rucio_python()), str(RUCIO_TREE / "conveyor.py"), "--rounds", str(rounds)]
     argv += ["--timeout", str(timeout)]
     for rule in until_rules:
         argv += ["--until-rule", rule]
     full_env = rucio_env(server)
+    if usercert:
+        conveyor_cfg = Path(server.config).with_name("rucio-conveyor.cfg")
+        lines = Path(server.config).read_text().splitlines()
+        text = "\n".join(line for line in lines if not line.startswith("usercert =")).rstrip("\n")
+        conveyor_cfg.write_text(f"{text}\nusercert = {usercert}\n")
+        conveyor_cfg.chmod(0o600)
+        full_env["RUCIO_CONFIG"] = str(conveyor_cfg)
     full_env.update(env or {})
     proc = subprocess.run(
         argv, env=full_env, capture_output=True, text=True, check=False, timeout=timeout + 60, cwd=RUCIO_TREE

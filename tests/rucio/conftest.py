@@ -18,6 +18,8 @@ from localnet.rucio import RucioServer, ensure_rucio, stop_rucio
 from localnet.state import StateDir
 from replicas.rucio import RucioAdapter, RucioConfig
 
+from ..integration.conftest import bound_topology  # noqa: F401 (the fixture, for the end-to-end tests)
+
 FTS_PLACEHOLDER = "https://127.0.0.1:1"
 
 

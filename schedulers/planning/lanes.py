@@ -17,7 +17,7 @@ from .types import Lane, LegRole, LiveState, PlanConfig, PlanMode, Topology, Win
 
 
 @dataclass
-class _Demand:
+class LaneDemand:
     source: str
     destination: str
     telescopes: set[str]
@@ -31,31 +31,37 @@ def normalised_shares(topology: Topology) -> dict[str, float]:
     return {name: w / total for name, w in weights.items()}
 
 
-def _demands(policy: ReplicaPolicy, topology: Topology, config: PlanConfig) -> dict[tuple[str, str], _Demand]:
+RELAY_SHARE = 0.5  # of a relaying telescope's target that goes through its centre
+
+
+def lane_demands(
+    policy: ReplicaPolicy, topology: Topology, config: PlanConfig, relaying: frozenset[str] = frozenset()
+) -> dict[tuple[str, str], LaneDemand]:
     shares = normalised_shares(topology)
-    demands: dict[tuple[str, str], _Demand] = {}
+    demands: dict[tuple[str, str], LaneDemand] = {}
 
     def add(source: str, destination: str, telescope: str, rate: float, role: LegRole) -> None:
-        d = demands.setdefault((source, destination), _Demand(source, destination, set()))
+        d = demands.setdefault((source, destination), LaneDemand(source, destination, set()))
         d.telescopes.add(telescope)
         d.demand_bps += rate
         d.deferrable = d.deferrable or role == LegRole.SECOND
 
     for tel in sorted(t.name for t in topology.telescopes):
         target = config.target_utilisation * topology.link(topology.telescope(tel).access_link).capacity_bps
+        centre = policy.relays.get(tel)
+        relayed = RELAY_SHARE if tel in relaying and centre is not None else 0.0
         for site, share in shares.items():
             for hop in routes(policy, topology, tel, site):
-                add(hop.source, hop.destination, tel, share * target, hop.role)
-            centre = policy.relays.get(tel)
+                add(hop.source, hop.destination, tel, share * target * (1 - relayed), hop.role)
             if centre is not None and DegradeStep.RELAY in policy.degrade_order:
-                # Lanes the RELAY step may need: they only get capacity the normal lanes leave.
-                add(tel, centre, tel, 0.0, LegRole.RELAY)
+                # Lanes the RELAY step uses: while it is off they only get capacity the others leave.
+                add(tel, centre, tel, share * target * relayed, LegRole.RELAY)
                 if topology.path(centre, site) is not None:
-                    add(centre, site, tel, 0.0, LegRole.FORWARD)
+                    add(centre, site, tel, share * target * relayed, LegRole.FORWARD)
     return demands
 
 
-def _constraints(topology: Topology, state: LiveState, config: PlanConfig) -> dict[str, float]:
+def constraint_capacities(topology: Topology, state: LiveState, config: PlanConfig) -> dict[str, float]:
     capacity = {
         key: max(0.0, cap - state.link_load_bps.get(link, 0.0))
         for key, (link, cap) in topology.link_constraints().items()
@@ -71,7 +77,7 @@ def _constraints(topology: Topology, state: LiveState, config: PlanConfig) -> di
     return capacity
 
 
-def _uses(topology: Topology, d: _Demand) -> list[str]:
+def lane_constraints(topology: Topology, d: LaneDemand) -> list[str]:
     path = topology.path(d.source, d.destination)
     assert path is not None
     uses = [*topology.directed_links(path), f"peak:{d.destination}"]
@@ -84,12 +90,21 @@ def _uses(topology: Topology, d: _Demand) -> list[str]:
 
 
 def build_lanes(
-    policy: ReplicaPolicy, topology: Topology, state: LiveState, config: PlanConfig, *, degraded: bool = False
+    policy: ReplicaPolicy,
+    topology: Topology,
+    state: LiveState,
+    config: PlanConfig,
+    *,
+    deferring: bool = False,
+    relaying: frozenset[str] = frozenset(),
 ) -> dict[tuple[str, str], Lane]:
-    """Every lane the policy (and its degrade steps) may use, with its planned rate and slot windows."""
-    demands = [d for _, d in sorted(_demands(policy, topology, config).items())]
-    capacity = _constraints(topology, state, config)
-    uses = [_uses(topology, d) for d in demands]
+    """Every lane the policy (and its degrade steps) may use, with its planned rate and slot windows.
+
+    ``deferring``: second copies get only what first copies leave; ``relaying``: telescopes that send
+    RELAY_SHARE of their target through their distribution centre."""
+    demands = [d for _, d in sorted(lane_demands(policy, topology, config, relaying).items())]
+    capacity = constraint_capacities(topology, state, config)
+    uses = [lane_constraints(topology, d) for d in demands]
     caps = []
     for d in demands:
         path = topology.path(d.source, d.destination)
@@ -105,7 +120,7 @@ def build_lanes(
         )
         caps.append(min(config.max_streams * stream, topology.path_capacity_bps(path)))
     # Second copies yield to first copies while the SDP buffer is under pressure.
-    first = [0.0 if degraded and d.deferrable else d.demand_bps for d in demands]
+    first = [0.0 if deferring and d.deferrable else d.demand_bps for d in demands]
     demanded = progressive_fill(first, [min(c, w) for c, w in zip(caps, first, strict=True)], uses, capacity)
     # Spare capacity goes first to lanes out of a telescope (utilisation), then to the others.
     from_telescope = [d.source in {t.name for t in topology.telescopes} for d in demands]
@@ -141,7 +156,7 @@ def build_lanes(
 
 def _slot_windows(
     topology: Topology,
-    demands: list[_Demand],
+    demands: list[LaneDemand],
     uses: list[list[str]],
     caps: list[float],
     mean_rates: list[float],

@@ -49,8 +49,15 @@ class Planner:
         self, topology: Topology, policy: ReplicaPolicy, state: LiveState, config: PlanConfig
     ) -> None:
         self.topology, self.policy, self.state, self.config = topology, policy, state, config
-        degraded = any(level > 0 for level in state.degraded_level.values())
-        self.lanes = build_lanes(policy, topology, state, config, degraded=degraded)
+        order = policy.degrade_order
+        levels = state.degraded_level
+        deferring = DegradeStep.DEFER_SECOND_COPIES in order and any(
+            level > order.index(DegradeStep.DEFER_SECOND_COPIES) for level in levels.values()
+        )
+        relaying = frozenset(
+            t for t, level in levels.items() if DegradeStep.RELAY in order and level > order.index(DegradeStep.RELAY)
+        )
+        self.lanes = build_lanes(policy, topology, state, config, deferring=deferring, relaying=relaying)
         self.shares = normalised_shares(topology)
         self.placed = {name: float(state.placed_bytes.get(name, 0.0)) for name in self.shares}
         self.placed_total = sum(self.placed.values())
@@ -111,22 +118,25 @@ class Planner:
             ].source_destination()
         return self._first[key]
 
-    def _choose(self, product: Product, ready: float, deadline: float, relay: bool) -> str:
+    def _choose(self, product: Product, ready: float, deadline: float, relay: bool) -> tuple[str, bool]:
+        """(primary SRC, through the relay?): the site furthest below its share whose lane starts soon and
+        meets the deadline; failing that, the earliest finish, then the cheapest."""
         total = self.placed_total + product.size_bytes
         ranked = sorted(self.shares, key=lambda s: (-(self.shares[s] * total - self.placed[s]), s))
-        best: tuple[float, float, str] | None = None
+        best: tuple[float, float, str, bool] | None = None
         for site in ranked:
-            lane = self.lanes[self._first_lane(product.telescope, site, relay)]
-            if lane.rate_bps <= 0:
-                continue
-            start = max(ready, self.free[lane.key])
-            finish = start + product.size_bytes * 8 / lane.rate_bps
-            if start <= ready + MAX_WAIT_S and finish <= deadline:
-                return site
-            candidate = (finish, self.cost_per_byte[lane.key], site)
-            if best is None or candidate < best:
-                best = candidate
-        return best[2] if best is not None else ranked[0]
+            for via in (False, True) if relay else (False,):
+                lane = self.lanes[self._first_lane(product.telescope, site, via)]
+                if lane.rate_bps <= 0:
+                    continue
+                start = max(ready, self.free[lane.key])
+                finish = start + product.size_bytes * 8 / lane.rate_bps
+                if start <= ready + MAX_WAIT_S and finish <= deadline:
+                    return site, via
+                candidate = (finish, self.cost_per_byte[lane.key], site, via)
+                if best is None or candidate < best:
+                    best = candidate
+        return (best[2], best[3]) if best is not None else (ranked[0], False)
 
     def _schedule(
         self,
@@ -139,12 +149,12 @@ class Planner:
         priority: int,
     ) -> Leg:
         lane = self.lanes[(source, destination)]
-        if lane.rate_bps > 0:
+        if lane.rate_bps > 0 and math.isfinite(ready):
             start = max(ready, self.free[lane.key])
             finish = start + product.size_bytes * 8 / lane.rate_bps
             self.free[lane.key] = finish
             slot = int(start // self.config.slot_seconds)
-        else:  # no capacity on this lane now: the next plan, with new rates, schedules it
+        else:  # no capacity on this lane (or upstream) now: the next plan, with new rates, schedules it
             start = finish = math.inf
             slot = -1
         burst = max((w.rate_bps for w in lane.windows), default=lane.rate_bps)
@@ -204,8 +214,8 @@ class Planner:
             self._step_active(product.telescope, DegradeStep.RELAY)
             and product.telescope in self.policy.relays
         )
-        primary = self._choose(product, ready, deadline, relay)
-        hops = routes(self.policy, self.topology, product.telescope, primary, relay=relay)
+        primary, via_relay = self._choose(product, ready, deadline, relay)
+        hops = routes(self.policy, self.topology, product.telescope, primary, relay=via_relay)
         defer = self._step_active(product.telescope, DegradeStep.DEFER_SECOND_COPIES)
         previous: int | None = None
         at = ready

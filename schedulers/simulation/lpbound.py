@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import highspy
 import numpy as np
 
-from ..planning.lanes import _constraints, _demands, _uses
+from ..planning.lanes import constraint_capacities, lane_demands, lane_constraints
 from ..planning.policies import ReplicaPolicy
 from ..planning.types import LiveState, PlanConfig, Product, Topology
 from .engine import CapacityChange
@@ -35,8 +35,8 @@ def lp_upper_bound(
     With ``complete_copies`` every relayed product must also be forwarded, and every second copy made,
     before the run ends: the bound for finishing the whole policy within the run."""
     config = PlanConfig(target_utilisation=1.0)
-    demands = [d for _, d in sorted(_demands(policy, topology, config).items())]
-    lanes = [(d, _uses(topology, d)) for d in demands]
+    demands = [d for _, d in sorted(lane_demands(policy, topology, config).items())]
+    lanes = [(d, lane_constraints(topology, d)) for d in demands]
     telescopes = sorted(t.name for t in topology.telescopes)
     nslots = int(round(duration_s / slot_s))
     nl = len(lanes)
@@ -58,7 +58,7 @@ def lp_upper_bound(
     for s in range(nslots):
         mid = (s + 0.5) * slot_s
         current = {c.link: c.capacity_bps for c in ordered if c.time_s <= mid}
-        capacity = _constraints(topology.with_link_capacity(current), LiveState(), config)
+        capacity = constraint_capacities(topology.with_link_capacity(current), LiveState(), config)
         rows: dict[str, list[int]] = {}
         for i, (_, uses) in enumerate(lanes):
             for c in uses:

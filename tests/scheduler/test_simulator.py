@@ -1,0 +1,103 @@
+"""The simulator on cases checked by hand: one path, known rates, slow start, failures, the streams model."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedulers.planning import Measurement, PlanConfig, Product, ReplicaPolicy
+from schedulers.planning.tuning import correction, stream_ceiling_bps, streams_and_files
+from schedulers.simulation.engine import CapacityChange, SimConfig, simulate
+
+from .helpers import one_path, star
+
+CONFIG = PlanConfig(target_utilisation=1.0)
+
+
+def _ramp_bytes(plateau_bps: float, rtt_s: float) -> float:
+    # Ten round trips at plateau * 2**(k - 10), k = 0..9.
+    return sum(plateau_bps * 2.0 ** (k - 10) * rtt_s / 8 for k in range(10))
+
+
+def test_one_product_one_path_finishes_when_the_arithmetic_says() -> None:
+    # Window 125 MB over 100 ms is 10 Gbit/s per stream: one stream fills the 10 Gbit/s link.
+    topo = one_path(capacity_bps=10e9, rtt_ms=100.0, window_bytes=125e6)
+    size = 1.25e9
+    result = simulate(topo, ReplicaPolicy(), [Product("p", "T", size, 0.0)], SimConfig(duration_s=60, plan=CONFIG))
+    ramp = _ramp_bytes(10e9, 0.1)
+    expected = 10 * 0.1 + (size - ramp) * 8 / 10e9
+    assert result.records["p"].delivered_s["A"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_back_to_back_products_keep_the_window_open() -> None:
+    topo = one_path(capacity_bps=10e9, rtt_ms=100.0, window_bytes=125e6)
+    products = [Product("p1", "T", 1.25e9, 0.0), Product("p2", "T", 1.25e9, 0.0)]
+    result = simulate(topo, ReplicaPolicy(), products, SimConfig(duration_s=60, plan=CONFIG))
+    first = result.records["p1"].delivered_s["A"]
+    # No second slow start: the second product takes exactly size / rate.
+    assert result.records["p2"].delivered_s["A"] - first == pytest.approx(1.0, rel=1e-9)
+
+
+def test_slow_start_makes_a_short_file_at_300_ms_take_its_ten_rtt_ramp() -> None:
+    topo = one_path(capacity_bps=100e9, rtt_ms=300.0, window_bytes=2**30)
+    plateau = stream_ceiling_bps(2**30, 300.0, 0.0, 8948)  # 28.6 Gbit/s
+    size = 2e9  # 0.56 s at the plateau
+    config = PlanConfig(target_utilisation=plateau / 100e9)  # one stream
+    result = simulate(topo, ReplicaPolicy(), [Product("p", "T", size, 0.0)], SimConfig(duration_s=60, plan=config))
+    took = result.records["p"].delivered_s["A"]
+    assert took >= 10 * 0.3
+    assert took == pytest.approx(3.0 + (size - _ramp_bytes(plateau, 0.3)) * 8 / plateau, rel=1e-9)
+    assert took > 5 * size * 8 / plateau
+
+
+def test_a_link_down_stalls_its_flows_until_repaired() -> None:
+    topo = one_path(capacity_bps=10e9, rtt_ms=1.0, window_bytes=2**30)
+    changes = (CapacityChange(2.0, "t-a", 0.0), CapacityChange(12.0, "t-a", 10e9))
+    result = simulate(topo, ReplicaPolicy(), [Product("p", "T", 5e9, 0.0)],
+                      SimConfig(duration_s=120, plan=CONFIG, changes=changes))
+    # 4 s of work at 10 Gbit/s, interrupted for 10 s, plus the opening ramp of ten 1 ms round trips.
+    done = result.records["p"].delivered_s["A"]
+    assert 14.0 < done < 14.1
+
+
+def test_replanning_moves_new_products_off_a_failed_path() -> None:
+    topo = star(srcs={"A": 1.0, "B": 1.0}, centre=None, telescopes=("T1",))
+    products = [Product(f"p{i}", "T1", 10e9, 700.0 + i) for i in range(10)]
+    changes = (CapacityChange(0.0, "x-A", 0.0),)
+    result = simulate(topo, ReplicaPolicy(), products, SimConfig(duration_s=3600, replan_s=600, plan=CONFIG,
+                                                                  changes=changes))
+    assert all(set(r.delivered_s) == {"B"} for r in result.records.values())
+
+
+def test_access_utilisation_matches_the_bytes_sent() -> None:
+    topo = one_path(capacity_bps=10e9, rtt_ms=1.0, window_bytes=2**30)
+    result = simulate(topo, ReplicaPolicy(), [Product("p", "T", 10e9, 0.0)],
+                      SimConfig(duration_s=600, bin_s=300, plan=CONFIG))
+    assert sum(result.access_bytes["T"]) == pytest.approx(10e9)
+    assert result.access_bytes["T"][1] == 0.0
+
+
+def test_streams_from_window_over_rtt() -> None:
+    # AENEAS: 1 GiB over 303 ms is 28.3 Gbit/s per stream, so 100 Gbit/s needs four streams.
+    ceiling = stream_ceiling_bps(2**30, 303.0, 0.0, 8948)
+    assert ceiling == pytest.approx(28.35e9, rel=1e-3)
+    assert streams_and_files(100e9, ceiling, 8, PlanConfig())[0] == 4
+
+
+def test_measurements_correct_the_model() -> None:
+    ceiling = stream_ceiling_bps(2**30, 303.0, 0.0, 8948)
+    history = [Measurement("T", "A", 2, ceiling)] * 3  # two streams delivered one stream's worth
+    k = correction(history, "T", "A", ceiling)
+    assert k == pytest.approx(0.5)
+    assert streams_and_files(100e9, ceiling * k, 8, PlanConfig())[0] == 8
+    assert correction(history, "T", "B", ceiling) == 1.0  # another path is not corrected
+
+
+def test_loss_caps_a_stream_by_mathis() -> None:
+    # 1e-6 loss at 100 ms: 1.22 * 8948 B * 8 / (0.1 s * 1e-3) = 873 Mbit/s, far below the window limit.
+    assert stream_ceiling_bps(2**30, 100.0, 1e-6, 8948) == pytest.approx(1.22 * 8948 * 8 / 1e-4)
+
+
+def test_files_follow_the_per_file_rate_and_streams() -> None:
+    config = PlanConfig(per_file_bps=10e9, max_streams_per_file=4, max_files=8)
+    assert streams_and_files(35e9, 28e9, 10, config) == (2, 4)
+    assert streams_and_files(35e9, 28e9, 2, config) == (2, 2)  # no more files than the product has

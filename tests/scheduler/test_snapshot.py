@@ -1,0 +1,77 @@
+"""The reference topology from the database, through snapshot.py, into the planner and the simulator."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from replicas.models import DataProduct, ProductFile
+from schedulers.planning import Product, ReplicaPolicy, plan
+from schedulers.planning.policies import share_sites
+from schedulers.simulation.engine import SimConfig, simulate
+from schedulers.simulation.reference import reference_topology as yaml_topology
+from schedulers.simulation.scenarios import scenarios
+from schedulers.simulation.workload import daily_products
+from schedulers.snapshot import queued_products, topology_snapshot
+from topology.models import Link, StorageEndpoint, Telescope
+
+pytestmark = pytest.mark.django_db
+
+
+def test_snapshot_reads_the_reference_topology(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    topo = topology_snapshot()
+    assert [t.name for t in topo.telescopes] == ["SKA1-Low", "SKA1-Mid"]
+    assert {t.access_link for t in topo.telescopes} == {"low-access", "mid-access"}
+    assert len(topo.sites) == 16
+    assert len(share_sites(topo)) == 14
+    assert topo.window_bytes == 2**30
+    # The stored paths are the ones the pure loader computes from the same file.
+    expected = yaml_topology()
+    for tel in ("SKA1-Low", "SKA1-Mid"):
+        for site in share_sites(topo):
+            assert topo.path(tel, site) == expected.path(tel, site)
+
+
+def test_a_link_that_is_down_has_no_capacity(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    Link.objects.filter(name="perth-singapore").update(is_up=False)
+    assert topology_snapshot().link("perth-singapore").capacity_bps == 0
+
+
+def test_plan_and_simulate_a_short_horizon_on_the_stored_topology(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    topo = topology_snapshot()
+    products = daily_products(topo, days=600 / 86400, warm_backlog_s=0)
+    result = plan(products, topo, ReplicaPolicy())
+    assert set(result.replicas) == {p.id for p in products}
+    sim = simulate(topo, scenarios()["distribution"].policy, products, SimConfig(duration_s=1200, replan_s=300))
+    delivered = sum(1 for r in sim.records.values() if r.replicas and set(r.replicas) <= set(r.delivered_s))
+    assert delivered == len(products)  # ten minutes of output are through within twenty
+
+
+def test_queued_products_read_the_sdp_queue(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    low = Telescope.objects.get(name="SKA1-Low")
+    product = DataProduct.objects.create(scope="ska", name="obs1", telescope=low,
+                                         source=StorageEndpoint.objects.get(name="SKA1-LOW_SDP"), priority=4)
+    for i in range(3):
+        ProductFile.objects.create(product=product, name=f"f{i}", size_bytes=10**9,
+                                   adler32="00000001")
+    DataProduct.objects.create(scope="ska", name="empty", telescope=low,
+                               source=StorageEndpoint.objects.get(name="SKA1-LOW_SDP"))
+    now = dt.datetime.now(dt.UTC)  # after the products were created: they have arrived
+    (queued,) = queued_products(now=now)
+    assert queued == Product("ska:obs1", "SKA1-Low", 3e9, 0.0, 4, None, 3)
+
+
+def test_simulate_command_writes_the_report(reference_topology, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    call_command("simulate", "--scenario", "one_replica", "--days", "0.01", "--out", str(tmp_path), "--no-lp")
+    report = (tmp_path / "report.md").read_text()
+    assert "| one_replica | SKA1-Low |" in report
+    for name in ("summary.json", "utilisation.png", "sdp_buffer.png", "shares.png"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_simulate_command_rejects_an_unknown_scenario(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(CommandError, match="unknown scenario 'three_replicas'"):
+        call_command("simulate", "--scenario", "three_replicas", "--out", str(tmp_path))

@@ -38,7 +38,9 @@ def topology_snapshot() -> Topology:
     telescopes = []
     for tel in Telescope.objects.order_by("name"):
         access = sorted(
-            lk.name for lk in links if lk.kind == LinkKind.ACCESS and tel.name in (lk.a_end.name, lk.b_end.name)
+            lk.name
+            for lk in links
+            if lk.kind == LinkKind.ACCESS and tel.name in (lk.a_end.name, lk.b_end.name)
         )
         if not access:
             continue  # a telescope with no access link cannot push; the planner then rejects its products
@@ -58,8 +60,10 @@ def topology_snapshot() -> Topology:
     storage = {t.name for t in telescopes} | {s.name for s in sites}
     paths: dict[tuple[str, str], PathSpec] = {}
     hops = Prefetch("hops", queryset=PathHop.objects.select_related("link").order_by("position"))
-    for path in NetworkPath.objects.select_related("source", "destination").prefetch_related(hops).order_by(
-        "source__name", "destination__name", "rtt_ms", "name"
+    for path in (
+        NetworkPath.objects.select_related("source", "destination")
+        .prefetch_related(hops)
+        .order_by("source__name", "destination__name", "rtt_ms", "name")
     ):
         pair = (path.source.name, path.destination.name)
         if pair in paths or not set(pair) <= storage:

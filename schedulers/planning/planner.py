@@ -55,7 +55,9 @@ class Planner:
             level > order.index(DegradeStep.DEFER_SECOND_COPIES) for level in levels.values()
         )
         relaying = frozenset(
-            t for t, level in levels.items() if DegradeStep.RELAY in order and level > order.index(DegradeStep.RELAY)
+            t
+            for t, level in levels.items()
+            if DegradeStep.RELAY in order and level > order.index(DegradeStep.RELAY)
         )
         self.lanes = build_lanes(policy, topology, state, config, deferring=deferring, relaying=relaying)
         self.shares = normalised_shares(topology)

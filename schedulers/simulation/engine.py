@@ -158,8 +158,8 @@ class Simulator:
         for task in tasks:
             self.records[task.leg.product_id].replicas = result.replicas[task.leg.product_id]
             self.queues.setdefault((task.leg.source, task.leg.destination), []).append(task)
-        for key, queue in self.queues.items():
-            queue.sort(key=lambda t: (t.leg.start_s, t.leg.priority * -1))
+        for queue in self.queues.values():
+            queue.sort(key=lambda t: (t.leg.start_s, -t.leg.priority))
 
     # -- lanes and flows ------------------------------------------------------------------------------
     def _window_rate(self, key: tuple[str, str], now: float) -> float:

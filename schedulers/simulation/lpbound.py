@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import highspy
 import numpy as np
 
-from ..planning.lanes import constraint_capacities, lane_demands, lane_constraints
+from ..planning.lanes import constraint_capacities, lane_constraints, lane_demands
 from ..planning.policies import ReplicaPolicy
 from ..planning.types import LiveState, PlanConfig, Product, Topology
 from .engine import CapacityChange
@@ -38,7 +38,7 @@ def lp_upper_bound(
     demands = [d for _, d in sorted(lane_demands(policy, topology, config).items())]
     lanes = [(d, lane_constraints(topology, d)) for d in demands]
     telescopes = sorted(t.name for t in topology.telescopes)
-    nslots = int(round(duration_s / slot_s))
+    nslots = round(duration_s / slot_s)
     nl = len(lanes)
 
     def var(lane: int, slot: int) -> int:

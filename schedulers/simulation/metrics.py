@@ -82,11 +82,11 @@ def summarise(name: str, result: SimResult, centre_eur_per_year: float) -> Summa
         if rec.replicas and all(s in rec.delivered_s for s in rec.replicas):
             completed += 1
             latencies.append((max(rec.delivered_s[s] for s in rec.replicas) - p.arrival_s) / 3600)
-        tel = topo.telescope(p.telescope)
+        spec = topo.telescope(p.telescope)
         deadline = (
             p.deadline_s
             if p.deadline_s is not None
-            else p.arrival_s + tel.sdp_buffer_bytes / (tel.daily_volume_bytes / SECONDS_PER_DAY)
+            else p.arrival_s + spec.sdp_buffer_bytes / (spec.daily_volume_bytes / SECONDS_PER_DAY)
         )
         if rec.left_sdp_s > deadline and deadline <= duration:
             misses += 1

@@ -27,37 +27,36 @@ def scenarios() -> dict[str, Scenario]:
     # Slot mode sends in 60 s bursts (600 s slots of 10 sub-slots): long enough that a cold window's
     # ten-RTT slow start costs a few per cent, short enough that every SRC is served every slot.
     slotted = PlanConfig(mode=PlanMode.SLOT, slot_seconds=600.0, subslots=10)
-    relays = {"relays": RELAYS}
     return {
         s.name: s
         for s in (
             Scenario(
                 "one_replica",
-                ReplicaPolicy(**relays),
+                ReplicaPolicy(relays=RELAYS),
                 parallel,
                 "1 replica by weighted share, all SRCs in parallel",
             ),
             Scenario(
                 "one_replica_slot",
-                ReplicaPolicy(**relays),
+                ReplicaPolicy(relays=RELAYS),
                 slotted,
                 "1 replica, burst switching: five SRCs at full rate per sub-slot",
             ),
             Scenario(
                 "two_replicas",
-                ReplicaPolicy(PolicyKind.TWO_REPLICAS, **relays),
+                ReplicaPolicy(PolicyKind.TWO_REPLICAS, relays=RELAYS),
                 parallel,
                 "2 replicas: each SRC re-sends its share to its partner",
             ),
             Scenario(
                 "full_copy",
-                ReplicaPolicy(PolicyKind.FULL_COPY, copy_site=FULL_COPY_SITE, **relays),
+                ReplicaPolicy(PolicyKind.FULL_COPY, copy_site=FULL_COPY_SITE, relays=RELAYS),
                 parallel,
                 f"full copy at {FULL_COPY_SITE}: every SRC forwards its share there",
             ),
             Scenario(
                 "distribution",
-                ReplicaPolicy(PolicyKind.DISTRIBUTION, **relays),
+                ReplicaPolicy(PolicyKind.DISTRIBUTION, relays=RELAYS),
                 parallel,
                 "relay through London (SKA1-Mid) and Singapore (SKA1-Low) distribution centres",
             ),

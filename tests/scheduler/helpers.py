@@ -34,12 +34,7 @@ def star(
     if centre:
         sites.append(SiteSpec(centre, 0.0, 100e9, 100e9, is_distribution_centre=True))
     storage = [s.name for s in sites]
-    paths = [
-        PathSpec(a, b, (f"x-{a}", f"x-{b}"))
-        for a in [*telescopes, *storage]
-        for b in storage
-        if a != b
-    ]
+    paths = [PathSpec(a, b, (f"x-{a}", f"x-{b}")) for a in [*telescopes, *storage] for b in storage if a != b]
     tels = tuple(TelescopeSpec(t, f"x-{t}", 1e15, buffer_bytes) for t in telescopes)
     return Topology(tels, tuple(sites), links, tuple(paths), window_bytes)
 

@@ -61,7 +61,9 @@ def cases(draw):  # type: ignore[no-untyped-def]
     return topology, products, policy, PlanConfig(mode=mode, slot_seconds=60.0, subslots=6)
 
 
-def _constraint_usage(topology: Topology, plan_: Plan, rates: dict[tuple[str, str], float]) -> dict[str, float]:
+def _constraint_usage(
+    topology: Topology, plan_: Plan, rates: dict[tuple[str, str], float]
+) -> dict[str, float]:
     """Load on every directed link, site peak and per-telescope budget when lanes send at ``rates``."""
     usage: dict[str, float] = defaultdict(float)
     lanes = {lane.key: lane for lane in plan_.lanes}
@@ -103,20 +105,22 @@ def test_plan_never_exceeds_a_link_or_a_budget(case) -> None:  # type: ignore[no
         legs = [leg for leg in result.legs if math.isfinite(leg.start_s)]
         for at in sorted({leg.start_s for leg in legs}):
             active = [leg for leg in legs if leg.start_s <= at < leg.finish_s]
-            per_lane = defaultdict(int)
+            per_lane: dict[tuple[str, str], int] = defaultdict(int)
             for leg in active:
                 per_lane[(leg.source, leg.destination)] += 1
             assert max(per_lane.values(), default=0) <= 1, "a lane sends one product at a time"
             _check_instant(topology, result, {(leg.source, leg.destination): leg.rate_bps for leg in active})
     else:
-        # Slot mode: at every sub-slot, the lanes whose window is open at their burst rate, the others at theirs.
+        # Slot mode: at every sub-slot, the lanes with an open window at their burst rate, the rest steady.
         sub = config.slot_seconds / config.subslots
         for j in range(config.subslots):
             at = (j + 0.5) * sub
             rates = {}
             for key, lane in lanes.items():
                 if lane.windows:
-                    rates[key] = sum(w.rate_bps for w in lane.windows if w.offset_s <= at < w.offset_s + w.duration_s)
+                    rates[key] = sum(
+                        w.rate_bps for w in lane.windows if w.offset_s <= at < w.offset_s + w.duration_s
+                    )
                 elif lane.source not in {t.name for t in topology.telescopes}:
                     rates[key] = lane.rate_bps
             _check_instant(topology, result, rates)

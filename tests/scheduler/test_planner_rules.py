@@ -43,32 +43,52 @@ def test_policy_naming_an_unknown_site_is_rejected() -> None:
 def test_policy_naming_a_site_with_no_path_is_rejected() -> None:
     topo = star()
     # Remove every path into A from the other SRCs: A is then no full-copy site.
-    cut = Topology(topo.telescopes, topo.sites, topo.links,
-                   tuple(p for p in topo.paths if not (p.destination == "A" and p.source in "BCD")), topo.window_bytes)
+    cut = Topology(
+        topo.telescopes,
+        topo.sites,
+        topo.links,
+        tuple(p for p in topo.paths if not (p.destination == "A" and p.source in "BCD")),
+        topo.window_bytes,
+    )
     with pytest.raises(PlanInputError, match=r"copy_site: no path from B to A"):
         plan([Product("p1", "T1", 1e9)], cut, ReplicaPolicy(PolicyKind.FULL_COPY, copy_site="A"))
 
 
 def test_partner_with_no_path_is_rejected() -> None:
     topo = star()
-    cut = Topology(topo.telescopes, topo.sites, topo.links,
-                   tuple(p for p in topo.paths if (p.source, p.destination) != ("A", "B")), topo.window_bytes)
+    cut = Topology(
+        topo.telescopes,
+        topo.sites,
+        topo.links,
+        tuple(p for p in topo.paths if (p.source, p.destination) != ("A", "B")),
+        topo.window_bytes,
+    )
     with pytest.raises(PlanInputError, match=r"partners: no path from A to B"):
         plan([Product("p1", "T1", 1e9)], cut, ReplicaPolicy(PolicyKind.TWO_REPLICAS, partners={"A": "B"}))
 
 
 def test_a_share_site_no_telescope_reaches_is_rejected() -> None:
     topo = star()
-    cut = Topology(topo.telescopes, topo.sites, topo.links,
-                   tuple(p for p in topo.paths if (p.source, p.destination) != ("T2", "C")), topo.window_bytes)
+    cut = Topology(
+        topo.telescopes,
+        topo.sites,
+        topo.links,
+        tuple(p for p in topo.paths if (p.source, p.destination) != ("T2", "C")),
+        topo.window_bytes,
+    )
     with pytest.raises(PlanInputError, match=r"no path from T2 to C"):
         plan([Product("p1", "T1", 1e9)], cut, ReplicaPolicy())
 
 
 def test_path_through_an_unknown_link_is_rejected() -> None:
     topo = star()
-    bad = Topology(topo.telescopes, topo.sites, topo.links, (*topo.paths, PathSpec("T1", "Q", ("x-T1",))),
-                   topo.window_bytes)
+    bad = Topology(
+        topo.telescopes,
+        topo.sites,
+        topo.links,
+        (*topo.paths, PathSpec("T1", "Q", ("x-T1",))),
+        topo.window_bytes,
+    )
     with pytest.raises(PlanInputError, match=r"unknown site 'Q'"):
         plan([], bad, ReplicaPolicy())
 
@@ -97,8 +117,12 @@ def test_lane_rates_split_the_target_by_share() -> None:
 
 
 def test_a_short_link_gives_its_capacity_to_the_other_lanes() -> None:
-    lanes = build_lanes(ReplicaPolicy(), star(capacity={"x-A": 10e9}, budget_bps=100e9, peak_bps=100e9),
-                        LiveState(), PlanConfig())
+    lanes = build_lanes(
+        ReplicaPolicy(),
+        star(capacity={"x-A": 10e9}, budget_bps=100e9, peak_bps=100e9),
+        LiveState(),
+        PlanConfig(),
+    )
     # x-A carries T1->A and T2->A (one direction): 5 Gbit/s each; the target is made up elsewhere.
     assert lanes[("T1", "A")].rate_bps == pytest.approx(5e9)
     assert sum(lane.rate_bps for k, lane in lanes.items() if k[0] == "T1") == pytest.approx(97e9)
@@ -138,7 +162,9 @@ def test_buffer_recovering_returns_to_the_full_policy() -> None:
 
 def test_zero_capacity_lane_leaves_the_leg_for_the_next_plan() -> None:
     topo = star(capacity={"x-B": 0.0})
-    result = plan([Product("p1", "T1", 1e9)], topo, ReplicaPolicy(PolicyKind.TWO_REPLICAS, partners={"A": "B"}))
+    result = plan(
+        [Product("p1", "T1", 1e9)], topo, ReplicaPolicy(PolicyKind.TWO_REPLICAS, partners={"A": "B"})
+    )
     second = [leg for leg in result.legs if leg.role == LegRole.SECOND]
     assert second and second[0].destination == "B"
     assert math.isinf(second[0].start_s) and second[0].start_slot == -1
@@ -162,4 +188,6 @@ def test_progressive_fill_by_hand() -> None:
     rates = progressive_fill([1.0, 1.0], [100.0, 100.0], [["c", "d"], ["c"]], {"c": 10.0, "d": 3.0})
     assert rates == pytest.approx([3.0, 7.0])
     # Proportional growth: weights 1 and 3 over a capacity of 8 give 2 and 6.
-    assert progressive_fill([1.0, 3.0], [100.0, 100.0], [["c"], ["c"]], {"c": 8.0}) == pytest.approx([2.0, 6.0])
+    assert progressive_fill([1.0, 3.0], [100.0, 100.0], [["c"], ["c"]], {"c": 8.0}) == pytest.approx(
+        [2.0, 6.0]
+    )

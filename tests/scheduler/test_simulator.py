@@ -22,7 +22,9 @@ def test_one_product_one_path_finishes_when_the_arithmetic_says() -> None:
     # Window 125 MB over 100 ms is 10 Gbit/s per stream: one stream fills the 10 Gbit/s link.
     topo = one_path(capacity_bps=10e9, rtt_ms=100.0, window_bytes=125e6)
     size = 1.25e9
-    result = simulate(topo, ReplicaPolicy(), [Product("p", "T", size, 0.0)], SimConfig(duration_s=60, plan=CONFIG))
+    result = simulate(
+        topo, ReplicaPolicy(), [Product("p", "T", size, 0.0)], SimConfig(duration_s=60, plan=CONFIG)
+    )
     ramp = _ramp_bytes(10e9, 0.1)
     expected = 10 * 0.1 + (size - ramp) * 8 / 10e9
     assert result.records["p"].delivered_s["A"] == pytest.approx(expected, rel=1e-9)
@@ -42,7 +44,9 @@ def test_slow_start_makes_a_short_file_at_300_ms_take_its_ten_rtt_ramp() -> None
     plateau = stream_ceiling_bps(2**30, 300.0, 0.0, 8948)  # 28.6 Gbit/s
     size = 2e9  # 0.56 s at the plateau
     config = PlanConfig(target_utilisation=plateau / 100e9)  # one stream
-    result = simulate(topo, ReplicaPolicy(), [Product("p", "T", size, 0.0)], SimConfig(duration_s=60, plan=config))
+    result = simulate(
+        topo, ReplicaPolicy(), [Product("p", "T", size, 0.0)], SimConfig(duration_s=60, plan=config)
+    )
     took = result.records["p"].delivered_s["A"]
     assert took >= 10 * 0.3
     assert took == pytest.approx(3.0 + (size - _ramp_bytes(plateau, 0.3)) * 8 / plateau, rel=1e-9)
@@ -52,8 +56,12 @@ def test_slow_start_makes_a_short_file_at_300_ms_take_its_ten_rtt_ramp() -> None
 def test_a_link_down_stalls_its_flows_until_repaired() -> None:
     topo = one_path(capacity_bps=10e9, rtt_ms=1.0, window_bytes=2**30)
     changes = (CapacityChange(2.0, "t-a", 0.0), CapacityChange(12.0, "t-a", 10e9))
-    result = simulate(topo, ReplicaPolicy(), [Product("p", "T", 5e9, 0.0)],
-                      SimConfig(duration_s=120, plan=CONFIG, changes=changes))
+    result = simulate(
+        topo,
+        ReplicaPolicy(),
+        [Product("p", "T", 5e9, 0.0)],
+        SimConfig(duration_s=120, plan=CONFIG, changes=changes),
+    )
     # 4 s of work at 10 Gbit/s, interrupted for 10 s, plus the opening ramp of ten 1 ms round trips.
     done = result.records["p"].delivered_s["A"]
     assert 14.0 < done < 14.1
@@ -63,15 +71,23 @@ def test_replanning_moves_new_products_off_a_failed_path() -> None:
     topo = star(srcs={"A": 1.0, "B": 1.0}, centre=None, telescopes=("T1",))
     products = [Product(f"p{i}", "T1", 10e9, 700.0 + i) for i in range(10)]
     changes = (CapacityChange(0.0, "x-A", 0.0),)
-    result = simulate(topo, ReplicaPolicy(), products, SimConfig(duration_s=3600, replan_s=600, plan=CONFIG,
-                                                                  changes=changes))
+    result = simulate(
+        topo,
+        ReplicaPolicy(),
+        products,
+        SimConfig(duration_s=3600, replan_s=600, plan=CONFIG, changes=changes),
+    )
     assert all(set(r.delivered_s) == {"B"} for r in result.records.values())
 
 
 def test_access_utilisation_matches_the_bytes_sent() -> None:
     topo = one_path(capacity_bps=10e9, rtt_ms=1.0, window_bytes=2**30)
-    result = simulate(topo, ReplicaPolicy(), [Product("p", "T", 10e9, 0.0)],
-                      SimConfig(duration_s=600, bin_s=300, plan=CONFIG))
+    result = simulate(
+        topo,
+        ReplicaPolicy(),
+        [Product("p", "T", 10e9, 0.0)],
+        SimConfig(duration_s=600, bin_s=300, plan=CONFIG),
+    )
     assert sum(result.access_bytes["T"]) == pytest.approx(10e9)
     assert result.access_bytes["T"][1] == 0.0
 

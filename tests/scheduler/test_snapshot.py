@@ -45,20 +45,27 @@ def test_plan_and_simulate_a_short_horizon_on_the_stored_topology(reference_topo
     products = daily_products(topo, days=600 / 86400, warm_backlog_s=0)
     result = plan(products, topo, ReplicaPolicy())
     assert set(result.replicas) == {p.id for p in products}
-    sim = simulate(topo, scenarios()["distribution"].policy, products, SimConfig(duration_s=1200, replan_s=300))
+    sim = simulate(
+        topo, scenarios()["distribution"].policy, products, SimConfig(duration_s=1200, replan_s=300)
+    )
     delivered = sum(1 for r in sim.records.values() if r.replicas and set(r.replicas) <= set(r.delivered_s))
     assert delivered == len(products)  # ten minutes of output are through within twenty
 
 
 def test_queued_products_read_the_sdp_queue(reference_topology) -> None:  # type: ignore[no-untyped-def]
     low = Telescope.objects.get(name="SKA1-Low")
-    product = DataProduct.objects.create(scope="ska", name="obs1", telescope=low,
-                                         source=StorageEndpoint.objects.get(name="SKA1-LOW_SDP"), priority=4)
+    product = DataProduct.objects.create(
+        scope="ska",
+        name="obs1",
+        telescope=low,
+        source=StorageEndpoint.objects.get(name="SKA1-LOW_SDP"),
+        priority=4,
+    )
     for i in range(3):
-        ProductFile.objects.create(product=product, name=f"f{i}", size_bytes=10**9,
-                                   adler32="00000001")
-    DataProduct.objects.create(scope="ska", name="empty", telescope=low,
-                               source=StorageEndpoint.objects.get(name="SKA1-LOW_SDP"))
+        ProductFile.objects.create(product=product, name=f"f{i}", size_bytes=10**9, adler32="00000001")
+    DataProduct.objects.create(
+        scope="ska", name="empty", telescope=low, source=StorageEndpoint.objects.get(name="SKA1-LOW_SDP")
+    )
     now = dt.datetime.now(dt.UTC)  # after the products were created: they have arrived
     (queued,) = queued_products(now=now)
     assert queued == Product("ska:obs1", "SKA1-Low", 3e9, 0.0, 4, None, 3)

@@ -41,7 +41,9 @@ def test_full_filesystem_gives_client_error_and_no_file(scratch, files, prealloc
                 return st.f_bfree * st.f_frsize > 20 * h.MiB
 
             assert h.wait_for(space_free, 15)
-            assert "close /full.bin" in server.log() and " removed" in server.log()
+            # The trace line is written just after the removal.
+            assert h.wait_for(lambda: "close /full.bin" in server.log(), 10)
+            assert " removed" in server.log()
             # The server still works once space is available.
             small = h.make_file(files / "small.bin", 1 * h.MiB, seed=42)
             h.run(["xrdcp", "-f", "-s", str(small), server.url + "/small.bin"])
@@ -60,8 +62,9 @@ def test_client_killed_mid_upload_leaves_no_file(plugin_server, files):
         reap(proc)
     # The server notices the disconnect, closes the file short of oss.asize and removes it.
     assert h.wait_for(lambda: not target.exists(), 30), os.stat(target)
-    assert "close /killed.bin" in plugin_server.log()
-    assert "expected=%d" % (256 * h.MiB) in plugin_server.log()
+    assert h.wait_for(lambda: "close /killed.bin" in plugin_server.log(), 10)
+    closing = [line for line in plugin_server.log().splitlines() if "close /killed.bin" in line]
+    assert "expected=%d" % (256 * h.MiB) in closing[0] and closing[0].endswith(" removed")
 
 
 def test_incomplete_keep_policy_keeps_partial_file_without_checksum(scratch, files):

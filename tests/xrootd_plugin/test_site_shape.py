@@ -125,7 +125,7 @@ def test_https_tpc_pull_goes_through_plugin(sites, files):
     assert "success" in out, out
     dst = b.data / "h.bin"
     assert filecmp.cmp(src, dst, shallow=False)
-    assert "close /h.bin bytes=%d " % (12 * h.MiB + 5) in b.log()
+    assert h.wait_for(lambda: "close /h.bin bytes=%d " % (12 * h.MiB + 5) in b.log(), 10)
     assert h.stored_xattr(dst)[0] == expected
     assert digest(b, "/h.bin", ca_base) == f"adler32={expected}"
 
@@ -151,4 +151,4 @@ def test_interrupted_https_put_with_posc_leaves_no_file(scratch, sites, files):
             put.kill()
             put.wait(timeout=30)
         assert h.wait_for(lambda: not target.exists(), 30)
-        assert "Unpersisting" in server.log()
+        assert h.wait_for(lambda: "Unpersisting" in server.log(), 10)

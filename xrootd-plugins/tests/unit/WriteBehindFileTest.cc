@@ -1,5 +1,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <zlib.h>
 
 #include <atomic>
@@ -158,6 +160,46 @@ TEST(WriteBehindFile, DiskErrorIsStickyAndReachesEveryLaterCall) {
     std::uint32_t adler = 0;
     EXPECT_FALSE(wb.wholeFileAdler(data.size(), adler));
     EXPECT_EQ(budget.inUse(), 0u);  // buffers of the failed file were freed
+}
+
+TEST(WriteBehindFile, AnyErrnoIsStickyNotOnlyNoSpace) {
+    // pwrite() on a pipe fails with ESPIPE: a real error other than ENOSPC.
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    wanio::UniqueFd readEnd(fds[0]), writeEnd(fds[1]);
+    wanio::WriterPool pool(1);
+    wanio::MemoryBudget budget(1 << 20);
+    wanio::WriteBehindFile wb(writeEnd.get(), -1, smallChunks(), pool, budget);
+    ASSERT_EQ(wb.write("abc", 0, 3), 3);
+    EXPECT_EQ(wb.drain(), -ESPIPE);
+    EXPECT_EQ(wb.write("d", 3, 1), -ESPIPE);
+}
+
+TEST(WriteBehindFile, ShortWriteIsContinuedThenItsErrorIsSticky) {
+    // RLIMIT_FSIZE makes the kernel accept only the bytes below the limit (a
+    // real short write), then fail the rest with EFBIG.
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit old;
+    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+    struct rlimit limited = old;
+    limited.rlim_cur = 100000;
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+    TempFile file;
+    std::vector<char> data = randomBytes(3 * (64 << 10), 12);
+    int rc = 0;
+    {
+        wanio::WriterPool pool(1);
+        wanio::MemoryBudget budget(1 << 20);
+        wanio::WriteBehindFile wb(file.fd(), -1, smallChunks(), pool, budget);
+        ASSERT_EQ(wb.write(data.data(), 0, data.size()), static_cast<ssize_t>(data.size()));
+        rc = wb.drain();
+        EXPECT_EQ(wb.write("x", data.size(), 1), -EFBIG);
+    }
+    setrlimit(RLIMIT_FSIZE, &old);
+    EXPECT_EQ(rc, -EFBIG);
+    std::vector<char> onDisk = file.contents();
+    ASSERT_EQ(onDisk.size(), 100000u);  // everything up to the limit was written
+    EXPECT_TRUE(std::equal(onDisk.begin(), onDisk.end(), data.begin()));
 }
 
 TEST(WriteBehindFile, ErrorDuringDrainIsReturned) {

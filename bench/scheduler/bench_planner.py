@@ -1,0 +1,84 @@
+"""Planning time: a horizon of N products over the reference topology, and over synthetic stars of S SRCs.
+
+Run: .venv/bin/python bench/scheduler/bench_planner.py [--repeat 3]
+Prints one line per case: products, SRCs, policy, mode, best-of-repeat seconds, products per second."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from schedulers.planning import (  # noqa: E402
+    LinkSpec,
+    PathSpec,
+    PlanConfig,
+    PlanMode,
+    Product,
+    ReplicaPolicy,
+    SiteSpec,
+    TelescopeSpec,
+    Topology,
+    plan,
+)
+from schedulers.simulation.reference import reference_topology  # noqa: E402
+from schedulers.simulation.scenarios import scenarios  # noqa: E402
+
+
+def products_for(topology: Topology, n: int) -> list[Product]:
+    """n products of 20 GB spread over both telescopes, arriving at 1 PB/day each (100 000 = one day)."""
+    tels = sorted(t.name for t in topology.telescopes)
+    gap = 86400 / (n / len(tels))
+    return [Product(f"p{i:07d}", tels[i % len(tels)], 20e9, (i // len(tels)) * gap, files=8) for i in range(n)]
+
+
+def star(srcs: int) -> Topology:
+    """Two telescopes and ``srcs`` SRCs around one exchange; 100 Gbit/s links, 150 ms paths."""
+    names = [f"S{i:03d}" for i in range(srcs)]
+    ends = ["T1", "T2", *names]
+    links = tuple(LinkSpec(f"x-{e}", 100e9, 75.0, 0.0, 15000.0, e, "X") for e in ends)
+    sites = tuple(SiteSpec(n, 1.0 + (i % 3), 20e9, 70e9) for i, n in enumerate(names))
+    paths = tuple(PathSpec(a, b, (f"x-{a}", f"x-{b}")) for a in ["T1", "T2", *names] for b in names if a != b)
+    tels = (TelescopeSpec("T1", "x-T1"), TelescopeSpec("T2", "x-T2"))
+    return Topology(tels, sites, links, paths)
+
+
+def best_of(repeat: int, fn) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    ref = reference_topology()
+    print("case | products | SRCs | policy | mode | seconds | products/s")
+    for n in (10_000, 25_000, 50_000, 100_000):
+        products = products_for(ref, n)
+        s = best_of(args.repeat, lambda p=products: plan(p, ref, ReplicaPolicy()))
+        print(f"reference | {n} | 14 | one_replica | parallel | {s:.2f} | {n / s:,.0f}")
+    products = products_for(ref, 100_000)
+    for name, sc in scenarios().items():
+        s = best_of(1, lambda sc=sc: plan(products, ref, sc.policy, config=sc.plan))
+        print(f"reference | 100000 | 14 | {sc.policy.kind.value} | {sc.plan.mode.value} | {s:.2f} | {100_000 / s:,.0f}"
+              f"  ({name})")
+    for srcs in (7, 14, 28, 56, 112):
+        topo = star(srcs)
+        products = products_for(topo, 100_000)
+        s = best_of(1, lambda t=topo, p=products: plan(p, t, ReplicaPolicy()))
+        print(f"star | 100000 | {srcs} | one_replica | parallel | {s:.2f} | {100_000 / s:,.0f}")
+    slot = PlanConfig(mode=PlanMode.SLOT, slot_seconds=600)
+    s = best_of(1, lambda: plan(products_for(ref, 100_000), ref, ReplicaPolicy(), config=slot))
+    print(f"reference | 100000 | 14 | one_replica | slot | {s:.2f} | {100_000 / s:,.0f}")
+
+
+if __name__ == "__main__":
+    main()

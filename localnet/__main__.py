@@ -36,6 +36,8 @@ def _cmd_test(args: argparse.Namespace) -> int:
     state = StateDir.named("test")
     ensure_core(state)
     env = service_env(state, "test")
+    # Test runs share the test state's Redis: each gets its own Celery queue.
+    env.setdefault("SRCNET_CELERY_QUEUE", f"srcnet-test-{os.getpid()}")
     try:
         return subprocess.call([sys.executable, "-m", "pytest", *args.pytest_args], env=env, cwd=PROJECT_ROOT)
     finally:

@@ -127,6 +127,8 @@ SPECTACULAR_SETTINGS = {
 }
 
 CELERY_BROKER_URL = _env("REDIS_URL", f"redis://127.0.0.1:{_ports.get('redis', 6379)}/0")
+# One queue per deployment: concurrent test runs sharing a Redis must not take each other's tasks.
+CELERY_TASK_DEFAULT_QUEUE = _env("CELERY_QUEUE", "srcnet")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -2,7 +2,7 @@
 
 Every round, per link: the throughput of the recent window is smoothed into an exponential moving average
 (alpha 0.1). Too many failures (success below 97 %) take one slot away; otherwise a rising or steady EMA
-adds a step (1, or 2 in normal and aggressive modes), a collapsing EMA (an order of magnitude down) takes
+adds a step (1, or 2 in normal and aggressive modes), a window an order of magnitude below the EMA takes
 one away, and a link with fewer files queued than it may already run is left alone. The result stays in
 [min_active, max_active]; conservative mode never goes above the queue.
 """
@@ -58,9 +58,10 @@ def decide(window: LinkWindow) -> Decision:
         return _clamp(current, window, ema, "no throughput yet: hold")
     if window.queued < current:
         return _clamp(current, window, ema, f"queue ({window.queued}) below the current value: hold")
-    if window.previous_ema_bps > 0 and ema < window.previous_ema_bps:
-        if math.log10(window.previous_ema_bps) - math.log10(ema) >= 1:
-            return _clamp(current - 1, window, ema, "throughput fell an order of magnitude")
+    previous, now = window.previous_ema_bps, window.throughput_bps
+    if previous > 0 and now < previous:
+        if now <= 0 or math.log10(previous) - math.log10(now) >= 1:
+            return _clamp(current - 1, window, ema, "throughput fell an order of magnitude below its average")
         return _clamp(current, window, ema, "throughput falling: hold")
     return _clamp(current + step, window, ema, f"throughput steady or rising: +{step}")
 

@@ -48,8 +48,9 @@ def _stop_copies(stops: list[tuple[str, str]]) -> None:
 
     for task_id, destination in stops:
         if task_id:
-            # SIGTERM ends the pool process in the middle of gfal2's copy; Celery starts a fresh one.
-            app.control.revoke(task_id, terminate=True, signal="SIGTERM")
+            # SIGKILL, as FTS3 ends a url-copy process: the pool process ignores SIGTERM while gfal2 runs a
+            # copy. Celery replaces the process.
+            app.control.revoke(task_id, terminate=True, signal="SIGKILL")
         remove_partial_destination.apply_async(args=[destination], countdown=2)
 
 

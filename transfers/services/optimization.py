@@ -30,6 +30,7 @@ def optimize_links(now=None) -> list[OptimizerDecision]:  # type: ignore[no-unty
         return []
     busy = (
         TransferFile.objects.filter(state__in=(FileState.ACTIVE, FileState.SUBMITTED))
+        .order_by()  # the model's default ordering would make DISTINCT see more columns
         .values_list("source_se", "dest_se")
         .distinct()
     )

@@ -86,3 +86,55 @@ def ensure_pki(state: StateDir) -> Path:
 def host_credentials(state: StateDir) -> tuple[Path, Path]:
     folder = state.path / "pki"
     return folder / "hostcert.pem", folder / "hostkey.pem"
+
+
+def ensure_client_cert(state: StateDir, name: str) -> tuple[Path, str]:
+    """A client certificate for ``name`` signed by the local CA, as one PEM holding certificate and key
+    (what Rucio's ``[conveyor] usercert`` expects); returns the PEM path and the subject DN."""
+    ensure_pki(state)
+    folder = state.sub("pki", "clients")
+    pem = folder / f"{name}.pem"
+    dn = f"/O=srcnet-local/CN={name}"
+    if not pem.exists():
+        key, csr, cert = folder / f"{name}.key", folder / f"{name}.csr", folder / f"{name}.crt"
+        ext = folder / "client.ext"
+        ext.write_text("extendedKeyUsage=clientAuth\n")
+        run(
+            [
+                "openssl",
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-subj",
+                dn,
+                "-keyout",
+                str(key),
+                "-out",
+                str(csr),
+            ]
+        )
+        ca = state.path / "pki"
+        run(
+            [
+                "openssl",
+                "x509",
+                "-req",
+                "-in",
+                str(csr),
+                "-CA",
+                str(ca / "ca.pem"),
+                "-CAkey",
+                str(ca / "ca.key"),
+                "-CAcreateserial",
+                "-days",
+                "3650",
+                "-extfile",
+                str(ext),
+                "-out",
+                str(cert),
+            ]
+        )
+        pem.write_bytes(cert.read_bytes() + key.read_bytes())
+        pem.chmod(0o600)
+    return pem, dn

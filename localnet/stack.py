@@ -100,7 +100,7 @@ def ensure_web(state: StateDir, name: str) -> int:
 def down(state: StateDir) -> list[str]:
     """Stop every process this state started, by PID; PostgreSQL last (others hold connections)."""
     stopped = []
-    for daemon in ("web", "celery-worker"):
+    for daemon in ("web", "fts3", "celery-worker"):
         if stop_daemon(state, daemon, timeout=20):
             stopped.append(daemon)
     for site in known_sites(state):

@@ -1,0 +1,51 @@
+"""The standalone FTS3 service over HTTPS: client-certificate identities (how Rucio authenticates) and
+bearer tokens, against the test database."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+from django.conf import settings
+from rest_framework.authtoken.models import Token
+
+from localnet.fts3 import ensure_fts3
+from localnet.pki import ensure_client_cert
+from localnet.processes import stop_daemon
+from transfers.models import ClientIdentity
+
+from .recorded import RUCIO_SUBMISSION
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def https_fts3(test_state, django_db_setup):  # type: ignore[no-untyped-def]
+    url = ensure_fts3(
+        test_state,
+        test_state.path.name,
+        env_overrides={"SRCNET_DB_NAME": str(settings.DATABASES["default"]["NAME"])},
+    )
+    yield url
+    stop_daemon(test_state, "fts3")
+
+
+def test_certificate_identity_and_tokens(https_fts3, test_state, operator):
+    ca = str(test_state.path / "pki" / "ca.pem")
+    registered, dn = ensure_client_cert(test_state, "rucio-conveyor")
+    stranger, _ = ensure_client_cert(test_state, "somebody-else")
+    ClientIdentity.objects.create(dn=dn, user=operator)
+    who = requests.get(f"{https_fts3}/whoami", cert=str(registered), verify=ca, timeout=30)
+    assert who.status_code == 200
+    assert who.json()["user_dn"] == dn and who.json()["method"] == "certificate"
+    # Submitting as Rucio does: certificate, no token, the recorded body.
+    submitted = requests.post(
+        f"{https_fts3}//jobs", json=RUCIO_SUBMISSION, cert=str(registered), verify=ca, timeout=30
+    )
+    assert submitted.status_code == 200 and "job_id" in submitted.json()
+    assert requests.get(f"{https_fts3}/whoami", cert=str(stranger), verify=ca, timeout=30).status_code == 403
+    assert requests.get(f"{https_fts3}/whoami", verify=ca, timeout=30).status_code == 401
+    token, _ = Token.objects.get_or_create(user=operator)
+    bearer = requests.get(
+        f"{https_fts3}/whoami", headers={"Authorization": f"Bearer {token.key}"}, verify=ca, timeout=30
+    )
+    assert bearer.status_code == 200 and bearer.json()["method"] == "oauth2"

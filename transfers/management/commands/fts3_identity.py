@@ -1,0 +1,23 @@
+"""manage.py fts3_identity DN USERNAME: let a client certificate's subject act as a user on the FTS3 API."""
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from transfers.models import ClientIdentity
+
+
+class Command(BaseCommand):
+    help = "Register (or move) an X.509 subject DN as a user of the FTS3 endpoint."
+
+    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+        parser.add_argument("dn", help="e.g. /O=srcnet-local/CN=rucio")
+        parser.add_argument("username")
+
+    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+        if not options["dn"].startswith("/"):
+            raise CommandError("A DN looks like /O=example/CN=name")
+        user = get_user_model().objects.filter(username=options["username"]).first()
+        if user is None:
+            raise CommandError(f"no user named {options['username']!r}")
+        ClientIdentity.objects.update_or_create(dn=options["dn"], defaults={"user": user})
+        self.stdout.write(f"{options['dn']} -> {user.get_username()}")

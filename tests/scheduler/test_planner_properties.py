@@ -6,6 +6,7 @@ import math
 import random
 from collections import defaultdict
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,7 @@ from schedulers.planning import (
     LegRole,
     Plan,
     PlanConfig,
+    PlanInputError,
     PlanMode,
     PolicyKind,
     Product,
@@ -158,3 +160,27 @@ def test_plan_is_deterministic_whatever_the_input_order(case, seed) -> None:  # 
     shuffled = list(products)
     random.Random(seed).shuffle(shuffled)
     assert plan(products, topology, policy, config=config) == plan(shuffled, topology, policy, config=config)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.one_of(st.floats(max_value=0.0), st.just(math.nan), st.just(math.inf)),
+    st.integers(min_value=0, max_value=5),
+)
+def test_any_bad_size_is_rejected_naming_the_product(size, position) -> None:  # type: ignore[no-untyped-def]
+    products = [Product(f"ok{i}", "T1", 1e9) for i in range(5)]
+    products.insert(position, Product("bad", "T2", size))
+    with pytest.raises(PlanInputError, match=r"size_bytes of product bad"):
+        plan(products, star(), ReplicaPolicy())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet="QRSVWY", min_size=1, max_size=6))
+def test_any_unknown_site_in_a_policy_is_rejected_naming_it(name) -> None:  # type: ignore[no-untyped-def]
+    for policy, field in (
+        (ReplicaPolicy(PolicyKind.FULL_COPY, copy_site=name), "copy_site"),
+        (ReplicaPolicy(PolicyKind.TWO_REPLICAS, partners={"A": name}), "partners"),
+        (ReplicaPolicy(PolicyKind.DISTRIBUTION, relays={"T1": name}), "relays"),
+    ):
+        with pytest.raises(PlanInputError, match=rf"{field}: unknown site '{name}'"):
+            plan([Product("p", "T1", 1e9)], star(), policy)

@@ -94,6 +94,9 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
+# Bulk FTS3 submissions of 10 000 files are a few MB of JSON.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(_env("MAX_REQUEST_BYTES", str(64 * 1024 * 1024)))
+
 STATIC_URL = "static/"
 STATIC_ROOT = Path(_env("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STORAGES = {

@@ -152,3 +152,19 @@ def test_interrupted_https_put_with_posc_leaves_no_file(scratch, sites, files):
             put.wait(timeout=30)
         assert h.wait_for(lambda: not target.exists(), 30)
         assert h.wait_for(lambda: "Unpersisting" in server.log(), 10)
+
+
+def test_https_get_through_fslib_layer(scratch, sites, files):
+    """HTTPS GETs still return the right bytes with the file-system wrapper loaded
+    (over TLS xrootd never uses sendfile, so reads take the forwarded read() path)."""
+    _, _, ca_base, ca_dir = sites
+    server = site(scratch, "FSLIB", ca_base, ca_dir)
+    server.config.write_text(server.config.read_text() + f"xrootd.fslib ++ {h.PLUGIN_REF}\n")
+    src = h.make_file(files / "get.bin", 40 * h.MiB + 11, seed=85)
+    with server:
+        h.run(["xrdcp", "-f", "-s", str(src), server.url + "/get.bin"])
+        back = files / "get.back"
+        h.run(["curl", "-sS", "--fail", "--cacert", str(ca_base / "ca.pem"), "-o", str(back),
+               https(server, "/get.bin")], timeout=120)
+        assert filecmp.cmp(src, back, shallow=False)
+        assert "wanio file system wrapper initialization completed" in server.log()

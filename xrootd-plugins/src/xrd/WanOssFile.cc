@@ -18,7 +18,10 @@
 namespace wanio {
 
 WanOssFile::WanOssFile(std::unique_ptr<XrdOssDF> inner, WanOss& oss)
-    : XrdOssWrapDF(*inner), inner_(std::move(inner)), oss_(oss) {}
+    : XrdOssWrapDF(*inner),
+      inner_(std::move(inner)),
+      oss_(oss),
+      readahead_(static_cast<off_t>(oss.config().readahead)) {}
 
 WanOssFile::~WanOssFile() {
     // OFS (and the checksum manager) may delete a file without closing it,
@@ -111,23 +114,10 @@ int WanOssFile::settle() {
 }
 
 void WanOssFile::hintReadahead(off_t offset, size_t size) {
-    const off_t window = static_cast<off_t>(oss_.config().readahead);
     const int fd = wrapDF.getFD();
-    if (window <= 0 || fd < 0) return;
-    const off_t end = offset + static_cast<off_t>(size);
-    std::lock_guard<std::mutex> lock(stateMutex_);
-    const bool sequential = offset == nextSequential_;
-    nextSequential_ = end;
-    if (!sequential) {
-        readaheadEdge_ = end;
-        return;
-    }
-    // Keep `window` bytes ahead of the reader, topping up once half is used.
-    if (readaheadEdge_ - end < window / 2) {
-        const off_t from = std::max(readaheadEdge_, end);
-        ::posix_fadvise(fd, from, end + window - from, POSIX_FADV_WILLNEED);
-        readaheadEdge_ = end + window;
-    }
+    off_t from = 0, len = 0;
+    if (fd >= 0 && readahead_.onRead(offset, static_cast<off_t>(size), from, len))
+        ::posix_fadvise(fd, from, len, POSIX_FADV_WILLNEED);
 }
 
 ssize_t WanOssFile::Read(off_t offset, size_t size) {

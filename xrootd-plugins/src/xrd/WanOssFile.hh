@@ -12,6 +12,7 @@
 
 #include "XrdOss/XrdOss.hh"
 #include "XrdOss/XrdOssWrapper.hh"
+#include "core/ReadaheadWindow.hh"
 #include "core/UniqueFd.hh"
 #include "core/WriteBehindFile.hh"
 
@@ -66,8 +67,7 @@ class WanOssFile : public XrdOssWrapDF {
     std::mutex stateMutex_;
     bool started_ = false;  // first write seen
     int startError_ = 0;    // error from the first-write setup (sticky)
-    off_t nextSequential_ = 0;
-    off_t readaheadEdge_ = 0;
+    ReadaheadWindow readahead_;
 };
 
 }  // namespace wanio

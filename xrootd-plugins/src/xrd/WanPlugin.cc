@@ -1,10 +1,13 @@
-// Entry point loaded by `ofs.osslib ++ libXrdWanIO.so [key=value ...]`.
+// Entry points: `ofs.osslib ++ libXrdWanIO.so [key=value ...]` (storage layer,
+// write-behind + checksum) and `xrootd.fslib ++ libXrdWanIO.so` (file-system
+// layer, readahead around sendfile).
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 
 #include "WanOss.hh"
+#include "WanSfs.hh"
 #include "XrdOss/XrdOss.hh"
 #include "XrdSys/XrdSysError.hh"
 #include "XrdVersion.hh"
@@ -58,5 +61,25 @@ extern "C" XrdOss* XrdOssAddStorageSystem2(XrdOss* curr_oss, XrdSysLogger* logge
 }
 
 XrdVERSIONINFO(XrdOssAddStorageSystem2, wanio);
+
+extern "C" XrdSfsFileSystem* XrdSfsGetFileSystem2(XrdSfsFileSystem* nativeFS, XrdSysLogger* logger,
+                                                  const char* cfn, XrdOucEnv* /*envP*/) {
+    XrdSysError log(logger, "wanio_");
+    log.Say("++++++ wanio file system wrapper initialization started.");
+    wanio::WanConfig config;
+    if (!nativeFS || !loadConfig(cfn, nullptr, log, config)) {
+        if (!nativeFS) log.Emsg("Config", "xrootd.fslib ++ needs a file system to wrap");
+        log.Say("------ wanio file system wrapper initialization failed.");
+        return nullptr;
+    }
+    char line[128];
+    snprintf(line, sizeof(line), "sendfile readahead window %llu bytes",
+             static_cast<unsigned long long>(config.readahead));
+    log.Say("=====> ", line);
+    log.Say("------ wanio file system wrapper initialization completed.");
+    return std::make_unique<wanio::WanSfs>(*nativeFS, config, logger).release();
+}
+
+XrdVERSIONINFO(XrdSfsGetFileSystem2, wanio);
 
 #pragma GCC visibility pop

@@ -51,7 +51,12 @@ class RucioServer:
     database: str
 
     def client_kwargs(self) -> dict[str, str]:
-        return {"url": self.url, "account": self.account, "username": self.username, "password": self.password}
+        return {
+            "url": self.url,
+            "account": self.account,
+            "username": self.username,
+            "password": self.password,
+        }
 
 
 def _slug(text: str) -> str:
@@ -95,9 +100,7 @@ def _ensure_database(port: int, database: str) -> None:
 
 
 def _bootstrapped(port: int, database: str) -> bool:
-    query = (
-        "SELECT 1 FROM information_schema.tables WHERE table_schema = 'rucio' AND table_name = 'alembic_version'"
-    )
+    query = "SELECT 1 FROM information_schema.tables WHERE table_schema = 'rucio' AND table_name = 'alembic_version'"
     if not _psql(port, database, query):
         return False
     return bool(_psql(port, database, "SELECT 1 FROM rucio.accounts WHERE account = 'root'"))
@@ -145,9 +148,11 @@ def ensure_rucio(
     instance: str | None = None,
     usercert: Path | None = None,
     workers: int = 2,
+    fresh: bool = False,
 ) -> RucioServer:
     """Create (once), configure and start the local Rucio server unless it runs; return how to reach it.
 
+    ``fresh`` stops the instance and drops its database first (an empty catalogue, for a test session).
     ``usercert`` (a PEM with certificate and key) becomes ``[conveyor] usercert``: the client certificate
     the conveyor presents to an ``https://`` FTS3 endpoint."""
     database, port_key, daemon = _names(state, instance)
@@ -159,7 +164,11 @@ def ensure_rucio(
     pg_port = ensure_postgres(state)
     db_url = f"postgresql+psycopg://rucio:rucio@127.0.0.1:{pg_port}/{database}"
     site_packages = _site_packages()
-    config, alembic_ini, client_config = folder / "rucio.cfg", folder / "alembic.ini", folder / "rucio-client.cfg"
+    config, alembic_ini, client_config = (
+        folder / "rucio.cfg",
+        folder / "alembic.ini",
+        folder / "rucio-client.cfg",
+    )
     conveyor_extra = f"usercert = {usercert}\n" if usercert else ""
     _render(
         "rucio.cfg.in",
@@ -189,9 +198,12 @@ def ensure_rucio(
         client_config=client_config,
         database=database,
     )
-    if running(state, daemon) and port_open(port) and ping(url):
+    if fresh:
+        stop_daemon(state, daemon, timeout=20)
+        _psql(pg_port, "postgres", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+    elif running(state, daemon) and port_open(port) and ping(url):
         return server
-    stop_daemon(state, daemon)
+    stop_daemon(state, daemon, timeout=20)
     _ensure_database(pg_port, database)
     if not _bootstrapped(pg_port, database):
         # build_database() + create_base_vo() + create_root_account() (identity from [bootstrap]).

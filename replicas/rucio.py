@@ -548,16 +548,30 @@ class RucioAdapter:
             return [self._rule_info(raw) for raw in raws]
 
     def transfer_errors(self, rule_id: str) -> dict[str, str]:
-        """RSE -> the last transfer error Rucio recorded for the rule's files there."""
+        """RSE -> the last transfer error Rucio recorded for the rule's files there (the request's
+        ``err_msg``, e.g. the FTS3 reason), else the last request state."""
         with self._errors(f"cannot examine rule {rule_id}"):
             analysis = self.client.examine_replication_rule(rule_id)
-        out: dict[str, str] = {}
-        for transfer in analysis.get("transfers", []) or []:
-            if transfer.get("last_error"):
-                out.setdefault(transfer.get("rse", "?"), str(transfer["last_error"]))
+            out: dict[str, str] = {}
+            for transfer in analysis.get("transfers", []) or []:
+                rse = transfer.get("rse", "?")
+                if rse in out or not transfer.get("last_error"):
+                    continue
+                detail = self._request_error(transfer["scope"], transfer["name"], rse)
+                out[rse] = f"{transfer['name']}: {detail or transfer['last_error']}"
         if not out and analysis.get("rule_error"):
             out["*"] = str(analysis["rule_error"])
         return out
+
+    def _request_error(self, scope: str, name: str, rse: str) -> str | None:
+        for lookup in (self.client.list_request_by_did, self.client.list_request_history_by_did):
+            try:
+                request = lookup(name, rse, scope=scope)
+            except rucio_exc.RucioException:
+                continue
+            if request and request.get("err_msg"):
+                return str(request["err_msg"])
+        return None
 
     def sync_product(self, product: DataProduct) -> list[Replica]:
         """Follow every rule on the product (ours and others') into its replicas; returns the replicas

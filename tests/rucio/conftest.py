@@ -29,7 +29,8 @@ def rucio_instance() -> str:
 
 @pytest.fixture(scope="session")
 def rucio_server(test_state: StateDir) -> Iterator[RucioServer]:
-    server = ensure_rucio(test_state, instance=rucio_instance())
+    """A fresh catalogue per session: rules and requests of earlier runs must not reach this run's FTS3."""
+    server = ensure_rucio(test_state, instance=rucio_instance(), fresh=True)
     yield server
     stop_rucio(test_state, instance=rucio_instance())
 
@@ -47,5 +48,14 @@ def rucio(rucio_server: RucioServer) -> RucioAdapter:
 
 
 @pytest.fixture
-def scope() -> str:
-    return f"t{uuid.uuid4().hex[:12]}"
+def scope(rucio: RucioAdapter) -> Iterator[str]:
+    """A fresh scope; afterwards every rule on its datasets is deleted (with its queued requests), so the
+    conveyor runs of later tests only see their own transfers."""
+    name = f"t{uuid.uuid4().hex[:12]}"
+    yield name
+    if name not in rucio.client.list_scopes():
+        return
+    for did in rucio.client.list_dids(name, {"name": "*"}, did_type="dataset"):
+        did_name = did if isinstance(did, str) else did["name"]
+        for rule in rucio.client.list_did_rules(name, did_name):
+            rucio.client.delete_replication_rule(rule["id"], purge_replicas=False)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from localnet.pki import ensure_pki, host_credentials
 from localnet.processes import ServiceError, is_alive, run, stop_pid
-from localnet.stack import VENV_BIN, service_env
+from localnet.stack import VENV_BIN, service_env, worker_argv
 from localnet.state import PROJECT_ROOT, StateDir, free_port
 
 
@@ -40,16 +40,48 @@ def client_cert(state: StateDir, name: str) -> tuple[Path, str]:
     return pem, dn
 
 
+def isolated_env(state: StateDir, db_name: str, queue: str) -> dict[str, str]:
+    """The environment of this run's FTS3 service and its worker: the run's test database and a Celery
+    queue of its own (the test state's Redis is shared by concurrent pytest runs and their workers)."""
+    env = service_env(state, state.path.name)
+    env["SRCNET_DB_NAME"] = db_name
+    env["SRCNET_CELERY_QUEUE"] = queue
+    env["SRCNET_TRANSFER_RETRY_BACKOFF"] = "0.5"
+    return env
+
+
+class TransferWorker:
+    """A real Celery worker (with the periodic dispatch sweep) on the run's own queue and database."""
+
+    def __init__(self, state: StateDir, env: dict[str, str]) -> None:
+        argv = worker_argv(f"pytest-rucio-{os.getpid()}@%h", concurrency=2)
+        argv += ["--beat", "--schedule", str(state.sub("celery") / f"beat-pytest-rucio-{os.getpid()}")]
+        self.log = state.sub("log") / f"pytest-rucio-worker-{os.getpid()}.log"
+        with open(self.log, "wb") as out:
+            self.proc = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=PROJECT_ROOT, start_new_session=True
+            )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if not is_alive(self.proc.pid):
+                raise ServiceError(f"celery worker exited; see {self.log}")
+            if b" ready." in self.log.read_bytes()[-20000:]:
+                return
+            time.sleep(0.2)
+        raise ServiceError(f"celery worker not ready; see {self.log}")
+
+    def stop(self) -> None:
+        stop_pid(self.proc.pid, timeout=20)
+
+
 class Fts3Service:
-    def __init__(self, state: StateDir, db_name: str) -> None:
+    def __init__(self, state: StateDir, env: dict[str, str]) -> None:
         self.state = state
         self.port = free_port()
         self.url = f"https://127.0.0.1:{self.port}"
         cert, key = host_credentials(state)
         ca = ensure_pki(state).parent / "ca.pem"
-        env = service_env(state, state.path.name)
-        env["SRCNET_DB_NAME"] = db_name
-        env["SRCNET_ROOT_URLCONF"] = "srcnet.fts3_urls"
+        env = {**env, "SRCNET_ROOT_URLCONF": "srcnet.fts3_urls"}
         argv = [
             str(VENV_BIN / "gunicorn"),
             "--bind",

@@ -7,6 +7,7 @@ the conveyor's client certificate, its Celery worker copying between real XRootD
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -22,17 +23,24 @@ from topology.models import StorageEndpoint, Telescope
 from transfers.models import ClientIdentity
 
 from ..integration.conftest import adler32_of, put_file, unique
-from .fts3_service import Fts3Service, client_cert
+from .fts3_service import Fts3Service, TransferWorker, client_cert, isolated_env
 from .helpers import SITES
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="session")
-def fts3_service(test_state, django_db_setup, celery_worker) -> Iterator[Fts3Service]:  # type: ignore[no-untyped-def]
-    service = Fts3Service(test_state, str(settings.DATABASES["default"]["NAME"]))
-    yield service
-    service.stop()
+def fts3_service(test_state, django_db_setup) -> Iterator[Fts3Service]:  # type: ignore[no-untyped-def]
+    env = isolated_env(test_state, str(settings.DATABASES["default"]["NAME"]), f"srcnet-rucio-{os.getpid()}")
+    worker = TransferWorker(test_state, env)
+    try:
+        service = Fts3Service(test_state, env)
+        try:
+            yield service
+        finally:
+            service.stop()
+    finally:
+        worker.stop()
 
 
 @pytest.fixture
@@ -98,11 +106,13 @@ def test_missing_source_file_fails_the_request_with_its_reason(  # type: ignore[
     summary = run_conveyor(rucio_server, until_rules=[rule.rule_id], timeout=200, usercert=conveyor_cert)
     assert summary["rules"][rule.rule_id] == "STUCK", summary
     errors = rucio.transfer_errors(rule.rule_id)
-    assert errors, "Rucio recorded no transfer error"
+    assert "SOURCE" in errors["UKSRC_DISK"], errors
     rucio.sync_product(product)
     replica = Replica.objects.get(product=product, endpoint=dest)
     assert replica.state == ReplicaState.FAILED
     assert rule.rule_id in replica.reason and "STUCK" in replica.reason
+    # the FTS3 service's reason travels through Rucio's request into the replica's reason
+    assert "TRANSFER_FAILED" in replica.reason and "No such file" in replica.reason, replica.reason
     product.refresh_from_db()
     assert product.state == ProductState.FAILED
     assert not rucio_sites["UKSRC_DISK"].local_path(f"srcnet/{scope}/{product.name}/gone.ms").exists()

@@ -246,3 +246,20 @@ class ClientIdentity(models.Model):
 
     def __str__(self) -> str:
         return self.dn
+
+
+class LinkPause(models.Model):
+    """An operator's pause of a link: nothing new starts on it until it is resumed (running copies finish)."""
+
+    source_se = models.CharField(max_length=255)
+    dest_se = models.CharField(max_length=255)
+    reason = models.CharField(max_length=255, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["source_se", "dest_se"]
+        constraints = [models.UniqueConstraint(fields=["source_se", "dest_se"], name="unique_link_pause")]
+
+    def __str__(self) -> str:
+        return f"{self.source_se} -> {self.dest_se} paused"

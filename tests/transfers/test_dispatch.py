@@ -139,3 +139,15 @@ def test_optimizer_moves_a_healthy_link_up_and_a_failing_one_down():
     _history(ok=0, failed=20)
     (failing,) = optimize_links()
     assert failing.active == 6 and "success rate" in failing.rationale
+
+
+def test_a_paused_link_admits_nothing_until_resumed():
+    from transfers.services import pause_link, resume_link
+
+    pause_link(source_se=SRC, dest_se=DST, reason="maintenance")
+    job(3)
+    dispatch()
+    assert admitted_now() == []
+    assert resume_link(source_se=SRC, dest_se=DST) is True
+    dispatch()
+    assert len(admitted_now()) == 3

@@ -1,6 +1,6 @@
 """Writes of the transfer service: submission, dispatch, attempt outcomes, cancellation, optimization."""
 
-from .cancel import cancel_job, update_priority
+from .cancel import cancel_job, pause_link, resume_link, update_priority
 from .dispatch import DISPATCH_LOCK_KEY, dispatch, expire_queued, link_limit
 from .outcomes import claim_attempt, finish_attempt, reap_lost_attempts
 from .submission import DuplicateJobError, FileRequest, submit_job
@@ -15,7 +15,9 @@ __all__ = [
     "expire_queued",
     "finish_attempt",
     "link_limit",
+    "pause_link",
     "reap_lost_attempts",
+    "resume_link",
     "submit_job",
     "update_priority",
 ]

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..choices import TERMINAL_JOB_STATES, AttemptState, FileState
-from ..models import TransferAttempt, TransferJob
+from ..models import LinkPause, TransferAttempt, TransferJob
 from .outcomes import settle_job
 
 CANCEL_REASON = "Job canceled by the user"
@@ -64,3 +64,23 @@ def update_priority(job: TransferJob, priority: int) -> TransferJob:
         job.priority = priority
         job.save(update_fields=["priority", "updated"])
     return job
+
+
+@transaction.atomic
+def pause_link(*, source_se: str, dest_se: str, reason: str = "", user=None) -> LinkPause:  # type: ignore[no-untyped-def]
+    """Stop admitting copies on a link (those running finish); idempotent."""
+    pause, _ = LinkPause.objects.get_or_create(
+        source_se=source_se, dest_se=dest_se, defaults={"reason": reason, "created_by": user}
+    )
+    return pause
+
+
+@transaction.atomic
+def resume_link(*, source_se: str, dest_se: str) -> bool:
+    """Let the link admit copies again; True if it was paused. Waiting files are dispatched after commit."""
+    from .common import enqueue_dispatch
+
+    deleted, _ = LinkPause.objects.filter(source_se=source_se, dest_se=dest_se).delete()
+    if deleted:
+        enqueue_dispatch()
+    return bool(deleted)

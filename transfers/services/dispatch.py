@@ -14,6 +14,7 @@ from ..choices import FileState, JobState, OptimizerMode
 from ..models import (
     ActivityShare,
     LinkLimit,
+    LinkPause,
     OptimizerDecision,
     StorageElementLimit,
     TransferAttempt,
@@ -112,8 +113,11 @@ def dispatch() -> list[int]:
     queues: dict[tuple[str, str], list[TransferFile]] = defaultdict(list)
     for row in waiting:
         queues[(row.source_se, row.dest_se)].append(row)
+    paused = set(LinkPause.objects.values_list("source_se", "dest_se"))
     admitted: list[TransferFile] = []
     for link, queue in queues.items():
+        if link in paused:
+            continue
         free = link_limit(*link, limits) - active_link[link]
         if free <= 0:
             continue

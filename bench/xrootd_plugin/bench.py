@@ -63,6 +63,7 @@ def main():
     ap.add_argument("--size-mib", type=int, default=1024)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-strace", action="store_true")
+    ap.add_argument("--only", default="", help="run only scenarios whose title contains this")
     args = ap.parse_args()
     h.ensure_built()
     size = args.size_mib * h.MiB
@@ -71,14 +72,18 @@ def main():
         src = h.make_file(scratch / "src.bin", size, seed=5)
         stock = h.XrootdServer(scratch, "stock", plugin=False)
         plugin = h.XrootdServer(scratch, "plugin", extra=["wanio.trace none"])
+        fslib = h.XrootdServer(scratch, "fslib", extra=["wanio.trace none",
+                                                       f"xrootd.fslib ++ {h.PLUGIN_REF}"])
         # TPC destinations pull from the stock server, each with its own program.
         tpc_stock = h.XrootdServer(scratch, "tpcstock", plugin=False)
         tpc_wan = h.XrootdServer(scratch, "tpcwan", tpc_program=f"{h.TPC_PROGRAM} --server --inflight 16")
         servers = {"stock": stock, "plugin": plugin}
         try:
-            for s in (stock, plugin, tpc_stock, tpc_wan):
+            for s in (stock, plugin, fslib, tpc_stock, tpc_wan):
                 s.start()
             h.run(["xrdcp", "-f", "-s", str(src), stock.url + "/tpcsrc.bin"], timeout=600)
+            for s in (stock, plugin, fslib):  # every scenario's file exists from the start
+                h.run(["xrdcp", "-f", "-s", str(src), s.url + "/up.bin"], timeout=600)
 
             def upload(server, pgrw):
                 env = h.client_env(XRD_CPUSEPGWRTRD=pgrw)
@@ -107,10 +112,14 @@ def main():
                 ("upload + first checksum query (pgwrite)", {k: upload_and_query(s) for k, s in servers.items()}, servers, False),
                 ("download, kXR_pgread (xrdcp default)", {k: download(s, "1") for k, s in servers.items()}, servers, False),
                 ("download, kXR_read/sendfile (XRD_CPUSEPGWRTRD=0)", {k: download(s, "0") for k, s in servers.items()}, servers, False),
+                ("download, kXR_read/sendfile, plugin with xrootd.fslib ++ wrapper",
+                 {"stock": download(stock, "0"), "plugin": download(fslib, "0")},
+                 {"stock": stock, "plugin": fslib}, False),
                 ("TPC pull: xrdcp --server vs xrdcp-wan", {"stock": tpc(tpc_stock), "plugin": tpc(tpc_wan)},
                  {"stock": tpc_stock, "plugin": tpc_wan}, True),
             ]
             rows = []
+            scenarios = [sc for sc in scenarios if args.only in sc[0]]
             for title, actions, targets, children in scenarios:
                 result = {}
                 for kind in ("stock", "plugin"):
@@ -133,7 +142,7 @@ def main():
                           file=sys.stderr)
                 rows.append((title, result))
         finally:
-            for s in (stock, plugin, tpc_stock, tpc_wan):
+            for s in (stock, plugin, fslib, tpc_stock, tpc_wan):
                 s.stop()
 
     def ratio(a, b):

@@ -64,6 +64,24 @@ def nstat_retrans(path) -> int:
     return total
 
 
+def tun_tx_dropped(path) -> int:
+    """Packets the kernel dropped in front of the emulator (TUN queue full):
+    drops outside the model, must stay 0 for a faithful run."""
+    out = subprocess.run(path.cmd("r", ["ip", "-s", "-j", "link", "show", "type", "tun"]),
+                         capture_output=True, text=True, timeout=10).stdout
+    return sum(d["stats64"]["tx"]["dropped"] for d in json.loads(out or "[]"))
+
+
+def fidelity(st0, st1, direction, tun0, tun1) -> dict:
+    """Emulator-side fidelity figures for the data direction of one cell."""
+    d = {k: st1[direction][k] - st0[direction][k]
+         for k in ("tx_pkts", "late_gt1ms", "late_gt10ms", "drop_queue", "drop_loss", "drop_ring")}
+    return {"emulator_drops": d["drop_queue"] + d["drop_loss"],
+            "late_gt1ms": d["late_gt1ms"], "late_gt10ms": d["late_gt10ms"],
+            "late_frac": round(d["late_gt1ms"] / d["tx_pkts"], 5) if d["tx_pkts"] else None,
+            "drop_ring": d["drop_ring"], "tun_tx_dropped": tun1 - tun0}
+
+
 class Sampler(threading.Thread):
     """Samples the emulator's delivered bytes every 0.2 s (both directions)."""
 
@@ -174,7 +192,7 @@ class Cell:
         """Run one or several commands (simultaneously if several), measure."""
         em = self.path.emulator_pid
         cpu0 = {pid: proc_cpu_s(pid) for pid in (*cpu_server_pids, em)}
-        rtx0, st0 = nstat_retrans(self.path), self.path.stats()
+        rtx0, st0, tun0 = nstat_retrans(self.path), self.path.stats(), tun_tx_dropped(self.path)
         sampler = Sampler(self.path)
         sampler.start()
         t0 = time.monotonic()
@@ -192,18 +210,16 @@ class Cell:
                 t.join()
         wall = time.monotonic() - t0
         sampler.finish()
-        st1, rtx1 = self.path.stats(), nstat_retrans(self.path)
+        st1, rtx1, tun1 = self.path.stats(), nstat_retrans(self.path), tun_tx_dropped(self.path)
         cpu1 = {pid: proc_cpu_s(pid) for pid in cpu0}
         gb = nbytes / 1e9
         ok = all(o[0] == 0 for o in outs)
         pl, peak = plateau(sampler.samples, t0, direction)
-        drops = sum(st1[direction][k] - st0[direction][k] for k in ("drop_queue", "drop_loss"))
         r = self.base(tool, direction=direction.replace("ab", "a->b").replace("ba", "b->a"),
                       bytes=nbytes, seconds=round(wall, 3),
                       throughput_mbit=round(nbytes * 8 / wall / 1e6, 1) if ok else None,
                       plateau_s=pl, peak_1s_mbit=peak, retransmits=rtx1 - rtx0,
-                      emulator_drops=drops,
-                      late_gt1ms=st1[direction]["late_gt1ms"] - st0[direction]["late_gt1ms"],
+                      **fidelity(st0, st1, direction, tun0, tun1),
                       cpu_s_per_gb={
                           "client": round(sum(o[2] for o in outs) / gb, 3),
                           "server": round(sum(cpu1[p] - cpu0[p] for p in cpu_server_pids) / gb, 3),
@@ -217,7 +233,7 @@ class Cell:
                                 stderr=subprocess.DEVNULL)
         try:
             time.sleep(0.5)
-            rtx0 = nstat_retrans(self.path)
+            rtx0, st0, tun0 = nstat_retrans(self.path), self.path.stats(), tun_tx_dropped(self.path)
             sampler = Sampler(self.path)
             sampler.start()
             t0 = time.monotonic()
@@ -229,7 +245,7 @@ class Cell:
                                   timeout=seconds + 60)
             sampler.finish()
             em1, cpu_srv1 = proc_cpu_s(self.path.emulator_pid), proc_cpu_s(srv.pid)
-            rtx1 = nstat_retrans(self.path)
+            rtx1, st1, tun1 = nstat_retrans(self.path), self.path.stats(), tun_tx_dropped(self.path)
         finally:
             srv.kill()
             srv.wait()
@@ -252,6 +268,7 @@ class Cell:
             "iperf3", direction="a->b", bytes=recv["bytes"], seconds=recv["seconds"],
             throughput_mbit=round(mbit, 1), steady_mbit=round(steady, 1),
             plateau_s=pl, peak_1s_mbit=peak, retransmits=rtx1 - rtx0,
+            **fidelity(st0, st1, "ab", tun0, tun1),
             cpu_s_per_gb={"client": round(j["end"]["cpu_utilization_percent"]["host_total"]
                                           / 100 * recv["seconds"] / gb, 3),
                           "server": round((cpu_srv1 - cpu_srv0) / gb, 3),
@@ -421,19 +438,22 @@ def main(argv=None) -> int:
 
 def table(doc) -> str:
     rows = ["| RTT ms | rate Mbit/s | tool | mode | size | files | Mbit/s | of bottleneck "
-            "| vs iperf3 | plateau s | retrans | CPU s/GB client/server/emu |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| vs iperf3 | plateau s | retrans / emu drops | emu late>1ms | CPU s/GB client/server/emu |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in doc["cells"]:
         cpu = c.get("cpu_s_per_gb") or {}
         size = c.get("file_bytes")
-        rows.append("| {} | {:g} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+        late = c.get("late_frac")
+        rows.append("| {} | {:g} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |".format(
             c["rtt_ms"], c["rate_mbit"], c["tool"], c.get("mode", ""),
-            f"{size / 1e6:g} MB" if size else f"{c.get('seconds', 0):g} s",
+            f"{size / 1e6:g} MB" if size else f"{c.get('seconds', 0):.0f} s",
             c.get("files", 1),
             c.get("throughput_mbit") if c.get("ok") else "FAILED",
             f"{c['fraction_of_bottleneck']:.3f}" if c.get("fraction_of_bottleneck") else "",
             f"{c['ratio_to_iperf3']:.3f}" if c.get("ratio_to_iperf3") else "",
-            c.get("plateau_s", ""), c.get("retransmits", ""),
+            c.get("plateau_s", "") if c.get("plateau_s") is not None else "–",
+            c.get("retransmits", ""), c.get("emulator_drops", "–"),
+            f"{late * 100:.1f} %" if late is not None else "–",
             "/".join(str(cpu.get(k, "")) for k in ("client", "server", "emulator"))))
     return "\n".join(rows)
 

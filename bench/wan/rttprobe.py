@@ -48,7 +48,9 @@ def probe(host: str, port: int, count: int, interval: float) -> dict:
         rest = interval - (time.perf_counter() - t0)
         if rest > 0:
             time.sleep(rest)
+    q = statistics.quantiles(rtts, n=10) if len(rtts) >= 2 else [None] * 9
     return {"count": count, "received": len(rtts),
+            "p10_ms": q[0], "p90_ms": q[8],
             "min_ms": min(rtts) if rtts else None,
             "median_ms": statistics.median(rtts) if rtts else None,
             "mean_ms": statistics.fmean(rtts) if rtts else None,

@@ -13,14 +13,29 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.wan.helpers import iperf3_tcp, receiver_rate_bps, tcp_payload_fraction, wait_port
-from wanpath import emulated_path, measure_rtt
+from wanpath import emulated_path, measure_rtt, rtt_is_quiet
+
+
+# The 2 vCPUs are shared with other work.  A measurement taken while a
+# neighbour saturates them is not an idle measurement: such runs are
+# recognised (RTT spread, emulator lateness counters) and repeated, at most
+# ATTEMPTS times; if none was undisturbed the test fails and says so.
+ATTEMPTS = 3
 
 
 @pytest.mark.parametrize("rtt_ms", [7.5, 56.0, 300.0])
 def test_idle_rtt_within_2_percent(rtt_ms):
-    count = 60 if rtt_ms < 100 else 8
-    with emulated_path(rtt_ms=rtt_ms, rate_mbit=100) as path:
-        r = measure_rtt(path, count=count, interval_s=0.02)
+    count = 60 if rtt_ms < 100 else 12
+    seen = []
+    for _ in range(ATTEMPTS):
+        # new path each time: the bring-up calibration must be quiet too
+        with emulated_path(rtt_ms=rtt_ms, rate_mbit=100) as path:
+            r = measure_rtt(path, count=count, interval_s=0.02)
+        seen.append(r)
+        if rtt_is_quiet(r):
+            break
+    else:
+        pytest.fail(f"no undisturbed RTT measurement in {ATTEMPTS} attempts: {seen}")
     assert r["received"] == count
     assert abs(r["median_ms"] - rtt_ms) <= 0.02 * rtt_ms, r
     # The emulator never delivers early: even the fastest probe took the RTT
@@ -28,14 +43,48 @@ def test_idle_rtt_within_2_percent(rtt_ms):
     assert r["min_ms"] >= rtt_ms - path.config.overhead_ms, r
 
 
+def _delivered_bps(path, seconds, skip_s):
+    """Run one iperf3 flow A->B; return (iperf3 result, IP-layer rate the
+    bottleneck delivered between skip_s and the end of sending, from the
+    emulator's own counters and timestamps, and the counters around the run)."""
+    with ThreadPoolExecutor(1) as ex:
+        before = path.stats()
+        fut = ex.submit(iperf3_tcp, path, seconds)
+        time.sleep(skip_s + 0.7)  # iperf3 start-up + port probe ~0.5 s
+        s0 = path.stats()
+        time.sleep(seconds - skip_s - 1.0)
+        s1 = path.stats()
+        res = fut.result()
+        after = path.stats()
+    rate = (s1["ab"]["tx_bytes"] - s0["ab"]["tx_bytes"]) * 8 / ((s1["mono_ns"] - s0["mono_ns"]) / 1e9)
+    return res, rate, before, after, s0, s1
+
+
 def _check_rate(rtt_ms, rate_mbit, seconds, skip_s):
     with emulated_path(rtt_ms=rtt_ms, rate_mbit=rate_mbit) as path:
-        before = path.stats()
-        res = iperf3_tcp(path, seconds)
-        after = path.stats()
+        for _ in range(ATTEMPTS):
+            res, delivered, before, after, s0, s1 = _delivered_bps(path, seconds, skip_s)
+            # valid run: the emulator released every data packet within
+            # 10 ms of its due time during the measured window
+            if s1["ab"]["late_gt10ms"] == s0["ab"]["late_gt10ms"]:
+                break
+        else:
+            pytest.fail(f"emulator was stalled >10 ms in all {ATTEMPTS} runs: {after['ab']}")
+    # Delivered rate at the bottleneck's output (IP bytes, the unit of the
+    # setting) over the steady part of a long TCP flow.  Not the receiver's
+    # read rate over a window: at 300 ms data waiting behind a retransmission
+    # hole reaches the application in bursts, which skews any short window.
+    setting = rate_mbit * 1e6
+    assert abs(delivered - setting) <= 0.05 * setting, (delivered, setting)
+    # The TCP flow used the path: iperf3's receiver-side goodput from skip_s
+    # to the end is close to the payload share of the setting.  Below it by
+    # what CUBIC's sawtooth and retransmissions cost (these use delivered
+    # capacity too), above it by at most a hole's worth of data released in
+    # a burst at the window start; far above would mean traffic bypassed
+    # the emulator.
     goodput = receiver_rate_bps(res, skip_s)
-    expected = rate_mbit * 1e6 * tcp_payload_fraction(1500)
-    assert abs(goodput - expected) <= 0.05 * expected, (goodput, expected)
+    ceiling = setting * tcp_payload_fraction(1500)
+    assert 0.85 * ceiling <= goodput <= 1.10 * ceiling, (goodput, ceiling)
     # Whatever TCP retransmitted was dropped by the model (queue overflow or
     # loss) and nowhere else: no hidden drops outside the emulator.  iperf3
     # reads its counter when the test ends, so drops of the last round trip
@@ -46,7 +95,6 @@ def _check_rate(rtt_ms, rate_mbit, seconds, skip_s):
     assert retrans <= drops <= retrans + max(3, 0.02 * drops), (retrans, ab)
     assert after["ab"]["drop_ring"] == 0 and after["ab"]["tx_err"] == 0
     assert after["ab"]["backlog_max"] <= after["ab"]["queue_limit"]
-    return goodput
 
 
 def test_rate_long_flow_200mbit_56ms():
@@ -59,14 +107,18 @@ def test_rate_long_flow_50mbit_300ms():
 
 def test_random_loss_rate_matches_setting():
     loss = 0.02
+    # Both iperf3 ends run SCHED_FIFO: under a busy neighbour a normal
+    # priority UDP receiver overflows its socket buffer, and those losses
+    # are not the emulator's.
+    rt = ["chrt", "-f", "5"]
     with emulated_path(rtt_ms=7.5, rate_mbit=100, loss=loss, seed=7) as path:
         port = "5202"
-        srv = path.popen_b(["iperf3", "-s", "-p", port], stdout=subprocess.DEVNULL,
+        srv = path.popen_b([*rt, "iperf3", "-s", "-p", port], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
         try:
             wait_port(path, "b", int(port))
             before = path.stats()["ab"]
-            out = path.run_a(["iperf3", "-c", path.ip_b, "-p", port, "-u", "-b", "20M",
+            out = path.run_a([*rt, "iperf3", "-c", path.ip_b, "-p", port, "-u", "-b", "20M",
                               "-l", "1400", "-t", "3", "-J"], capture_output=True, text=True,
                              timeout=30)
             after = path.stats()["ab"]
@@ -76,13 +128,16 @@ def test_random_loss_rate_matches_setting():
     assert out.returncode == 0, out.stdout[-1000:]
     udp = json.loads(out.stdout)["end"]["sum"]
     sent, lost = udp["packets"], udp["lost_packets"]
-    # Binomial tolerance: 4 standard deviations of the measured fraction.
-    tol = 4 * math.sqrt(loss * (1 - loss) / sent)
-    assert abs(lost / sent - loss) <= tol, (lost, sent)
     dropped = after["drop_loss"] - before["drop_loss"]
-    # Every datagram iperf3 lost was a loss-model drop and vice versa (the
-    # emulator's counter may also include a lost control packet or two).
-    assert lost <= dropped <= lost + 3, (lost, dropped)
+    offered = after["rx_segs"] - before["rx_segs"]
+    # The model's loss rate: binomial tolerance, 4 standard deviations.
+    tol = 4 * math.sqrt(loss * (1 - loss) / offered)
+    assert abs(dropped / offered - loss) <= tol, (dropped, offered)
+    # End to end: the receiver lost what the model dropped, and nothing else,
+    # up to 2 (the emulator's count includes any lost control packet; iperf3
+    # counts a datagram still in flight when the test ends as lost).
+    assert abs(lost / sent - loss) <= tol, (lost, sent)
+    assert abs(lost - dropped) <= 2, (lost, dropped)
 
 
 def test_queue_is_bounded_and_drops_are_retransmitted():
@@ -98,7 +153,8 @@ def test_queue_is_bounded_and_drops_are_retransmitted():
             res = fut.result()
         st = path.stats()["ab"]
     assert st["queue_limit"] == qbytes
-    assert 0 < st["backlog_max"] <= qbytes
+    # The queue reached its limit and never exceeded it.
+    assert 0.9 * qbytes <= st["backlog_max"] <= qbytes, st
     # A 100 kB buffer is 1/7 BDP: CUBIC must overflow it, and each overflow
     # drop comes back as exactly one retransmitted segment.
     assert st["drop_queue"] > 0
@@ -106,8 +162,9 @@ def test_queue_is_bounded_and_drops_are_retransmitted():
     assert retrans <= st["drop_queue"] <= retrans + max(3, 0.02 * retrans), (retrans, st)
     # Queueing delay never exceeds what the buffer holds at the bottleneck
     # (8 ms here): the median probe under load stays within RTT + 8 ms + 1 ms
-    # of timer jitter, and the queue did build up (mean above idle RTT).  Not
-    # the max: a neighbour on the shared vCPUs can stall any single packet.
+    # of timer jitter, and probes did meet a standing queue (p90 above the
+    # idle RTT).  Not the max: a neighbour on the shared vCPUs can stall any
+    # single packet.
     qdelay_ms = qbytes * 8 / (rate_mbit * 1e6) * 1e3
     assert loaded["median_ms"] <= rtt_ms + qdelay_ms + 1, loaded
-    assert loaded["mean_ms"] > rtt_ms + 1, loaded
+    assert loaded["p90_ms"] > rtt_ms + 1, loaded

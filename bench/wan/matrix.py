@@ -378,6 +378,7 @@ def main(argv=None) -> int:
     ap.add_argument("--iperf-seconds", type=int, default=20)
     ap.add_argument("--loss", type=float, default=0.0)
     ap.add_argument("--cc", default="cubic")
+    ap.add_argument("--tuning", default="dtn", choices=wanpath.tuning.PROFILES)
     ap.add_argument("--out", help="results JSON to write")
     ap.add_argument("--table", metavar="JSON", help="only print the Markdown table of a results file")
     a = ap.parse_args(argv)
@@ -412,7 +413,8 @@ def main(argv=None) -> int:
     try:
         for rtt in rtts:
             for rate in rates:
-                with wanpath.emulated_path(rtt_ms=rtt, rate_mbit=rate, loss=a.loss, cc=a.cc) as path, \
+                with wanpath.emulated_path(rtt_ms=rtt, rate_mbit=rate, loss=a.loss, cc=a.cc,
+                                           tuning=a.tuning) as path, \
                         XrootdSite(path, "a") as sa, XrootdSite(path, "b") as sb:
                     cell = Cell(path, sa, sb, srcdir, a)
                     if "iperf3" in tools:

@@ -86,10 +86,8 @@ def _site_packages() -> Path:
 
 
 def _psql(port: int, database: str, sql: str) -> str:
-    return run(
-        ["psql", "-tA", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]
-        + ["-d", database, "-c", sql]
-    ).stdout.strip()
+    argv = ["psql", "-tA", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]
+    return run([*argv, "-d", database, "-c", sql]).stdout.strip()
 
 
 def _ensure_database(port: int, database: str) -> None:
@@ -100,7 +98,10 @@ def _ensure_database(port: int, database: str) -> None:
 
 
 def _bootstrapped(port: int, database: str) -> bool:
-    query = "SELECT 1 FROM information_schema.tables WHERE table_schema = 'rucio' AND table_name = 'alembic_version'"
+    query = (
+        "SELECT 1 FROM information_schema.tables"
+        " WHERE table_schema = 'rucio' AND table_name = 'alembic_version'"
+    )
     if not _psql(port, database, query):
         return False
     return bool(_psql(port, database, "SELECT 1 FROM rucio.accounts WHERE account = 'root'"))
@@ -136,7 +137,7 @@ def rucio_env(server: RucioServer) -> dict[str, str]:
 def ping(url: str, timeout: float = 2.0) -> str | None:
     """The server's version from ``/ping``, or None when it does not answer."""
     try:
-        with urllib.request.urlopen(f"{url}/ping", timeout=timeout) as resp:  # noqa: S310 (loopback http)
+        with urllib.request.urlopen(f"{url}/ping", timeout=timeout) as resp:
             return str(json.loads(resp.read())["version"])
     except (OSError, ValueError, KeyError, urllib.error.URLError):
         return None

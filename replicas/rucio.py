@@ -18,6 +18,7 @@ It speaks the project's own types (``StorageEndpoint``, ``DataProduct``, ``Repli
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -290,7 +291,7 @@ class RucioAdapter:
     def _sync_protocols(self, endpoint: StorageEndpoint) -> None:
         prefix = "/" + endpoint.prefix.strip("/") + "/"
         preferred = endpoint.tpc_scheme
-        wanted = {
+        wanted: dict[str, dict[str, Any]] = {
             "root": {
                 "scheme": "root",
                 "hostname": endpoint.hostname,
@@ -312,9 +313,11 @@ class RucioAdapter:
         existing = list(self.client.get_rse(endpoint.name).get("protocols") or [])
         for scheme, want in wanted.items():
             have = [p for p in existing if p["scheme"] == scheme]
-            same = len(have) == 1 and all(
-                have[0].get(k) == want[k] for k in ("hostname", "port", "prefix", "impl")
-            ) and _domains_equal(have[0].get("domains", {}), want["domains"])
+            same = (
+                len(have) == 1
+                and all(have[0].get(k) == want[k] for k in ("hostname", "port", "prefix", "impl"))
+                and _domains_equal(have[0].get("domains", {}), want["domains"])
+            )
             if same:
                 continue
             if have:
@@ -348,10 +351,7 @@ class RucioAdapter:
         paths = NetworkPath.objects.filter(source_id__in=site_ids, destination_id__in=site_ids)
         wanted = distance_table(
             sites,
-            (
-                (p.source_id, p.destination_id, PathMetrics(p.rtt_ms, p.opex_eur_per_year))
-                for p in paths
-            ),
+            ((p.source_id, p.destination_id, PathMetrics(p.rtt_ms, p.opex_eur_per_year)) for p in paths),
         )
         added, updated, removed = [], [], []
         with self._errors("cannot sync RSE distances"):
@@ -411,7 +411,7 @@ class RucioAdapter:
             check_did_name(dataset)
             if not files:
                 raise RucioAdapterError(f"{doing}: the product has no files")
-            specs = []
+            specs: list[dict[str, Any]] = []
             for f in files:
                 did = file_did_name(dataset, f.name)
                 check_did_name(did)
@@ -426,7 +426,7 @@ class RucioAdapter:
         return ProductDids(
             scope=scope,
             dataset=dataset,
-            files=tuple(s["name"] for s in specs),
+            files=tuple(str(s["name"]) for s in specs),
             source_rse=source,
             created=True,
         )
@@ -439,18 +439,23 @@ class RucioAdapter:
         return True
 
     def _ensure_scope(self, scope: str) -> None:
-        try:
+        with contextlib.suppress(rucio_exc.Duplicate):
             self.client.add_scope(self.config.account, scope)
-        except rucio_exc.Duplicate:
-            pass
 
-    def _check_registered(self, product: DataProduct, specs: list[dict[str, Any]], source: str) -> ProductDids:
-        have = {(f["name"], int(f["bytes"]), f["adler32"]) for f in self.client.list_files(product.scope, product.name)}
+    def _check_registered(
+        self, product: DataProduct, specs: list[dict[str, Any]], source: str
+    ) -> ProductDids:
+        have = {
+            (f["name"], int(f["bytes"]), f["adler32"])
+            for f in self.client.list_files(product.scope, product.name)
+        }
         want = {(s["name"], s["bytes"], s["adler32"]) for s in specs}
         if have != want:
+            missing = sorted(n for n, *_ in want - have)
+            unexpected = sorted(n for n, *_ in have - want)
             raise RucioAdapterError(
                 f"{product.did} is already registered in Rucio with different files: "
-                f"missing {sorted(n for n, *_ in want - have)}, unexpected {sorted(n for n, *_ in have - want)}"
+                f"missing {missing}, unexpected {unexpected}"
             )
         return ProductDids(
             scope=product.scope,
@@ -500,7 +505,11 @@ class RucioAdapter:
                 self._require_rse(name)
             if not self._did_exists(product.scope, product.name):
                 raise RucioAdapterError(f"{doing}: {product.did} is not registered in Rucio")
-            comment = f"{RULE_COMMENT_PREFIX} policy {policy.name}" if policy else f"{RULE_COMMENT_PREFIX} placement"
+            comment = (
+                f"{RULE_COMMENT_PREFIX} policy {policy.name}"
+                if policy
+                else f"{RULE_COMMENT_PREFIX} placement"
+            )
             rule_ids = self.client.add_replication_rule(
                 dids=[{"scope": product.scope, "name": product.name}],
                 copies=copies,
@@ -601,7 +610,10 @@ class RucioAdapter:
                     detail = errors[rule.rule_id].get(rse) or errors[rule.rule_id].get("*") or rule.error
                     reason += f": {detail or 'transfers stuck'}"
                 current = best.get(rse)
-                if current is None or _STATE_RANK[ReplicaState(state)] < _STATE_RANK[ReplicaState(current[0])]:
+                if (
+                    current is None
+                    or _STATE_RANK[ReplicaState(state)] < _STATE_RANK[ReplicaState(current[0])]
+                ):
                     best[rse] = (state, reason)
         touched: list[Replica] = []
         with transaction.atomic():
@@ -620,7 +632,9 @@ class RucioAdapter:
                     replica.state, replica.reason = state, reason
                     replica.save(update_fields=["state", "reason", "updated"])
                 touched.append(replica)
-            states = set(product.replicas.exclude(endpoint_id=product.source_id).values_list("state", flat=True))
+            states = set(
+                product.replicas.exclude(endpoint_id=product.source_id).values_list("state", flat=True)
+            )
             if states:
                 if ReplicaState.FAILED in states:
                     new = ProductState.FAILED

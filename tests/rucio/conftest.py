@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -24,7 +25,8 @@ FTS_PLACEHOLDER = "https://127.0.0.1:1"
 
 
 def rucio_instance() -> str:
-    return str(settings.DATABASES["default"].get("TEST", {}).get("NAME") or f"pytest_{os.getpid()}")
+    test: Any = settings.DATABASES["default"].get("TEST") or {}
+    return str(test.get("NAME") or f"pytest_{os.getpid()}")
 
 
 @pytest.fixture(scope="session")

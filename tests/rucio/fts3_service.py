@@ -29,11 +29,41 @@ def client_cert(state: StateDir, name: str) -> tuple[Path, str]:
         key, csr, crt = folder / f"{name}.key", folder / f"{name}.csr", folder / f"{name}.crt"
         ext = folder / "client.ext"
         ext.write_text("extendedKeyUsage=clientAuth\n")
-        run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", dn, "-keyout", str(key), "-out", str(csr)])
+        run(
+            [
+                "openssl",
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-subj",
+                dn,
+                "-keyout",
+                str(key),
+                "-out",
+                str(csr),
+            ]
+        )
         pki = state.path / "pki"
         run(
-            ["openssl", "x509", "-req", "-in", str(csr), "-CA", str(pki / "ca.pem"), "-CAkey", str(pki / "ca.key")]
-            + ["-CAcreateserial", "-days", "30", "-extfile", str(ext), "-out", str(crt)]
+            [
+                "openssl",
+                "x509",
+                "-req",
+                "-in",
+                str(csr),
+                "-CA",
+                str(pki / "ca.pem"),
+                "-CAkey",
+                str(pki / "ca.key"),
+                "-CAcreateserial",
+                "-days",
+                "30",
+                "-extfile",
+                str(ext),
+                "-out",
+                str(crt),
+            ]
         )
         pem.write_text(crt.read_text() + key.read_text())
         pem.chmod(0o600)

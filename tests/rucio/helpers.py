@@ -32,7 +32,8 @@ def adler32(data: bytes) -> str:
 
 def make_product(scope: str, name: str = "obs-0001", files: int = 2, size: int = 1024) -> DataProduct:
     specs = [
-        FileSpec(name=f"vis-{i}.ms", size_bytes=size, adler32=adler32(bytes([i]) * size)) for i in range(files)
+        FileSpec(name=f"vis-{i}.ms", size_bytes=size, adler32=adler32(bytes([i]) * size))
+        for i in range(files)
     ]
     return register_product(
         scope=scope, name=name, telescope=Telescope.objects.get(name="SKA1-Low"), files=specs, priority=4

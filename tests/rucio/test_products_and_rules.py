@@ -47,7 +47,11 @@ def test_product_becomes_dataset_with_files_and_sdp_replicas(synced, rucio: Ruci
     first = product.files.first()
     assert first is not None
     pfn = rucio.pfn("SKA1-LOW_SDP", scope, f"{product.name}/{first.name}")
-    assert pfn == f"root://127.0.0.1:{sdp.root_port}//srcnet/{first.relative_path}" == sdp.url("root", first.relative_path)
+    assert (
+        pfn
+        == f"root://127.0.0.1:{sdp.root_port}//srcnet/{first.relative_path}"
+        == sdp.url("root", first.relative_path)
+    )
     davs = rucio.pfn("SKA1-LOW_SDP", scope, f"{product.name}/{first.name}", scheme="davs")
     assert davs == sdp.url("davs", first.relative_path)
     # registering again changes nothing
@@ -71,7 +75,9 @@ def test_policy_destinations_become_one_rule(synced, rucio: RucioAdapter, scope)
     assert rule.ours
     raw = rucio.client.get_replication_rule(rule.rule_id)
     assert raw["grouping"] == "DATASET" and raw["account"] == "root"
-    replicas = {r.endpoint.name: r for r in Replica.objects.filter(product=product).select_related("endpoint")}
+    replicas = {
+        r.endpoint.name: r for r in Replica.objects.filter(product=product).select_related("endpoint")
+    }
     assert set(replicas) == {"SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK"}
     for name in ("UKSRC_DISK", "AUSRC_DISK"):
         assert replicas[name].state == ReplicaState.COPYING
@@ -82,7 +88,9 @@ def test_policy_destinations_become_one_rule(synced, rucio: RucioAdapter, scope)
     # one copy out of two destinations: Rucio picks one, the replica is recorded there only
     other = make_product(scope, name="obs-0002")
     rucio.register_product(other)
-    one = rucio.place_product(other, _dest("UKSRC_DISK", "AUSRC_DISK"), copies=1, activity="SKA Data Challenge")
+    one = rucio.place_product(
+        other, _dest("UKSRC_DISK", "AUSRC_DISK"), copies=1, activity="SKA Data Challenge"
+    )
     assert one.copies == 1 and one.activity == "SKA Data Challenge" and len(one.locks) == 1
     assert Replica.objects.filter(product=other).exclude(endpoint__name="SKA1-LOW_SDP").count() == 1
 

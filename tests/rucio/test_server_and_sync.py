@@ -25,7 +25,9 @@ def test_server_answers_and_ensure_is_idempotent(rucio_server, rucio: RucioAdapt
     assert rucio.client.whoami()["account"] == "root"
 
 
-def test_sync_creates_rses_with_protocols_attributes_and_limits(reference_topology, rucio: RucioAdapter) -> None:
+def test_sync_creates_rses_with_protocols_attributes_and_limits(
+    reference_topology, rucio: RucioAdapter
+) -> None:
     eps = point_at_loopback()
     rses, _ = rucio.sync_endpoints(eps, fts_url=FTS_PLACEHOLDER)
     assert sorted(r.name for r in rses) == sorted(SITES)

@@ -104,7 +104,7 @@ def test_missing_source_file_fails_the_request_with_its_reason(  # type: ignore[
     dest = StorageEndpoint.objects.get(name="UKSRC_DISK")
     rule = rucio.place_product(product, [dest])
     summary = run_conveyor(rucio_server, until_rules=[rule.rule_id], timeout=200, usercert=conveyor_cert)
-    assert summary["rules"][rule.rule_id] == "STUCK", summary
+    assert summary["rules"] == {rule.rule_id: "STUCK"}, summary
     errors = rucio.transfer_errors(rule.rule_id)
     assert "SOURCE" in errors["UKSRC_DISK"], errors
     rucio.sync_product(product)

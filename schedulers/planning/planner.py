@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .lanes import build_lanes, normalised_shares
-from .policies import DegradeStep, ReplicaPolicy, replicas_of, routes
+from .policies import DegradeStep, Hop, ReplicaPolicy, replicas_of, routes
 from .tuning import effective_stream_bps, streams_and_files
 from .types import Lane, Leg, LegRole, LiveState, Plan, PlanConfig, PlanEvent, Product, Topology
 from .validate import validate_all
@@ -69,7 +69,7 @@ class Planner:
         self.legs: list[Leg] = []
         self.events: list[PlanEvent] = []
         self.replicas: dict[str, tuple[str, ...]] = {}
-        self._first: dict[tuple[str, str, bool], tuple[str, str]] = {}
+        self._route_cache: dict[tuple[str, str, bool], list[Hop]] = {}
         self.deferred: dict[str, list[tuple[Product, str, str, int, float]]] = {}
         self.cost_per_byte = {key: self._cost_per_byte(lane) for key, lane in self.lanes.items()}
         self.stream_bps = {
@@ -112,13 +112,14 @@ class Planner:
         tel = self.topology.telescope(product.telescope)
         return product.arrival_s + tel.sdp_buffer_bytes / (tel.daily_volume_bytes / 86400)
 
-    def _first_lane(self, telescope: str, site: str, relay: bool) -> tuple[str, str]:
+    def _routes(self, telescope: str, site: str, relay: bool) -> list[Hop]:
         key = (telescope, site, relay)
-        if key not in self._first:
-            self._first[key] = routes(self.policy, self.topology, telescope, site, relay=relay)[
-                0
-            ].source_destination()
-        return self._first[key]
+        if key not in self._route_cache:
+            self._route_cache[key] = routes(self.policy, self.topology, telescope, site, relay=relay)
+        return self._route_cache[key]
+
+    def _first_lane(self, telescope: str, site: str, relay: bool) -> tuple[str, str]:
+        return self._routes(telescope, site, relay)[0].source_destination()
 
     def _choose(self, product: Product, ready: float, deadline: float, relay: bool) -> tuple[str, bool]:
         """(primary SRC, through the relay?): the site furthest below its share whose lane starts soon and
@@ -217,7 +218,7 @@ class Planner:
             and product.telescope in self.policy.relays
         )
         primary, via_relay = self._choose(product, ready, deadline, relay)
-        hops = routes(self.policy, self.topology, product.telescope, primary, relay=via_relay)
+        hops = self._routes(product.telescope, primary, via_relay)
         defer = self._step_active(product.telescope, DegradeStep.DEFER_SECOND_COPIES)
         previous: int | None = None
         at = ready

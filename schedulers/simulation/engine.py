@@ -109,6 +109,8 @@ class Simulator:
         self.events: list[PlanEvent] = []
         self.plans = 0
         self._task_of: dict[tuple[str, str], _Task] = {}
+        self._dirty: set[tuple[str, str]] = set()
+        self._lanes_from: dict[str, list[tuple[str, str]]] = {}
         self.sim_events = 0
         self.topology = topology
         self._refresh_constraints()
@@ -158,6 +160,10 @@ class Simulator:
         for task in tasks:
             self.records[task.leg.product_id].replicas = result.replicas[task.leg.product_id]
             self.queues.setdefault((task.leg.source, task.leg.destination), []).append(task)
+        self._lanes_from = {}
+        for key in self.queues:
+            self._lanes_from.setdefault(key[0], []).append(key)
+        self._dirty.update(self.queues)
         for queue in self.queues.values():
             queue.sort(key=lambda t: (t.leg.start_s, -t.leg.priority))
 
@@ -182,7 +188,10 @@ class Simulator:
         return self.records[task.leg.product_id].product.arrival_s <= now + 1e-9
 
     def _start_flows(self, now: float) -> None:
-        for key, queue in self.queues.items():
+        # Only lanes whose situation changed since the last look can start anything.
+        dirty, self._dirty = self._dirty, set()
+        for key in sorted(dirty):
+            queue = self.queues.get(key)
             if key in self.flows or not queue:
                 continue
             pace = self._window_rate(key, now)
@@ -240,9 +249,13 @@ class Simulator:
 
     def _finish(self, key: tuple[str, str], now: float) -> None:
         flow = self.flows.pop(key)
+        self._credit(flow)
         task = self._task_of.pop(key)
         task.done = True
         self.idle_since[key] = now
+        # The lane is free, and lanes out of the destination may now have their product.
+        self._dirty.add(key)
+        self._dirty.update(self._lanes_from.get(key[1], ()))
         leg = flow.leg
         rec = self.records[leg.product_id]
         if leg.source in self.telescopes:
@@ -260,17 +273,25 @@ class Simulator:
         dt = t1 - t0
         if dt <= 0:
             return
-        for key, flow in self.flows.items():
+        access: dict[str, float] = {}
+        for flow in self.flows.values():
             if flow.rate_bps <= 0:
                 continue
             sent = flow.rate_bps * dt / 8
             flow.remaining_bytes -= sent
+            flow.sent_bytes += sent
             flow.active_s += dt
-            self.lane_bytes[key] = self.lane_bytes.get(key, 0.0) + sent
-            for name in flow.leg.links:
-                self.link_bytes[name] = self.link_bytes.get(name, 0.0) + sent
             if flow.leg.source in self.telescopes:
-                self._add_to_bins(self.access_bytes[flow.leg.source], t0, t1, sent)
+                access[flow.leg.source] = access.get(flow.leg.source, 0.0) + sent
+        for tel, sent in access.items():
+            self._add_to_bins(self.access_bytes[tel], t0, t1, sent)
+
+    def _credit(self, flow: Flow) -> None:
+        """Add what a flow has sent to its lane and links (at its end, or at the end of the run)."""
+        self.lane_bytes[flow.lane] = self.lane_bytes.get(flow.lane, 0.0) + flow.sent_bytes
+        for name in flow.leg.links:
+            self.link_bytes[name] = self.link_bytes.get(name, 0.0) + flow.sent_bytes
+        flow.sent_bytes = 0.0
 
     def _add_to_bins(self, bins: list[float], t0: float, t1: float, total: float) -> None:
         width = self.config.bin_s
@@ -289,6 +310,7 @@ class Simulator:
         now = 0.0
         next_replan = 0.0
         change_index = 0
+        arrived = 0
         sub = self.config.plan.slot_seconds / self.config.plan.subslots
         slotted = self.config.plan.mode == PlanMode.SLOT
         while now < end:
@@ -297,11 +319,16 @@ class Simulator:
                 self.capacity_now[change.link] = change.capacity_bps
                 change_index += 1
                 self._refresh_constraints()
+                self._dirty.update(self.queues)
             if now >= next_replan - 1e-9:
                 self._replan(now)
                 next_replan = now + self.config.replan_s
             if slotted:
                 self._pause_outside_windows(now)
+                self._dirty.update(self.queues)
+            if arrived < len(self.arrivals) and self.arrivals[arrived] <= now + 1e-9:
+                arrived = bisect.bisect_right(self.arrivals, now + 1e-9)
+                self._dirty.update(k for k in self.queues if k[0] in self.telescopes)
             self._start_flows(now)
             share_links(list(self.flows.values()), self.constraint_capacity, now)
             candidates = [end, next_replan]

@@ -32,6 +32,7 @@ class Flow:
     ramp_start_s: float | None  # None once the window is open
     active_s: float = 0.0
     rate_bps: float = 0.0
+    sent_bytes: float = 0.0  # not yet credited to the lane and link totals
 
     def ceiling_at(self, now: float) -> float:
         """The most the flow may send now: its pace, its plateau, and where slow start has got to."""

@@ -10,6 +10,7 @@ from srcnet.views import Column, object_list
 from transfers.models import TransferFile
 
 from . import filtersets
+from .choices import ReplicaState
 from .models import DataProduct, Replica
 
 
@@ -38,13 +39,26 @@ def products(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def product(request: HttpRequest, pk: int) -> HttpResponse:
+    """A product's routing: where each replica is, which policy placed it and why, its transfers with
+    timings, and (for operators) the actions on it."""
+    from operations.models import AuditEvent
+
     item = get_object_or_404(DataProduct.objects.select_related("telescope", "source"), pk=pk)
     replicas = item.replicas.select_related("endpoint__site", "policy")
     transfers = (
         TransferFile.objects.filter(job__metadata__product=item.did)
         .select_related("job")
-        .order_by("start_time")
+        .order_by("job__created", "start_time", "id")
     )
+    events = AuditEvent.objects.filter(target_type="product", target_id=str(item.pk))[:20]
     return render(
-        request, "replicas/product.html", {"product": item, "replicas": replicas, "transfers": transfers}
+        request,
+        "replicas/product.html",
+        {
+            "product": item,
+            "replicas": replicas,
+            "transfers": transfers,
+            "events": events,
+            "can_reroute": any(r.state in (ReplicaState.PLANNED, ReplicaState.COPYING) for r in replicas),
+        },
     )

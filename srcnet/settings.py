@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "replicas",
     "transfers",
     "schedulers",
+    "operations",
 ]
 
 MIDDLEWARE = [

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -69,3 +72,17 @@ def home(request: HttpRequest) -> HttpResponse:
         "failed transfers": TransferFile.objects.filter(state=FileState.FAILED).count(),
     }
     return render(request, "srcnet/home.html", {"counts": counts, "api_docs": reverse("api-docs")})
+
+
+def operator_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Operators (staff) act; other users get 403 (for GET and POST alike); anonymous users log in first."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not request.user.is_staff:
+            raise PermissionDenied("Only operators may do this.")
+        return view(request, *args, **kwargs)
+
+    return wrapper

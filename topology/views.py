@@ -3,6 +3,7 @@
 from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
 from srcnet.views import Column, object_list
 
@@ -90,3 +91,9 @@ def storage(request: HttpRequest) -> HttpResponse:
             Column("Active", lambda e: e.is_active),
         ],
     )
+
+
+@login_required
+def network_map(request: HttpRequest) -> HttpResponse:
+    """The world map of sites and links; its data comes from the operations JSON endpoints."""
+    return render(request, "topology/map.html")

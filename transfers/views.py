@@ -1,12 +1,16 @@
 """Portal pages of the transfer service."""
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
 from srcnet.views import Column, object_list
+from topology.models import NetworkPath
 
 from . import filtersets
-from .models import TransferFile
+from .choices import TERMINAL_JOB_STATES
+from .models import LinkPause, TransferFile, TransferJob
 
 
 @login_required
@@ -26,3 +30,63 @@ def files(request: HttpRequest) -> HttpResponse:
             Column("Reason", lambda f: f.reason),
         ],
     )
+
+
+@login_required
+def flows(request: HttpRequest) -> HttpResponse:
+    """Live flows: a polling chart of load per path and per telescope access link, the jobs still moving,
+    the queue per link, and the paths an operator may pause or resume."""
+    from operations.selectors import flows as live
+    from operations.selectors import path_loads, paused_paths
+
+    loads = path_loads()
+    paused_pairs = _paused_site_pairs()
+    candidates = list(
+        NetworkPath.objects.filter(pk__in=loads).select_related("source", "destination")
+    ) + _carriers(paused_pairs)
+    paused = paused_paths(candidates)
+    paths = sorted({p.pk: p for p in candidates}.values(), key=lambda p: p.name)
+    jobs = (
+        TransferJob.objects.exclude(state__in=TERMINAL_JOB_STATES)
+        .annotate(n_files=Count("files"))
+        .order_by("-priority", "created")[:200]
+    )
+    return render(
+        request,
+        "transfers/flows.html",
+        {
+            "snapshot": live(),
+            "paths": [{"path": p, "load": loads.get(p.pk), "paused": p.pk in paused} for p in paths],
+            "jobs": jobs,
+            "poll_ms": _poll_ms(request),
+        },
+    )
+
+
+def _poll_ms(request: HttpRequest) -> int:
+    try:
+        return max(500, int(request.GET.get("poll", "5000")))
+    except ValueError:
+        return 5000
+
+
+def _paused_site_pairs() -> set[tuple[int, int]]:
+    from operations.selectors import element_sites
+
+    sites = element_sites()
+    pairs = set()
+    for source_se, dest_se in LinkPause.objects.values_list("source_se", "dest_se"):
+        s, d = sites.get(source_se), sites.get(dest_se)
+        if s is not None and d is not None:
+            pairs.add((s, d))
+    return pairs
+
+
+def _carriers(pairs: set[tuple[int, int]]) -> list[NetworkPath]:
+    """Every path between each paused pair of sites (any of them may be the one an operator paused)."""
+    if not pairs:
+        return []
+    query = Q()
+    for s, d in pairs:
+        query |= Q(source_id=s, destination_id=d)
+    return list(NetworkPath.objects.filter(query).select_related("source", "destination"))

@@ -11,4 +11,5 @@ urlpatterns = [
     path("topology/", include("topology.api.urls")),
     path("replicas/", include("replicas.api.urls")),
     path("transfers/", include("transfers.api.urls")),
+    path("operations/", include("operations.api.urls")),
 ]

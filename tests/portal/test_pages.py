@@ -16,6 +16,10 @@ PAGES = [
     "topology:storage",
     "replicas:products",
     "transfers:files",
+    "topology:map",
+    "transfers:flows",
+    "operations:audit",
+    "operations:policies",
 ]
 
 

@@ -1,0 +1,1 @@
+"""Operator work on the running network: the audit trail, intervention services and the live views' reads."""

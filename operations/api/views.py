@@ -1,0 +1,57 @@
+"""Read-only JSON for the portal's live views (map, flows) and the audit trail.
+
+Any authenticated user reads (the project's default permission); the actions themselves are portal forms
+and services, so nothing here writes."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from rest_framework import viewsets
+from rest_framework.decorators import api_view
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from topology.models import Link, NetworkPath, Site
+
+from .. import selectors
+from ..filtersets import AuditEventFilterSet
+from ..models import AuditEvent
+from .serializers import AuditEventSerializer
+
+
+class AuditEventViewSet(viewsets.ReadOnlyModelViewSet):
+    """The audit trail, newest first."""
+
+    queryset = AuditEvent.objects.all()
+    serializer_class = AuditEventSerializer
+    filterset_class = AuditEventFilterSet
+
+
+@api_view(["GET"])
+def network(request: Request) -> Response:
+    """Sites, links with their live load, and paths (``?paths=0`` leaves the paths out)."""
+    return Response(selectors.network(with_paths=request.query_params.get("paths") != "0"))
+
+
+@api_view(["GET"])
+def flows(request: Request) -> Response:
+    """Load per loaded path and per telescope access link, live files and the queue."""
+    return Response(selectors.flows())
+
+
+@api_view(["GET"])
+def path_detail(request: Request, pk: int) -> Response:
+    path = get_object_or_404(NetworkPath.objects.select_related("source", "destination", "vrf"), pk=pk)
+    return Response(selectors.path_detail(path))
+
+
+@api_view(["GET"])
+def site_detail(request: Request, pk: int) -> Response:
+    return Response(selectors.site_detail(get_object_or_404(Site, pk=pk)))
+
+
+@api_view(["GET"])
+def link_detail(request: Request, pk: int) -> Response:
+    return Response(
+        selectors.link_detail(get_object_or_404(Link.objects.select_related("a_end", "b_end"), pk=pk))
+    )

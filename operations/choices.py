@@ -1,0 +1,20 @@
+"""Enumerations of the operations app."""
+
+from django.db import models
+
+
+class AuditAction(models.TextChoices):
+    PAUSE_PATH = "pause_path", "Pause a path"
+    RESUME_PATH = "resume_path", "Resume a path"
+    JOB_PRIORITY = "job_priority", "Change a job's priority"
+    PRODUCT_PRIORITY = "product_priority", "Change a product's priority"
+    CANCEL_JOB = "cancel_job", "Cancel a job"
+    REROUTE_PRODUCT = "reroute_product", "Re-route a product"
+    EDIT_POLICY = "edit_policy", "Create or edit a replica policy"
+
+
+class TargetType(models.TextChoices):
+    PATH = "path", "Network path"
+    JOB = "job", "Transfer job"
+    PRODUCT = "product", "Data product"
+    POLICY = "policy", "Replica policy"

@@ -1,0 +1,65 @@
+"""Forms of the operator actions. Each asks for an explicit confirmation; the services enforce the rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from replicas.models import DataProduct, ReplicaPolicy
+from topology.models import StorageEndpoint
+
+from .services import reroute_destinations
+
+CONFIRM_HELP = "Tick to confirm: the action runs at once and is recorded in the audit trail."
+
+
+class ConfirmForm(forms.Form):
+    """The confirmation step every action has, with an optional reason kept in the audit trail."""
+
+    reason = forms.CharField(max_length=200, required=False)
+    confirm = forms.BooleanField(required=True, label="I confirm", help_text=CONFIRM_HELP)
+
+
+class PriorityForm(ConfirmForm):
+    priority = forms.TypedChoiceField(
+        choices=[(n, str(n)) for n in range(1, 6)], coerce=int, help_text="1 (lowest) to 5 (highest)"
+    )
+
+    field_order = ["priority", "reason", "confirm"]
+
+
+class RerouteForm(ConfirmForm):
+    destination = forms.ModelChoiceField(queryset=StorageEndpoint.objects.none())
+
+    field_order = ["destination", "reason", "confirm"]
+
+    def __init__(self, *args: Any, product: DataProduct, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["destination"].queryset = reroute_destinations(product)  # type: ignore[attr-defined]
+
+
+class PolicyForm(forms.ModelForm):
+    """The policy's own fields; ModelForm validation runs the model's full_clean (and its constraints)."""
+
+    class Meta:
+        model = ReplicaPolicy
+        fields = ["name", "telescope", "kind", "is_active", "description"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+
+class ShareForm(forms.Form):
+    # Every endpoint is offered: the model's own rule (no SDP destination) answers with its message.
+    destination = forms.ModelChoiceField(queryset=StorageEndpoint.objects.all(), required=False)
+    weight = forms.FloatField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("destination") is not None and data.get("weight") is None:
+            self.add_error("weight", "Give a weight for this destination.")
+        if data.get("destination") is None and data.get("weight") is not None:
+            self.add_error("destination", "Choose the destination of this weight.")
+        return data
+
+
+ShareFormSet = forms.formset_factory(ShareForm, extra=3)

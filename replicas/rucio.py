@@ -525,6 +525,28 @@ class RucioAdapter:
         self._record(product, [rule], policy=policy)
         return rule
 
+    def place_planned(
+        self,
+        product: DataProduct,
+        *,
+        activity: str = DEFAULT_ACTIVITY,
+        lifetime: int | None = None,
+    ) -> RuleInfo:
+        """The product's PLANNED replicas (what the platform's policy decided, ``services.place_product``)
+        as one rule: one copy on each planned destination, under the policy that planned them."""
+        planned = list(
+            product.replicas.filter(state=ReplicaState.PLANNED)
+            .exclude(endpoint_id=product.source_id)
+            .select_related("endpoint", "policy")
+        )
+        if not planned:
+            raise RucioAdapterError(f"{product.did} has no planned replica to turn into a rule")
+        policies = {r.policy for r in planned}
+        policy = policies.pop() if len(policies) == 1 else None
+        return self.place_product(
+            product, [r.endpoint for r in planned], activity=activity, lifetime=lifetime, policy=policy
+        )
+
     def rule(self, rule_id: str) -> RuleInfo:
         with self._errors(f"cannot read rule {rule_id}"):
             raw = self.client.get_replication_rule(rule_id)

@@ -196,3 +196,25 @@ def test_placing_an_unregistered_product_is_refused(synced, rucio: RucioAdapter,
     with pytest.raises(RucioAdapterError, match="is not registered in Rucio"):
         rucio.place_product(product, _dest("UKSRC_DISK"))
     assert not Replica.objects.filter(product=product, endpoint__name="UKSRC_DISK").exists()
+
+
+def test_policy_decision_becomes_a_rule_under_that_policy(synced, rucio: RucioAdapter, scope) -> None:
+    from replicas.models import PolicyShare, ReplicaPolicy
+    from replicas.services import place_product
+
+    product = make_product(scope)
+    policy = ReplicaPolicy.objects.create(name=f"low-to-au-{scope}", telescope=product.telescope)
+    PolicyShare.objects.create(
+        policy=policy, destination=StorageEndpoint.objects.get(name="AUSRC_DISK"), weight=1
+    )
+    [planned] = place_product(product=product)
+    assert planned.state == ReplicaState.PLANNED and planned.endpoint.name == "AUSRC_DISK"
+    rucio.register_product(product)
+    rule = rucio.place_planned(product, activity="SKA Data Products")
+    assert rule.rse_expression == "AUSRC_DISK" and rule.copies == 1
+    assert rule.comment == f"srcnet: policy {policy.name}"
+    planned.refresh_from_db()
+    assert planned.state == ReplicaState.COPYING and planned.policy == policy
+    assert rule.rule_id in planned.reason
+    with pytest.raises(RucioAdapterError, match="no planned replica"):
+        rucio.place_planned(product)

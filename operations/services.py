@@ -177,7 +177,7 @@ def reroute_product(
 
     product = DataProduct.objects.select_for_update().get(pk=product.pk)
     moving = list(
-        product.replicas.select_for_update()
+        product.replicas.select_for_update(of=("self",))
         .filter(state__in=(ReplicaState.PLANNED, ReplicaState.COPYING))
         .exclude(endpoint=product.source)
         .select_related("endpoint", "policy")

@@ -32,8 +32,8 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import wanpath  # noqa: E402
-from xrdsite import GFAL_ENV, XRD_ENV, XrootdSite  # noqa: E402
+import wanpath
+from xrdsite import GFAL_ENV, XRD_ENV, XrootdSite
 
 SCHEMA = "srcnet.wan-matrix/1"
 TOOLS = ("iperf3", "xrdcp-up", "xrdcp-down", "xrd-tpc", "gfal-copy", "davix-put", "davix-get")
@@ -42,6 +42,7 @@ _SUMS: dict[str, str] = {}  # source file -> adler32
 
 
 # -- measurement helpers -----------------------------------------------------
+
 
 def proc_cpu_s(pid: int) -> float:
     """user+sys CPU seconds of a process and its reaped children."""
@@ -58,8 +59,12 @@ def nstat_retrans(path) -> int:
     """TcpRetransSegs summed over both end-host namespaces."""
     total = 0
     for side in ("a", "b"):
-        out = subprocess.run(path.cmd(side, ["nstat", "-az", "--json", "TcpRetransSegs"]),
-                             capture_output=True, text=True, timeout=10).stdout
+        out = subprocess.run(
+            path.cmd(side, ["nstat", "-az", "--json", "TcpRetransSegs"]),
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout
         total += json.loads(out)["kernel"].get("TcpRetransSegs", 0)
     return total
 
@@ -67,19 +72,29 @@ def nstat_retrans(path) -> int:
 def tun_tx_dropped(path) -> int:
     """Packets the kernel dropped in front of the emulator (TUN queue full):
     drops outside the model, must stay 0 for a faithful run."""
-    out = subprocess.run(path.cmd("r", ["ip", "-s", "-j", "link", "show", "type", "tun"]),
-                         capture_output=True, text=True, timeout=10).stdout
+    out = subprocess.run(
+        path.cmd("r", ["ip", "-s", "-j", "link", "show", "type", "tun"]),
+        capture_output=True,
+        text=True,
+        timeout=10,
+    ).stdout
     return sum(d["stats64"]["tx"]["dropped"] for d in json.loads(out or "[]"))
 
 
 def fidelity(st0, st1, direction, tun0, tun1) -> dict:
     """Emulator-side fidelity figures for the data direction of one cell."""
-    d = {k: st1[direction][k] - st0[direction][k]
-         for k in ("tx_pkts", "late_gt1ms", "late_gt10ms", "drop_queue", "drop_loss", "drop_ring")}
-    return {"emulator_drops": d["drop_queue"] + d["drop_loss"],
-            "late_gt1ms": d["late_gt1ms"], "late_gt10ms": d["late_gt10ms"],
-            "late_frac": round(d["late_gt1ms"] / d["tx_pkts"], 5) if d["tx_pkts"] else None,
-            "drop_ring": d["drop_ring"], "tun_tx_dropped": tun1 - tun0}
+    d = {
+        k: st1[direction][k] - st0[direction][k]
+        for k in ("tx_pkts", "late_gt1ms", "late_gt10ms", "drop_queue", "drop_loss", "drop_ring")
+    }
+    return {
+        "emulator_drops": d["drop_queue"] + d["drop_loss"],
+        "late_gt1ms": d["late_gt1ms"],
+        "late_gt10ms": d["late_gt10ms"],
+        "late_frac": round(d["late_gt1ms"] / d["tx_pkts"], 5) if d["tx_pkts"] else None,
+        "drop_ring": d["drop_ring"],
+        "tun_tx_dropped": tun1 - tun0,
+    }
 
 
 class Sampler(threading.Thread):
@@ -161,6 +176,7 @@ def parse_size(s: str) -> int:
 
 # -- one path --------------------------------------------------------------------
 
+
 class Cell:
     """Runs the tools on one live path with two XRootD sites."""
 
@@ -173,9 +189,18 @@ class Cell:
 
     def base(self, tool, **kw):
         c = self.path.config
-        d = dict(rtt_ms=c.rtt_ms, rate_mbit=c.rate_mbit, loss=c.loss, mtu=c.mtu,
-                 tuning=c.tuning, cc=c.cc, queue_bytes=c.queue(),
-                 overhead_ms=c.overhead_ms, rtt_measured_ms=self.rtt_measured, tool=tool)
+        d = dict(
+            rtt_ms=c.rtt_ms,
+            rate_mbit=c.rate_mbit,
+            loss=c.loss,
+            mtu=c.mtu,
+            tuning=c.tuning,
+            cc=c.cc,
+            queue_bytes=c.queue(),
+            overhead_ms=c.overhead_ms,
+            rtt_measured_ms=self.rtt_measured,
+            tool=tool,
+        )
         d.update(kw)
         return d
 
@@ -203,6 +228,7 @@ class Cell:
 
             def go(i, a):
                 outs[i] = run_timed(a, env)
+
             th = [threading.Thread(target=go, args=(i, a)) for i, a in enumerate(argv_list)]
             for t in th:
                 t.start()
@@ -215,22 +241,32 @@ class Cell:
         gb = nbytes / 1e9
         ok = all(o[0] == 0 for o in outs)
         pl, peak = plateau(sampler.samples, t0, direction)
-        r = self.base(tool, direction=direction.replace("ab", "a->b").replace("ba", "b->a"),
-                      bytes=nbytes, seconds=round(wall, 3),
-                      throughput_mbit=round(nbytes * 8 / wall / 1e6, 1) if ok else None,
-                      plateau_s=pl, peak_1s_mbit=peak, retransmits=rtx1 - rtx0,
-                      **fidelity(st0, st1, direction, tun0, tun1),
-                      cpu_s_per_gb={
-                          "client": round(sum(o[2] for o in outs) / gb, 3),
-                          "server": round(sum(cpu1[p] - cpu0[p] for p in cpu_server_pids) / gb, 3),
-                          "emulator": round((cpu1[em] - cpu0[em]) / gb, 3)},
-                      ok=ok, error=None if ok else next(o[3] for o in outs if o[0] != 0), **kw)
+        r = self.base(
+            tool,
+            direction=direction.replace("ab", "a->b").replace("ba", "b->a"),
+            bytes=nbytes,
+            seconds=round(wall, 3),
+            throughput_mbit=round(nbytes * 8 / wall / 1e6, 1) if ok else None,
+            plateau_s=pl,
+            peak_1s_mbit=peak,
+            retransmits=rtx1 - rtx0,
+            **fidelity(st0, st1, direction, tun0, tun1),
+            cpu_s_per_gb={
+                "client": round(sum(o[2] for o in outs) / gb, 3),
+                "server": round(sum(cpu1[p] - cpu0[p] for p in cpu_server_pids) / gb, 3),
+                "emulator": round((cpu1[em] - cpu0[em]) / gb, 3),
+            },
+            ok=ok,
+            error=None if ok else next(o[3] for o in outs if o[0] != 0),
+            **kw,
+        )
         return r
 
     # -- tools -----------------------------------------------------------------
     def iperf3(self, seconds):
-        srv = self.path.popen_b(["iperf3", "-s", "-J", "-p", "5301"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        srv = self.path.popen_b(
+            ["iperf3", "-s", "-J", "-p", "5301"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         try:
             time.sleep(0.5)
             rtx0, st0, tun0 = nstat_retrans(self.path), self.path.stats(), tun_tx_dropped(self.path)
@@ -239,10 +275,22 @@ class Cell:
             t0 = time.monotonic()
             em0 = proc_cpu_s(self.path.emulator_pid)
             cpu_srv0 = proc_cpu_s(srv.pid)
-            out = self.path.run_a(["iperf3", "-c", self.path.ip_b, "-p", "5301", "-t",
-                                   str(seconds), "-J", "--get-server-output"],
-                                  capture_output=True, text=True,
-                                  timeout=seconds + 60)
+            out = self.path.run_a(
+                [
+                    "iperf3",
+                    "-c",
+                    self.path.ip_b,
+                    "-p",
+                    "5301",
+                    "-t",
+                    str(seconds),
+                    "-J",
+                    "--get-server-output",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=seconds + 60,
+            )
             sampler.finish()
             em1, cpu_srv1 = proc_cpu_s(self.path.emulator_pid), proc_cpu_s(srv.pid)
             rtx1, st1, tun1 = nstat_retrans(self.path), self.path.stats(), tun_tx_dropped(self.path)
@@ -264,24 +312,38 @@ class Cell:
         steady = sum(i["bytes"] for i in last) * 8 / sum(i["seconds"] for i in last) / 1e6
         mbit = recv["bits_per_second"] / 1e6
         self.ceiling = steady
-        self.record(self.base(
-            "iperf3", direction="a->b", bytes=recv["bytes"], seconds=recv["seconds"],
-            throughput_mbit=round(mbit, 1), steady_mbit=round(steady, 1),
-            plateau_s=pl, peak_1s_mbit=peak, retransmits=rtx1 - rtx0,
-            **fidelity(st0, st1, "ab", tun0, tun1),
-            cpu_s_per_gb={"client": round(j["end"]["cpu_utilization_percent"]["host_total"]
-                                          / 100 * recv["seconds"] / gb, 3),
-                          "server": round((cpu_srv1 - cpu_srv0) / gb, 3),
-                          "emulator": round((em1 - em0) / gb, 3)},
-            ok=True, error=None, mode="single", files=1))
+        self.record(
+            self.base(
+                "iperf3",
+                direction="a->b",
+                bytes=recv["bytes"],
+                seconds=recv["seconds"],
+                throughput_mbit=round(mbit, 1),
+                steady_mbit=round(steady, 1),
+                plateau_s=pl,
+                peak_1s_mbit=peak,
+                retransmits=rtx1 - rtx0,
+                **fidelity(st0, st1, "ab", tun0, tun1),
+                cpu_s_per_gb={
+                    "client": round(
+                        j["end"]["cpu_utilization_percent"]["host_total"] / 100 * recv["seconds"] / gb, 3
+                    ),
+                    "server": round((cpu_srv1 - cpu_srv0) / gb, 3),
+                    "emulator": round((em1 - em0) / gb, 3),
+                },
+                ok=True,
+                error=None,
+                mode="single",
+                files=1,
+            )
+        )
 
     def file_tool(self, tool, size, nfiles=1, mode="single"):
         src = [self.src_file(size, i) for i in range(nfiles)]
         p, sa, sb = self.path, self.sa, self.sb
         tag = f"{tool}-{size}-{mode}"
         if tool == "xrdcp-up":
-            argvs = [p.cmd("a", ["xrdcp", "-f", s, sb.root_url(f"{tag}-{i}")])
-                     for i, s in enumerate(src)]
+            argvs = [p.cmd("a", ["xrdcp", "-f", s, sb.root_url(f"{tag}-{i}")]) for i, s in enumerate(src)]
             direction, srv, env = "ab", [sb.proc.pid], XRD_ENV
             dst = [sb.local_path(f"{tag}-{i}") for i in range(nfiles)]
         elif tool == "xrdcp-down":
@@ -289,26 +351,31 @@ class Cell:
                 shutil.copyfile(s, sb.local_path(f"{tag}-{i}"))
                 shutil.chown(sb.local_path(f"{tag}-{i}"), "xrootd", "xrootd")
             dst = [os.path.join(self.srcdir, f"dl-{tag}-{i}") for i in range(nfiles)]
-            argvs = [p.cmd("a", ["xrdcp", "-f", sb.root_url(f"{tag}-{i}"), d])
-                     for i, d in enumerate(dst)]
+            argvs = [p.cmd("a", ["xrdcp", "-f", sb.root_url(f"{tag}-{i}"), d]) for i, d in enumerate(dst)]
             direction, srv, env = "ba", [sb.proc.pid], XRD_ENV
         elif tool == "xrd-tpc":
             for i, s in enumerate(src):
                 shutil.copyfile(s, sb.local_path(f"{tag}-{i}"))
                 shutil.chown(sb.local_path(f"{tag}-{i}"), "xrootd", "xrootd")
             # destination site A pulls from source site B across the path
-            argvs = [p.cmd("a", ["xrdcp", "-f", "--tpc", "only", sb.root_url(f"{tag}-{i}"),
-                                 sa.root_url(f"{tag}-{i}")]) for i in range(nfiles)]
+            argvs = [
+                p.cmd(
+                    "a",
+                    ["xrdcp", "-f", "--tpc", "only", sb.root_url(f"{tag}-{i}"), sa.root_url(f"{tag}-{i}")],
+                )
+                for i in range(nfiles)
+            ]
             direction, srv, env = "ba", [sa.proc.pid, sb.proc.pid], XRD_ENV
             dst = [sa.local_path(f"{tag}-{i}") for i in range(nfiles)]
         elif tool == "gfal-copy":
-            argvs = [p.cmd("a", ["gfal-copy", "-f", "file://" + s, sb.root_url(f"{tag}-{i}")])
-                     for i, s in enumerate(src)]
+            argvs = [
+                p.cmd("a", ["gfal-copy", "-f", "file://" + s, sb.root_url(f"{tag}-{i}")])
+                for i, s in enumerate(src)
+            ]
             direction, srv, env = "ab", [sb.proc.pid], GFAL_ENV
             dst = [sb.local_path(f"{tag}-{i}") for i in range(nfiles)]
         elif tool == "davix-put":
-            argvs = [p.cmd("a", ["davix-put", s, sb.http_url(f"{tag}-{i}")])
-                     for i, s in enumerate(src)]
+            argvs = [p.cmd("a", ["davix-put", s, sb.http_url(f"{tag}-{i}")]) for i, s in enumerate(src)]
             direction, srv, env = "ab", [sb.proc.pid], XRD_ENV
             dst = [sb.local_path(f"{tag}-{i}") for i in range(nfiles)]
         elif tool == "davix-get":
@@ -316,17 +383,18 @@ class Cell:
                 shutil.copyfile(s, sb.local_path(f"{tag}-{i}"))
                 shutil.chown(sb.local_path(f"{tag}-{i}"), "xrootd", "xrootd")
             dst = [os.path.join(self.srcdir, f"dl-{tag}-{i}") for i in range(nfiles)]
-            argvs = [p.cmd("a", ["davix-get", sb.http_url(f"{tag}-{i}"), d])
-                     for i, d in enumerate(dst)]
+            argvs = [p.cmd("a", ["davix-get", sb.http_url(f"{tag}-{i}"), d]) for i, d in enumerate(dst)]
             direction, srv, env = "ba", [sb.proc.pid], XRD_ENV
         else:
             raise ValueError(tool)
         subprocess.run(["sync"], timeout=120)  # staged copies must not flush mid-run
-        r = self.measure(tool, argvs, direction, size * nfiles, env, srv, mode=mode,
-                         files=nfiles, file_bytes=size)
+        r = self.measure(
+            tool, argvs, direction, size * nfiles, env, srv, mode=mode, files=nfiles, file_bytes=size
+        )
         if r["ok"]:
-            r["adler32_ok"] = all(os.path.exists(d) and adler32_file(d) == _SUMS[s]
-                                  for s, d in zip(src, dst))
+            r["adler32_ok"] = all(
+                os.path.exists(d) and adler32_file(d) == _SUMS[s] for s, d in zip(src, dst, strict=True)
+            )
             if not r["adler32_ok"]:
                 r["ok"] = False
                 r["throughput_mbit"] = None
@@ -354,17 +422,23 @@ class Cell:
 
 # -- driver ------------------------------------------------------------------------
 
+
 def machine() -> dict:
     with open("/proc/meminfo") as f:
         mem_kb = int(f.readline().split()[1])
     try:
         with open("/proc/cpuinfo") as f:
-            model = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+            model = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
     except (OSError, StopIteration):
         model = platform.processor()
-    return {"hostname": platform.node(), "kernel": platform.release(), "cpus": os.cpu_count(),
-            "cpu_model": model, "mem_gib": round(mem_kb / 2**20, 1),
-            "os": platform.freedesktop_os_release().get("PRETTY_NAME", "")}
+    return {
+        "hostname": platform.node(),
+        "kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "mem_gib": round(mem_kb / 2**20, 1),
+        "os": platform.freedesktop_os_release().get("PRETTY_NAME", ""),
+    }
 
 
 def main(argv=None) -> int:
@@ -401,21 +475,28 @@ def main(argv=None) -> int:
         n, s = a.batch.lower().split("x")
         batch = (int(n), parse_size(s))
 
-    doc = {"schema": SCHEMA,
-           "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "command": " ".join(["python3", "bench/wan/matrix.py", *(argv or sys.argv[1:])]),
-           "machine": machine(),
-           # the 2 vCPUs are shared: record how busy the box was
-           "loadavg_start": [round(x, 2) for x in os.getloadavg()], "cells": []}
+    doc = {
+        "schema": SCHEMA,
+        "generated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["python3", "bench/wan/matrix.py", *(argv or sys.argv[1:])]),
+        "machine": machine(),
+        # the 2 vCPUs are shared: record how busy the box was
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "cells": [],
+    }
     srcdir = tempfile.mkdtemp(prefix="srcnet-wan-matrix-")
     os.chmod(srcdir, 0o755)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     try:
         for rtt in rtts:
             for rate in rates:
-                with wanpath.emulated_path(rtt_ms=rtt, rate_mbit=rate, loss=a.loss, cc=a.cc,
-                                           tuning=a.tuning) as path, \
-                        XrootdSite(path, "a") as sa, XrootdSite(path, "b") as sb:
+                with (
+                    wanpath.emulated_path(
+                        rtt_ms=rtt, rate_mbit=rate, loss=a.loss, cc=a.cc, tuning=a.tuning
+                    ) as path,
+                    XrootdSite(path, "a") as sa,
+                    XrootdSite(path, "b") as sb,
+                ):
                     cell = Cell(path, sa, sb, srcdir, a)
                     if "iperf3" in tools:
                         cell.iperf3(a.iperf_seconds)
@@ -439,24 +520,33 @@ def main(argv=None) -> int:
 
 
 def table(doc) -> str:
-    rows = ["| RTT ms | rate Mbit/s | tool | mode | size | files | Mbit/s | of bottleneck "
-            "| vs iperf3 | plateau s | retrans / emu drops | emu late>1ms | CPU s/GB client/server/emu |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| RTT ms | rate Mbit/s | tool | mode | size | files | Mbit/s | of bottleneck "
+        "| vs iperf3 | plateau s | retrans / emu drops | emu late>1ms | CPU s/GB client/server/emu |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for c in doc["cells"]:
         cpu = c.get("cpu_s_per_gb") or {}
         size = c.get("file_bytes")
         late = c.get("late_frac")
-        rows.append("| {} | {:g} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |".format(
-            c["rtt_ms"], c["rate_mbit"], c["tool"], c.get("mode", ""),
-            f"{size / 1e6:g} MB" if size else f"{c.get('seconds', 0):.0f} s",
-            c.get("files", 1),
-            c.get("throughput_mbit") if c.get("ok") else "FAILED",
-            f"{c['fraction_of_bottleneck']:.3f}" if c.get("fraction_of_bottleneck") else "",
-            f"{c['ratio_to_iperf3']:.3f}" if c.get("ratio_to_iperf3") else "",
-            c.get("plateau_s", "") if c.get("plateau_s") is not None else "–",
-            c.get("retransmits", ""), c.get("emulator_drops", "–"),
-            f"{late * 100:.1f} %" if late is not None else "–",
-            "/".join(str(cpu.get(k, "")) for k in ("client", "server", "emulator"))))
+        rows.append(
+            "| {} | {:g} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |".format(
+                c["rtt_ms"],
+                c["rate_mbit"],
+                c["tool"],
+                c.get("mode", ""),
+                f"{size / 1e6:g} MB" if size else f"{c.get('seconds', 0):.0f} s",
+                c.get("files", 1),
+                c.get("throughput_mbit") if c.get("ok") else "FAILED",
+                f"{c['fraction_of_bottleneck']:.3f}" if c.get("fraction_of_bottleneck") else "",
+                f"{c['ratio_to_iperf3']:.3f}" if c.get("ratio_to_iperf3") else "",
+                c.get("plateau_s", "") if c.get("plateau_s") is not None else "-",
+                c.get("retransmits", ""),
+                c.get("emulator_drops", "-"),
+                f"{late * 100:.1f} %" if late is not None else "-",
+                "/".join(str(cpu.get(k, "")) for k in ("client", "server", "emulator")),
+            )
+        )
     return "\n".join(rows)
 
 

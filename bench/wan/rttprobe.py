@@ -21,7 +21,7 @@ def serve(port: int, idle_timeout: float = 60.0) -> None:
     while True:
         try:
             data, peer = s.recvfrom(2048)
-        except socket.timeout:
+        except TimeoutError:
             return
         if data == b"quit":
             return
@@ -43,18 +43,22 @@ def probe(host: str, port: int, count: int, interval: float) -> dict:
                 if data[:4] == tag:  # ignore late answers to older probes
                     rtts.append((time.perf_counter() - t0) * 1e3)
                     break
-        except (socket.timeout, ConnectionRefusedError):
+        except (TimeoutError, ConnectionRefusedError):
             pass  # lost, or the echo server is not listening yet
         rest = interval - (time.perf_counter() - t0)
         if rest > 0:
             time.sleep(rest)
     q = statistics.quantiles(rtts, n=10) if len(rtts) >= 2 else [None] * 9
-    return {"count": count, "received": len(rtts),
-            "p10_ms": q[0], "p90_ms": q[8],
-            "min_ms": min(rtts) if rtts else None,
-            "median_ms": statistics.median(rtts) if rtts else None,
-            "mean_ms": statistics.fmean(rtts) if rtts else None,
-            "max_ms": max(rtts) if rtts else None}
+    return {
+        "count": count,
+        "received": len(rtts),
+        "p10_ms": q[0],
+        "p90_ms": q[8],
+        "min_ms": min(rtts) if rtts else None,
+        "median_ms": statistics.median(rtts) if rtts else None,
+        "mean_ms": statistics.fmean(rtts) if rtts else None,
+        "max_ms": max(rtts) if rtts else None,
+    }
 
 
 if __name__ == "__main__":

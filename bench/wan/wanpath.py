@@ -84,7 +84,7 @@ class PathConfig:
     def one_way_delay_us(self, rtt_ms: float | None = None) -> int:
         """Delay the emulator adds per direction so the end-to-end RTT is rtt_ms."""
         rtt = self.rtt_ms if rtt_ms is None else rtt_ms
-        return max(0, int(round((rtt - (self.overhead_ms or 0.0)) * 1000 / 2)))
+        return max(0, round((rtt - (self.overhead_ms or 0.0)) * 1000 / 2))
 
     def bdp_bytes(self) -> int:
         return int(self.rate_mbit * 1e6 / 8 * self.rtt_ms / 1e3)
@@ -178,6 +178,7 @@ class EmulatedPath:
 
 # -- helpers ---------------------------------------------------------------
 
+
 def _sh(argv: list[str], timeout: float = 15) -> str:
     p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0:
@@ -221,13 +222,13 @@ def _unique_name() -> str:
     base = f"{PREFIX}{os.getpid()}"
     for i in range(1000):
         name = base if i == 0 else f"{base}-{i}"
-        if not taken & {f"{name}-{s}" for s in "arb"} \
-                and not os.path.exists(os.path.join(STATE_DIR, name)):
+        if not taken & {f"{name}-{s}" for s in "arb"} and not os.path.exists(os.path.join(STATE_DIR, name)):
             return name
     raise PathError("no free path name")
 
 
 # -- bring up / tear down ---------------------------------------------------
+
 
 def bring_up(config: PathConfig | None = None, name: str | None = None, **kw) -> EmulatedPath:
     """Create namespaces, links, routes and tuning, start the emulator.
@@ -243,9 +244,15 @@ def bring_up(config: PathConfig | None = None, name: str | None = None, **kw) ->
     name = name or _unique_name()
     if not name.startswith(PREFIX):
         name = PREFIX + name
-    path = EmulatedPath(name=name, config=cfg, ns_a=f"{name}-a", ns_r=f"{name}-r",
-                        ns_b=f"{name}-b", owner_pid=os.getpid(),
-                        state_dir=os.path.join(STATE_DIR, name))
+    path = EmulatedPath(
+        name=name,
+        config=cfg,
+        ns_a=f"{name}-a",
+        ns_r=f"{name}-r",
+        ns_b=f"{name}-b",
+        owner_pid=os.getpid(),
+        state_dir=os.path.join(STATE_DIR, name),
+    )
     os.makedirs(STATE_DIR, exist_ok=True)
     os.mkdir(path.state_dir)  # fails if the name is taken: nothing to undo yet
     try:
@@ -274,8 +281,27 @@ def _make_topology(p: EmulatedPath) -> None:
         _sysctl(ns, "net.ipv6.conf.default.disable_ipv6", "1")
         _sh(["ip", "-n", ns, "link", "set", "lo", "up"])
     for end, rif, ip, rip in ((p.ns_a, "ra", IP_A, IP_RA), (p.ns_b, "rb", IP_B, IP_RB)):
-        _sh(["ip", "-n", end, "link", "add", "wan0", "mtu", str(cfg.mtu), "type", "veth",
-             "peer", "name", rif, "mtu", str(cfg.mtu), "netns", p.ns_r])
+        _sh(
+            [
+                "ip",
+                "-n",
+                end,
+                "link",
+                "add",
+                "wan0",
+                "mtu",
+                str(cfg.mtu),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                rif,
+                "mtu",
+                str(cfg.mtu),
+                "netns",
+                p.ns_r,
+            ]
+        )
         _sh(["ip", "-n", end, "addr", "add", f"{ip}/24", "dev", "wan0"])
         _sh(["ip", "-n", end, "link", "set", "wan0", "up"])
         _sh(["ip", "-n", p.ns_r, "addr", "add", f"{rip}/24", "dev", rif])
@@ -284,8 +310,7 @@ def _make_topology(p: EmulatedPath) -> None:
         _sh(["ip", "-n", p.ns_r, "tuntap", "add", "dev", tun, "mode", "tun", "vnet_hdr"])
         # A long TUN queue absorbs the bursts of the sender between two
         # emulator reads; drops here would be outside the model.
-        _sh(["ip", "-n", p.ns_r, "link", "set", tun, "mtu", str(cfg.mtu),
-             "txqueuelen", "10000", "up"])
+        _sh(["ip", "-n", p.ns_r, "link", "set", tun, "mtu", str(cfg.mtu), "txqueuelen", "10000", "up"])
     _sysctl(p.ns_r, "net.ipv4.ip_forward", "1")
     for conf in ("all", "default", "ra", "rb", "tab", "tba"):
         _sysctl(p.ns_r, f"net.ipv4.conf.{conf}.rp_filter", "0")
@@ -338,28 +363,57 @@ def rtt_is_quiet(r: dict) -> bool:
     return r["received"] == r["count"] and _spread(r) <= QUIET_SPREAD_MS
 
 
-def _start_emulator(p: EmulatedPath, binary: str, rtt_ms: float | None = None,
-                    rate_mbit: float | None = None) -> None:
+def _start_emulator(
+    p: EmulatedPath, binary: str, rtt_ms: float | None = None, rate_mbit: float | None = None
+) -> None:
     cfg = p.config
     one_way_us = cfg.one_way_delay_us(rtt_ms)
     rate_bps = int((cfg.rate_mbit if rate_mbit is None else rate_mbit) * 1e6)
-    argv = [binary, "--dev-ab", "tab", "--dev-ba", "tba",
-            "--delay-ab-us", str(one_way_us), "--delay-ba-us", str(one_way_us),
-            "--rate-ab-bps", str(rate_bps), "--rate-ba-bps", str(rate_bps),
-            "--queue-ab-bytes", str(cfg.queue()), "--queue-ba-bytes", str(cfg.queue()),
-            "--loss-ab", repr(cfg.loss), "--loss-ba", repr(cfg.loss),
-            "--seed", str(cfg.seed), "--stats", p.stats_file, "--stats-ms", "200",
-            "--rt", str(cfg.rt_prio)]
+    argv = [
+        binary,
+        "--dev-ab",
+        "tab",
+        "--dev-ba",
+        "tba",
+        "--delay-ab-us",
+        str(one_way_us),
+        "--delay-ba-us",
+        str(one_way_us),
+        "--rate-ab-bps",
+        str(rate_bps),
+        "--rate-ba-bps",
+        str(rate_bps),
+        "--queue-ab-bytes",
+        str(cfg.queue()),
+        "--queue-ba-bytes",
+        str(cfg.queue()),
+        "--loss-ab",
+        repr(cfg.loss),
+        "--loss-ba",
+        repr(cfg.loss),
+        "--seed",
+        str(cfg.seed),
+        "--stats",
+        p.stats_file,
+        "--stats-ms",
+        "200",
+        "--rt",
+        str(cfg.rt_prio),
+    ]
     # The stats file doubles as the readiness signal: drop a previous
     # (calibration) emulator's file first.
     with contextlib.suppress(FileNotFoundError):
         os.unlink(p.stats_file)
-    log = open(os.path.join(p.state_dir, "emulator.log"), "wb")
-    with log:
+    with open(os.path.join(p.state_dir, "emulator.log"), "wb") as log:
         # Own session: a Ctrl-C in the caller's terminal reaches us first, and
         # we stop the emulator ourselves (after collecting final counters).
-        proc = subprocess.Popen(["ip", "netns", "exec", p.ns_r, *argv], stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=log, start_new_session=True)
+        proc = subprocess.Popen(
+            ["ip", "netns", "exec", p.ns_r, *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
     p.emulator_pid = proc.pid  # `ip netns exec` execs, so this is wanemu itself
     _save(p)
     deadline = time.monotonic() + 10
@@ -434,9 +488,8 @@ def tear_down(path: EmulatedPath | str) -> dict | None:
     errors = []
     if path.emulator_pid and _pid_alive(path.emulator_pid):
         _stop_pid(path.emulator_pid)  # SIGTERM: it writes final counters
-    with contextlib.suppress(OSError, ValueError):
-        with open(path.stats_file) as f:
-            path.final_stats = json.load(f)
+    with contextlib.suppress(OSError, ValueError), open(path.stats_file) as f:
+        path.final_stats = json.load(f)
     existing = set(list_namespaces())
     for ns in (path.ns_a, path.ns_b, path.ns_r):
         if ns not in existing or ns not in path.created:
@@ -463,6 +516,7 @@ def tear_down(path: EmulatedPath | str) -> dict | None:
 
 # -- persistence for the CLI ----------------------------------------------
 
+
 def _save(p: EmulatedPath) -> None:
     tmp = os.path.join(p.state_dir, "state.json.tmp")
     with open(tmp, "w") as f:
@@ -486,8 +540,9 @@ def list_paths() -> list[str]:
         return []
 
 
-def measure_rtt(path: EmulatedPath, count: int = 40, interval_s: float = 0.02,
-                port: int = 7007, rt: bool = True) -> dict:
+def measure_rtt(
+    path: EmulatedPath, count: int = 40, interval_s: float = 0.02, port: int = 7007, rt: bool = True
+) -> dict:
     """Idle RTT A->B->A with UDP probes (rttprobe.py); times in ms.
 
     With rt=True the probe and echo processes run SCHED_FIFO (chrt), so a
@@ -502,12 +557,24 @@ def measure_rtt(path: EmulatedPath, count: int = 40, interval_s: float = 0.02,
         out = None
         while out is None or (out["received"] == 0 and time.monotonic() < deadline):
             # first probe also waits for the echo server to bind
-            out = json.loads(path.run_a([*probe, "probe", path.ip_b, str(port),
-                                         "2", "0.01"], capture_output=True, text=True,
-                                        timeout=budget, check=True).stdout)
-        out = json.loads(path.run_a([*probe, "probe", path.ip_b, str(port),
-                                     str(count), str(interval_s)], capture_output=True,
-                                    text=True, timeout=budget, check=True).stdout)
+            out = json.loads(
+                path.run_a(
+                    [*probe, "probe", path.ip_b, str(port), "2", "0.01"],
+                    capture_output=True,
+                    text=True,
+                    timeout=budget,
+                    check=True,
+                ).stdout
+            )
+        out = json.loads(
+            path.run_a(
+                [*probe, "probe", path.ip_b, str(port), str(count), str(interval_s)],
+                capture_output=True,
+                text=True,
+                timeout=budget,
+                check=True,
+            ).stdout
+        )
         return out
     finally:
         srv.kill()
@@ -525,23 +592,43 @@ def calibrate(rtt_ms: float = 7.5, count: int = 100) -> dict:
 
 
 @contextlib.contextmanager
-def emulated_path(rtt_ms: float = 300.0, rate_mbit: float = 1000.0, loss: float = 0.0,
-                  mtu: int = 1500, tuning: str = "dtn", cc: str | None = "cubic",
-                  queue_bytes: int | None = None, seed: int = 1, rt_prio: int = 10,
-                  overhead_ms: float | None = DEFAULT_OVERHEAD_MS, name: str | None = None):
+def emulated_path(
+    rtt_ms: float = 300.0,
+    rate_mbit: float = 1000.0,
+    loss: float = 0.0,
+    mtu: int = 1500,
+    tuning: str = "dtn",
+    cc: str | None = "cubic",
+    queue_bytes: int | None = None,
+    seed: int = 1,
+    rt_prio: int = 10,
+    overhead_ms: float | None = DEFAULT_OVERHEAD_MS,
+    name: str | None = None,
+):
     """Bring a path up for the duration of a `with` block.
 
     Teardown runs on normal exit, on exceptions, on KeyboardInterrupt and on
     SIGTERM (converted to KeyboardInterrupt while the block runs, if no other
     handler was installed).
     """
-    cfg = PathConfig(rtt_ms=rtt_ms, rate_mbit=rate_mbit, loss=loss, mtu=mtu, tuning=tuning,
-                     cc=cc, queue_bytes=queue_bytes, seed=seed, rt_prio=rt_prio,
-                     overhead_ms=overhead_ms)
+    cfg = PathConfig(
+        rtt_ms=rtt_ms,
+        rate_mbit=rate_mbit,
+        loss=loss,
+        mtu=mtu,
+        tuning=tuning,
+        cc=cc,
+        queue_bytes=queue_bytes,
+        seed=seed,
+        rt_prio=rt_prio,
+        overhead_ms=overhead_ms,
+    )
     restore = None
     if _main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+
         def _on_term(signum, frame):
             raise KeyboardInterrupt("SIGTERM")
+
         restore = signal.signal(signal.SIGTERM, _on_term)
     path = None
     try:
@@ -558,10 +645,12 @@ def emulated_path(rtt_ms: float = 300.0, rate_mbit: float = 1000.0, loss: float 
 
 def _main_thread() -> bool:
     import threading
+
     return threading.current_thread() is threading.main_thread()
 
 
 # -- CLI -------------------------------------------------------------------
+
 
 def _cli(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="wanpath.py", description=__doc__.split("\n")[0])
@@ -577,9 +666,12 @@ def _cli(argv: list[str]) -> int:
     up.add_argument("--queue-bytes", type=int, help="bottleneck buffer; default 1 BDP")
     up.add_argument("--seed", type=int, default=1)
     up.add_argument("--rt-prio", type=int, default=10)
-    up.add_argument("--overhead-ms", type=float, default=DEFAULT_OVERHEAD_MS,
-                    help="fixed path RTT cost subtracted from the emulator delay "
-                         "(default: measured at bring-up)")
+    up.add_argument(
+        "--overhead-ms",
+        type=float,
+        default=DEFAULT_OVERHEAD_MS,
+        help="fixed path RTT cost subtracted from the emulator delay (default: measured at bring-up)",
+    )
     cal = sub.add_parser("calibrate", help="measure the fixed RTT cost of a path here")
     cal.add_argument("--rtt-ms", type=float, default=7.5)
     cal.add_argument("--count", type=int, default=100)
@@ -592,9 +684,18 @@ def _cli(argv: list[str]) -> int:
     a = ap.parse_args(argv)
 
     if a.cmd == "up":
-        cfg = PathConfig(rtt_ms=a.rtt_ms, rate_mbit=a.rate_mbit, loss=a.loss, mtu=a.mtu,
-                         tuning=a.tuning, cc=a.cc, queue_bytes=a.queue_bytes, seed=a.seed,
-                         rt_prio=a.rt_prio, overhead_ms=a.overhead_ms)
+        cfg = PathConfig(
+            rtt_ms=a.rtt_ms,
+            rate_mbit=a.rate_mbit,
+            loss=a.loss,
+            mtu=a.mtu,
+            tuning=a.tuning,
+            cc=a.cc,
+            queue_bytes=a.queue_bytes,
+            seed=a.seed,
+            rt_prio=a.rt_prio,
+            overhead_ms=a.overhead_ms,
+        )
         p = bring_up(cfg, name=a.name)
         # The path outlives this command: `down` identifies it by name.
         p.owner_pid = 0

@@ -23,8 +23,13 @@ import tempfile
 import time
 
 # Fail fast instead of hanging for minutes if the server is not there yet.
-XRD_ENV = dict(os.environ, XRD_CONNECTIONRETRY="1", XRD_CONNECTIONWINDOW="3",
-               XRD_REQUESTTIMEOUT="600", XRD_STREAMTIMEOUT="600")
+XRD_ENV = dict(
+    os.environ,
+    XRD_CONNECTIONRETRY="1",
+    XRD_CONNECTIONWINDOW="3",
+    XRD_REQUESTTIMEOUT="600",
+    XRD_STREAMTIMEOUT="600",
+)
 GFAL_ENV = dict(XRD_ENV, GFAL_PYTHONBIN="/usr/bin/python3")
 
 _CONFIG = """\
@@ -43,8 +48,15 @@ xrd.protocol XrdHttp:{http_port} libXrdHttp.so
 
 
 class XrootdSite:
-    def __init__(self, path, side: str, port: int = 1094, http_port: int = 8080,
-                 user: str = "xrootd", start_timeout: float = 20.0):
+    def __init__(
+        self,
+        path,
+        side: str,
+        port: int = 1094,
+        http_port: int = 8080,
+        user: str = "xrootd",
+        start_timeout: float = 20.0,
+    ):
         if side not in ("a", "b"):
             raise ValueError("side must be 'a' or 'b'")
         self.path, self.side = path, side
@@ -69,7 +81,7 @@ class XrootdSite:
         return os.path.join(self.base, "data")
 
     # -- lifecycle ------------------------------------------------------
-    def start(self) -> "XrootdSite":
+    def start(self) -> XrootdSite:
         pw = pwd.getpwnam(self.user)
         self.base = tempfile.mkdtemp(prefix=f"{self.path.name}-xrd{self.side}-")
         run = os.path.join(self.base, "run")
@@ -80,13 +92,14 @@ class XrootdSite:
         os.chmod(self.base, 0o755)
         cfg = os.path.join(self.base, "xrootd.cfg")
         with open(cfg, "w") as f:
-            f.write(_CONFIG.format(port=self.port, http_port=self.http_port,
-                                   data=self.data, run=run))
+            f.write(_CONFIG.format(port=self.port, http_port=self.http_port, data=self.data, run=run))
         log = os.path.join(self.base, "xrootd.log")
-        self.proc = self._popen(["xrootd", "-c", cfg, "-l", log, "-R", self.user,
-                                 "-n", f"site{self.side}"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        self.proc = self._popen(
+            ["xrootd", "-c", cfg, "-l", log, "-R", self.user, "-n", f"site{self.side}"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             self._wait_ports()
         except BaseException:
@@ -100,16 +113,21 @@ class XrootdSite:
     def _wait_ports(self) -> None:
         # Probe from inside the site's own namespace (loopback: no WAN delay);
         # an xrdcp against a closed port would otherwise hang for minutes.
-        code = ("import socket,sys\n"
-                "for p in sys.argv[1:]:\n"
-                "    socket.create_connection(('127.0.0.1', int(p)), 0.5).close()\n")
+        code = (
+            "import socket,sys\n"
+            "for p in sys.argv[1:]:\n"
+            "    socket.create_connection(('127.0.0.1', int(p)), 0.5).close()\n"
+        )
         deadline = time.monotonic() + self.start_timeout
         run = self.path.run_a if self.side == "a" else self.path.run_b
         while True:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"xrootd exited ({self.proc.returncode}): {self.log_tail()}")
-            r = run([sys.executable, "-c", code, str(self.port), str(self.http_port)],
-                    capture_output=True, timeout=10)
+            r = run(
+                [sys.executable, "-c", code, str(self.port), str(self.http_port)],
+                capture_output=True,
+                timeout=10,
+            )
             if r.returncode == 0:
                 return
             if time.monotonic() > deadline:
@@ -137,7 +155,7 @@ class XrootdSite:
             shutil.rmtree(self.base, ignore_errors=True)
             self.base = None
 
-    def __enter__(self) -> "XrootdSite":
+    def __enter__(self) -> XrootdSite:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -31,6 +31,7 @@ class WanTestTimeout(Exception):
 def _bounded():
     def on_alarm(signum, frame):
         raise WanTestTimeout(f"test exceeded {TEST_TIMEOUT_S} s")
+
     old = signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(TEST_TIMEOUT_S)
     try:

@@ -11,15 +11,20 @@ def iperf3_tcp(path, seconds: int, extra=()) -> dict:
     use up its single test); returns the client JSON (with the
     server's own receiver-side intervals under 'server_output_json')."""
     port = "5201"
-    srv = path.popen_b(["iperf3", "-s", "-J", "-p", port], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+    srv = path.popen_b(
+        ["iperf3", "-s", "-J", "-p", port], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         wait_port(path, "b", int(port))
         rtt_s = path.config.rtt_ms / 1e3
-        out = path.run_a(["iperf3", "-c", path.ip_b, "-p", port, "-t", str(seconds), "-J",
-                          "--get-server-output", *extra], capture_output=True, text=True,
-                         timeout=seconds + 20 + 10 * rtt_s)
-        assert out.returncode == 0 and "error" not in out.stdout[-3000:], out.stdout[-2000:] + out.stderr[-2000:]
+        out = path.run_a(
+            ["iperf3", "-c", path.ip_b, "-p", port, "-t", str(seconds), "-J", "--get-server-output", *extra],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 20 + 10 * rtt_s,
+        )
+        ok = out.returncode == 0 and "error" not in out.stdout[-3000:]
+        assert ok, out.stdout[-2000:] + out.stderr[-2000:]
         return json.loads(out.stdout)
     finally:
         srv.kill()
@@ -28,12 +33,10 @@ def iperf3_tcp(path, seconds: int, extra=()) -> dict:
 
 def wait_port(path, side: str, port: int, timeout: float = 10.0) -> None:
     """Wait until a TCP port listens, probing on loopback inside `side`."""
-    code = ("import socket,sys\n"
-            "socket.create_connection(('127.0.0.1', int(sys.argv[1])), 0.5).close()\n")
+    code = "import socket,sys\nsocket.create_connection(('127.0.0.1', int(sys.argv[1])), 0.5).close()\n"
     run = path.run_a if side == "a" else path.run_b
     deadline = time.monotonic() + timeout
-    while run([sys.executable, "-c", code, str(port)], capture_output=True,
-              timeout=10).returncode != 0:
+    while run([sys.executable, "-c", code, str(port)], capture_output=True, timeout=10).returncode != 0:
         assert time.monotonic() < deadline, f"port {port} never opened in {side}"
         time.sleep(0.05)
 

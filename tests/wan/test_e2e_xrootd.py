@@ -21,20 +21,34 @@ def test_xrdcp_over_300ms_path_preserves_adler32(tmp_path):
     src.write_bytes(os.urandom(16 * 1024 * 1024))
     want = _adler32_file(src)
     with emulated_path(rtt_ms=300, rate_mbit=200) as path, XrootdSite(path, "b") as site:
-        up = path.run_a(["xrdcp", "-f", "--cksum", "adler32:print", str(src),
-                         site.root_url("product.bin")],
-                        capture_output=True, text=True, env=XRD_ENV, timeout=60)
+        up = path.run_a(
+            ["xrdcp", "-f", "--cksum", "adler32:print", str(src), site.root_url("product.bin")],
+            capture_output=True,
+            text=True,
+            env=XRD_ENV,
+            timeout=60,
+        )
         assert up.returncode == 0, up.stderr + site.log_tail()
         # Server-side checksum, computed by xrootd from the stored file.
-        remote = path.run_a(["xrdadler32", site.root_url("product.bin")],
-                            capture_output=True, text=True, env=XRD_ENV, timeout=30)
+        remote = path.run_a(
+            ["xrdadler32", site.root_url("product.bin")],
+            capture_output=True,
+            text=True,
+            env=XRD_ENV,
+            timeout=30,
+        )
         assert remote.returncode == 0, remote.stderr
         assert remote.stdout.split()[0] == want
         assert _adler32_file(site.local_path("product.bin")) == want
         # And back across the path in the other direction.
         back = tmp_path / "back.bin"
-        down = path.run_a(["xrdcp", "-f", site.root_url("product.bin"), str(back)],
-                          capture_output=True, text=True, env=XRD_ENV, timeout=60)
+        down = path.run_a(
+            ["xrdcp", "-f", site.root_url("product.bin"), str(back)],
+            capture_output=True,
+            text=True,
+            env=XRD_ENV,
+            timeout=60,
+        )
         assert down.returncode == 0, down.stderr
         assert _adler32_file(back) == want
         stats = path.stats()

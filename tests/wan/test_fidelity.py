@@ -11,10 +11,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
-from tests.wan.helpers import iperf3_tcp, receiver_rate_bps, tcp_payload_fraction, wait_port
 from wanpath import emulated_path, measure_rtt, rtt_is_quiet
 
+from tests.wan.helpers import iperf3_tcp, receiver_rate_bps, tcp_payload_fraction, wait_port
 
 # The 2 vCPUs are shared with other work.  A measurement taken while a
 # neighbour saturates them is not an idle measurement: such runs are
@@ -113,14 +112,33 @@ def test_random_loss_rate_matches_setting():
     rt = ["chrt", "-f", "5"]
     with emulated_path(rtt_ms=7.5, rate_mbit=100, loss=loss, seed=7) as path:
         port = "5202"
-        srv = path.popen_b([*rt, "iperf3", "-s", "-p", port], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+        srv = path.popen_b(
+            [*rt, "iperf3", "-s", "-p", port], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         try:
             wait_port(path, "b", int(port))
             before = path.stats()["ab"]
-            out = path.run_a([*rt, "iperf3", "-c", path.ip_b, "-p", port, "-u", "-b", "20M",
-                              "-l", "1400", "-t", "3", "-J"], capture_output=True, text=True,
-                             timeout=30)
+            out = path.run_a(
+                [
+                    *rt,
+                    "iperf3",
+                    "-c",
+                    path.ip_b,
+                    "-p",
+                    port,
+                    "-u",
+                    "-b",
+                    "20M",
+                    "-l",
+                    "1400",
+                    "-t",
+                    "3",
+                    "-J",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             after = path.stats()["ab"]
         finally:
             srv.kill()

@@ -10,10 +10,10 @@ import sys
 import time
 
 import pytest
-
 import wanpath
-from tests.wan.conftest import WAN
 from wanpath import emulated_path
+
+from tests.wan.conftest import WAN
 
 
 def _gone(path, extra_pids=()):
@@ -27,8 +27,12 @@ def _gone(path, extra_pids=()):
 def test_normal_exit_removes_everything():
     with emulated_path(rtt_ms=10, rate_mbit=100) as path:
         assert {path.ns_a, path.ns_r, path.ns_b} <= set(wanpath.list_namespaces())
-        tuns = subprocess.run(["ip", "-n", path.ns_r, "-o", "link", "show", "type", "tun"],
-                              capture_output=True, text=True, timeout=10).stdout
+        tuns = subprocess.run(
+            ["ip", "-n", path.ns_r, "-o", "link", "show", "type", "tun"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout
         assert "tab" in tuns and "tba" in tuns
         sleeper = path.popen_b(["sleep", "300"])
     _gone(path, [sleeper.pid])
@@ -39,18 +43,16 @@ def test_normal_exit_removes_everything():
 
 def test_exception_inside_block_tears_down_and_propagates():
     procs = []
-    with pytest.raises(RuntimeError, match="boom"):
-        with emulated_path(rtt_ms=10, rate_mbit=100) as path:
-            procs.append(path.popen_a(["sleep", "300"]))
-            procs.append(path.popen_b(["sleep", "300"]))
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"), emulated_path(rtt_ms=10, rate_mbit=100) as path:
+        procs.append(path.popen_a(["sleep", "300"]))
+        procs.append(path.popen_b(["sleep", "300"]))
+        raise RuntimeError("boom")
     _gone(path, [p.pid for p in procs])
 
 
 def test_keyboard_interrupt_tears_down():
-    with pytest.raises(KeyboardInterrupt):
-        with emulated_path(rtt_ms=10, rate_mbit=100) as path:
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), emulated_path(rtt_ms=10, rate_mbit=100) as path:
+        raise KeyboardInterrupt
     _gone(path)
 
 
@@ -58,12 +60,14 @@ def test_sigterm_to_owner_process_tears_down(tmp_path):
     # A separate Python process owns the path and is killed with SIGTERM
     # while inside the block: the context manager must still clean up.
     info = tmp_path / "path.json"
-    code = (f"import sys, json, time; sys.path.insert(0, {WAN!r})\n"
-            "from wanpath import emulated_path\n"
-            "with emulated_path(rtt_ms=10, rate_mbit=100) as p:\n"
-            "    p.popen_b(['sleep', '300'])\n"
-            f"    open({str(info)!r}, 'w').write(json.dumps(p.describe()))\n"
-            "    time.sleep(120)\n")
+    code = (
+        f"import sys, json, time; sys.path.insert(0, {WAN!r})\n"
+        "from wanpath import emulated_path\n"
+        "with emulated_path(rtt_ms=10, rate_mbit=100) as p:\n"
+        "    p.popen_b(['sleep', '300'])\n"
+        f"    open({str(info)!r}, 'w').write(json.dumps(p.describe()))\n"
+        "    time.sleep(120)\n"
+    )
     owner = subprocess.Popen([sys.executable, "-c", code])
     try:
         deadline = time.monotonic() + 30
@@ -103,8 +107,12 @@ def test_failed_bring_up_removes_what_it_created():
 def test_cli_up_status_down():
     cli = [sys.executable, os.path.join(WAN, "wanpath.py")]
     name = f"{os.getpid()}-cli"
-    up = subprocess.run([*cli, "up", "--name", name, "--rtt-ms", "20", "--rate-mbit", "100"],
-                        capture_output=True, text=True, timeout=60)
+    up = subprocess.run(
+        [*cli, "up", "--name", name, "--rtt-ms", "20", "--rate-mbit", "100"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     try:
         assert up.returncode == 0, up.stderr
         d = json.loads(up.stdout)

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from replicas.models import DataProduct, ReplicaPolicy
 from srcnet.views import Column, object_list, operator_required
@@ -61,6 +62,14 @@ def _confirm(
     return render(request, "operations/confirm.html", context, status=status)
 
 
+def _next(request: HttpRequest, default: str) -> str:
+    """Where to go after the action: the page that linked here, if it is on this site."""
+    target = request.GET.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return target
+    return default
+
+
 def _data(request: HttpRequest) -> Any:
     return request.POST if request.method == "POST" else None
 
@@ -78,7 +87,7 @@ def pause_path(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         perform=lambda d: services.pause_path(path=path, user=request.user, reason=d["reason"]),
         done=f"Paused {path.name}.",
-        back=request.GET.get("next") or reverse("transfers:flows"),
+        back=_next(request, reverse("transfers:flows")),
     )
 
 
@@ -92,7 +101,7 @@ def resume_path(request: HttpRequest, pk: int) -> HttpResponse:
         summary=[("Path", path.name), ("Effect", "waiting copies start again")],
         perform=lambda d: services.resume_path(path=path, user=request.user, reason=d["reason"]),
         done=f"Resumed {path.name}.",
-        back=request.GET.get("next") or reverse("transfers:flows"),
+        back=_next(request, reverse("transfers:flows")),
     )
 
 
@@ -106,7 +115,7 @@ def job_priority(request: HttpRequest, job_id: str) -> HttpResponse:
         summary=[("Job", job.job_id), ("State", job.state), ("Priority now", job.priority)],
         perform=lambda d: services.set_job_priority(job=job, priority=d["priority"], user=request.user),
         done=f"Job {job.job_id}: priority changed.",
-        back=request.GET.get("next") or reverse("transfers:flows"),
+        back=_next(request, reverse("transfers:flows")),
     )
 
 
@@ -125,7 +134,7 @@ def job_cancel(request: HttpRequest, job_id: str) -> HttpResponse:
         ],
         perform=lambda d: services.cancel_job(job=job, user=request.user, reason=d["reason"]),
         done=f"Job {job.job_id} canceled.",
-        back=request.GET.get("next") or reverse("transfers:flows"),
+        back=_next(request, reverse("transfers:flows")),
     )
 
 

@@ -139,13 +139,16 @@
       (p.history.length ? `<canvas id="path-history" height="160"></canvas>` : `<p class="muted">No finished transfer on this path yet.</p>`);
     if (chart) { chart.destroy(); chart = null; }
     if (p.history.length) {
+      // Gbit/s on the long-haul paths, Mbit/s for the local network's small copies.
+      const peak = Math.max(...p.history.map((h) => h.throughput_bps));
+      const unit = peak >= 1e9 ? { name: "Gbit/s", scale: 1e9 } : { name: "Mbit/s", scale: 1e6 };
       chart = new Chart(document.getElementById("path-history"), {
         type: "line",
         data: {
           labels: p.history.map((h) => time(h.time).slice(11)),
-          datasets: [{ label: "Mbit/s per file", data: p.history.map((h) => h.throughput_bps / 1e6), borderColor: "#1f6feb", tension: 0.2 }],
+          datasets: [{ label: `${unit.name} per file`, data: p.history.map((h) => h.throughput_bps / unit.scale), borderColor: "#1f6feb", tension: 0.2 }],
         },
-        options: { animation: false, scales: { y: { beginAtZero: true, title: { display: true, text: "Mbit/s" } } } },
+        options: { animation: false, scales: { y: { beginAtZero: true, title: { display: true, text: unit.name } } } },
       });
     }
   }

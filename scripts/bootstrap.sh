@@ -66,3 +66,21 @@ if [ ! -f "$rucio_stamp" ] || [ "$(cat "$rucio_stamp")" != "$rucio_want" ]; then
   echo "$rucio_want" > "$rucio_stamp"
 fi
 # <<< rucio server venv <<<
+
+# >>> portal browser tests (owned by the portal; see docs/portal.md) >>>
+# tests/browser drive Debian's headless Chromium through Debian's chromedriver (Selenium, in the dev
+# extras): no browser download at test time. Fast no-op when both are installed.
+portal_missing=()
+for pkg in chromium chromium-driver; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    portal_missing+=("$pkg")
+  fi
+done
+if ((${#portal_missing[@]})); then
+  echo "bootstrap: installing Debian packages for the browser tests: ${portal_missing[*]}" >&2
+  portal_sudo=()
+  [ "$(id -u)" -eq 0 ] || portal_sudo=(sudo)
+  "${portal_sudo[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${portal_sudo[@]}" apt-get install -y -q "${portal_missing[@]}"
+fi
+# <<< portal browser tests <<<

@@ -117,3 +117,28 @@ def wait_until(predicate, *, timeout: float = 120.0, interval: float = 0.25, wha
             return value
         time.sleep(interval)
     pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+def _worker_busy() -> int:
+    """Tasks the test worker is running, holding or has scheduled, plus messages waiting in its queue."""
+    from srcnet.celery import app
+
+    inspector = app.control.inspect(timeout=1.0)
+    busy = 0
+    for answer in (inspector.active(), inspector.reserved(), inspector.scheduled()):
+        busy += sum(len(tasks) for tasks in (answer or {}).values())
+    with app.connection_for_read() as connection:
+        busy += connection.default_channel.client.llen(settings.CELERY_TASK_DEFAULT_QUEUE)
+    return busy
+
+
+@pytest.fixture(autouse=True)
+def _let_the_worker_finish(request):  # type: ignore[no-untyped-def]
+    """After a test that used the worker, wait until it is idle: flushing the tables while a task still
+    holds row locks deadlocks the test's teardown."""
+    yield
+    if "celery_worker" not in request.fixturenames:
+        return
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _worker_busy():
+        time.sleep(0.2)

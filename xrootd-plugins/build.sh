@@ -6,13 +6,14 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dir="$here/build"
-extra=""
+extra="-DCMAKE_BUILD_TYPE=RelWithDebInfo"
 case "${1:-}" in
-  --asan) dir="$here/build-asan"; extra="-DWANIO_SANITIZE=ON" ;;
+  # Debug (-O0) compiles much faster; the sanitizers do not need optimisation.
+  --asan) dir="$here/build-asan"; extra="-DWANIO_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug" ;;
   "") ;;
   *) echo "usage: $0 [--asan]" >&2; exit 2 ;;
 esac
 if [ ! -f "$dir/CMakeCache.txt" ]; then
-  cmake -S "$here" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo $extra >/dev/null
+  cmake -S "$here" -B "$dir" $extra >/dev/null
 fi
 cmake --build "$dir" -j2

@@ -197,7 +197,14 @@ def audit(request: HttpRequest) -> HttpResponse:
 
 
 def _details(details: dict[str, Any]) -> str:
-    return "; ".join(f"{k}: {v}" for k, v in details.items() if v not in ("", None, [], {}))
+    def text(value: Any) -> str:
+        if isinstance(value, list):
+            return ", ".join(text(v) for v in value)
+        if isinstance(value, dict):
+            return ", ".join(f"{k} {text(v)}" for k, v in value.items())
+        return str(value)
+
+    return "; ".join(f"{k}: {text(v)}" for k, v in details.items() if v not in ("", None, [], {}))
 
 
 @login_required

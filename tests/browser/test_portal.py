@@ -9,7 +9,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
+from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -150,6 +152,19 @@ def test_map_draws_every_site_and_link_coloured_by_load(browser, live_server, lo
     assert "level-busy" in level["mid-access"] and "level-busy" in level["capetown-london"]
     assert "level-low" in level["low-access"] and "level-idle" in level["sydney-losangeles"]
     shoot("map")
+    # Wheel zoom over Europe: the world group scales, the site marks keep their size on screen.
+    uk = browser.find_element(By.CSS_SELECTOR, "g.site[data-site-name='UKSRC'] circle")
+    before = uk.rect["width"]
+    for _ in range(5):
+        ActionChains(browser).scroll_from_origin(ScrollOrigin.from_element(uk), 0, -300).perform()
+    WebDriverWait(browser, 10).until(
+        lambda b: (
+            "scale("
+            in (b.find_element(By.CSS_SELECTOR, "#network-map g.world").get_attribute("transform") or "")
+        )
+    )
+    assert uk.rect["width"] == pytest.approx(before, rel=0.2)
+    shoot("map-zoomed")
 
 
 def test_clicking_a_site_then_a_path_shows_its_details_and_history(

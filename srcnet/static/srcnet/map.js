@@ -11,12 +11,22 @@
   const svg = d3.select(svgNode).attr("viewBox", `0 0 ${width} ${height}`);
   const projection = d3.geoNaturalEarth1().fitSize([width, height], { type: "Sphere" });
   const geoPath = d3.geoPath(projection);
+  const world = svg.append("g").attr("class", "world");
   const layers = {
-    sphere: svg.append("path").attr("class", "sphere").attr("d", geoPath({ type: "Sphere" })),
-    land: svg.append("g").attr("class", "land"),
-    links: svg.append("g").attr("class", "links"),
-    sites: svg.append("g").attr("class", "sites"),
+    sphere: world.append("path").attr("class", "sphere").attr("d", geoPath({ type: "Sphere" })),
+    land: world.append("g").attr("class", "land"),
+    links: world.append("g").attr("class", "links"),
+    sites: world.append("g").attr("class", "sites"),
   };
+  // Wheel and drag zoom: Europe's ten SRCs sit within a few hundred kilometres of each other. Marks and
+  // labels keep their size on screen (vector-effect for strokes, a counter-scale for the site groups).
+  let scale = 1;
+  svg.call(d3.zoom().scaleExtent([1, 12]).translateExtent([[0, 0], [width, height]]).on("zoom", (event) => {
+    scale = event.transform.k;
+    world.attr("transform", event.transform);
+    layers.sites.selectAll("g.site").attr("transform", siteTransform);
+  }));
+  function siteTransform(d) { return `translate(${projection([d.longitude, d.latitude])}) scale(${1 / scale})`; }
   const details = document.getElementById("details");
   let net = null;
   let chart = null;
@@ -59,7 +69,7 @@
       .attr("class", (d) => `site kind-${d.kind}`)
       .attr("id", (d) => "site-" + d.name)
       .attr("data-site-name", (d) => d.name)
-      .attr("transform", (d) => `translate(${projection([d.longitude, d.latitude])})`)
+      .attr("transform", siteTransform)
       .on("click", (event, d) => showSite(d.id));
     groups.select("circle").attr("r", (d) => radius[d.kind]);
     groups.select("text").attr("x", 7).attr("y", 3).text((d) => (d.kind === "pop" ? "" : d.name));

@@ -225,7 +225,9 @@ class Window:
 
 @dataclass(frozen=True)
 class Lane:
-    """A (source, destination) pair carrying one product at a time at a planned rate."""
+    """A (source, destination) pair carrying one product at a time.
+
+    ``rate_bps`` is its mean planned rate; in slot mode it sends only in ``windows``, at their rates."""
 
     source: str
     destination: str
@@ -238,10 +240,6 @@ class Lane:
     @property
     def key(self) -> tuple[str, str]:
         return (self.source, self.destination)
-
-    @property
-    def mean_rate_bps(self) -> float:
-        return self.rate_bps
 
 
 @dataclass(frozen=True)

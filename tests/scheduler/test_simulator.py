@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from schedulers.planning import Measurement, PlanConfig, Product, ReplicaPolicy
+from schedulers.planning import LiveState, Measurement, PlanConfig, PlanMode, Product, ReplicaPolicy
+from schedulers.planning.lanes import build_lanes
 from schedulers.planning.tuning import correction, stream_ceiling_bps, streams_and_files
 from schedulers.simulation.engine import CapacityChange, SimConfig, simulate
 
@@ -117,3 +118,22 @@ def test_files_follow_the_per_file_rate_and_streams() -> None:
     config = PlanConfig(per_file_bps=10e9, max_streams_per_file=4, max_files=8)
     assert streams_and_files(35e9, 28e9, 10, config) == (2, 4)
     assert streams_and_files(35e9, 28e9, 2, config) == (2, 2)  # no more files than the product has
+
+
+def test_slot_mode_sends_only_in_the_lane_window_and_restarts_cold() -> None:
+    # One telescope, two SRCs, budgets of 100 Gbit/s: one lane at a time, each for half of a 20 s slot.
+    topo = star(telescopes=("T1",), srcs={"A": 1.0, "B": 1.0}, centre=None, budget_bps=100e9, peak_bps=100e9)
+    config = PlanConfig(mode=PlanMode.SLOT, slot_seconds=20.0, subslots=2)
+    rate = 97e9
+    size = rate / 8 * 15  # 15 s at the burst rate: it cannot fit in one 10 s window
+    result = simulate(
+        topo, ReplicaPolicy(), [Product("p", "T1", size, 0.0)], SimConfig(duration_s=60, plan=config)
+    )
+    lanes = build_lanes(ReplicaPolicy(), topo, LiveState(), config)
+    assert [(w.offset_s, w.duration_s, w.rate_bps) for w in lanes[("T1", "A")].windows] == [(0.0, 10.0, rate)]
+    assert [(w.offset_s, w.duration_s) for w in lanes[("T1", "B")].windows] == [(10.0, 10.0)]
+    # 50 ms path, one stream with a 1 GiB window (171.8 Gbit/s plateau): each window opens cold and
+    # loses the difference between the burst rate and the slow-start staircase.
+    plateau = stream_ceiling_bps(2**30, 50.0, 0.0, 8948)
+    lost = sum(rate - min(rate, plateau * 2.0 ** (k - 10)) for k in range(10)) * 0.05 / rate
+    assert result.records["p"].delivered_s["A"] == pytest.approx(25.0 + 2 * lost, rel=1e-9)

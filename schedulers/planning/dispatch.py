@@ -1,0 +1,62 @@
+"""Which legs of a plan to hand to the transfertool now (pure): the bridge from a plan to the push loop.
+
+A leg is due when its start slot has come, the leg it waits for has delivered, and its lane is free (a lane
+carries one product at a time). Within a lane, legs go in plan order: a lane never skips ahead of a leg
+that is due, so the order the planner chose for deadlines is kept."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from .types import Leg, Plan
+
+
+@dataclass(frozen=True)
+class JobHints:
+    """What a transfer job for one leg should ask of the transfertool."""
+
+    priority: int
+    streams: int
+    concurrent_files: int
+    max_rate_bps: float
+    activity: str
+
+
+def due_legs(
+    plan: Plan,
+    *,
+    now_s: float,
+    slot_seconds: float,
+    done: Collection[int],
+    busy_lanes: Collection[tuple[str, str]],
+) -> list[int]:
+    """Indexes (into ``plan.legs``) of the legs to submit now, at most one per free lane.
+
+    ``done``: indexes of legs that have delivered; ``busy_lanes``: lanes with a transfer in flight."""
+    slot = int(now_s // slot_seconds)
+    seen: set[tuple[str, str]] = set()
+    due = []
+    for index, leg in enumerate(plan.legs):
+        lane = (leg.source, leg.destination)
+        if index in done or lane in seen:
+            continue
+        seen.add(lane)  # the lane's first unfinished leg decides for the lane
+        if lane in busy_lanes or not math.isfinite(leg.start_s) or leg.start_slot > slot:
+            continue
+        if leg.depends_on is not None and leg.depends_on not in done:
+            continue
+        due.append(index)
+    return due
+
+
+def job_hints(leg: Leg) -> JobHints:
+    """Priority, streams, concurrent files and pacing for the job that carries ``leg``."""
+    return JobHints(
+        priority=leg.priority,
+        streams=leg.streams,
+        concurrent_files=leg.files,
+        max_rate_bps=leg.rate_bps,
+        activity=f"SKA push ({leg.role.value})",
+    )

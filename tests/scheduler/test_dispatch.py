@@ -1,0 +1,58 @@
+"""Handing a plan to the push loop: which legs are due, in what order, with what hints."""
+
+from __future__ import annotations
+
+from schedulers.planning import PolicyKind, Product, ReplicaPolicy, plan
+from schedulers.planning.dispatch import due_legs, job_hints
+
+from .helpers import star
+
+
+def _plan():  # type: ignore[no-untyped-def]
+    products = [Product(f"p{i}", "T1", 100e9, 0.0) for i in range(6)] + [Product("late", "T1", 1e9, 600.0)]
+    return plan(
+        products,
+        star(),
+        ReplicaPolicy(PolicyKind.TWO_REPLICAS, partners={"A": "B", "B": "A", "C": "D", "D": "C"}),
+    )
+
+
+def test_first_legs_of_free_lanes_are_due_and_second_copies_wait() -> None:
+    p = _plan()
+    due = due_legs(p, now_s=0.0, slot_seconds=60.0, done=set(), busy_lanes=set())
+    lanes = [(p.legs[i].source, p.legs[i].destination) for i in due]
+    assert len(lanes) == len(set(lanes)), "at most one leg per lane"
+    assert all(p.legs[i].source == "T1" for i in due), "second copies wait for their first copy"
+    assert all(p.legs[i].start_slot == 0 for i in due)
+
+
+def test_a_second_copy_is_due_once_its_first_copy_has_delivered() -> None:
+    p = _plan()
+    first = next(i for i, leg in enumerate(p.legs) if leg.source == "T1")
+    second = next(i for i, leg in enumerate(p.legs) if leg.depends_on == first)
+    later = p.legs[second].start_s + 1
+    assert second in due_legs(p, now_s=later, slot_seconds=60.0, done={first}, busy_lanes=set())
+    assert second not in due_legs(p, now_s=later, slot_seconds=60.0, done=set(), busy_lanes=set())
+
+
+def test_a_busy_lane_and_a_future_slot_hold_legs_back() -> None:
+    p = _plan()
+    due = due_legs(p, now_s=0.0, slot_seconds=60.0, done=set(), busy_lanes={("T1", "A")})
+    assert all((p.legs[i].source, p.legs[i].destination) != ("T1", "A") for i in due)
+    late = next(i for i, leg in enumerate(p.legs) if leg.product_id == "late")
+    assert late not in due_legs(p, now_s=0.0, slot_seconds=60.0, done=set(range(late)), busy_lanes=set())
+    assert late in due_legs(
+        p, now_s=p.legs[late].start_s, slot_seconds=60.0, done=set(range(late)), busy_lanes=set()
+    )
+
+
+def test_job_hints_carry_the_plan() -> None:
+    leg = _plan().legs[0]
+    hints = job_hints(leg)
+    assert (hints.priority, hints.streams, hints.concurrent_files, hints.max_rate_bps) == (
+        leg.priority,
+        leg.streams,
+        leg.files,
+        leg.rate_bps,
+    )
+    assert hints.activity == "SKA push (primary)"

@@ -51,6 +51,16 @@ class WatchTimeout(CliError):
     code = ExitCode.TIMEOUT
 
 
+class TransferFailed(CliError):
+    code = ExitCode.TRANSFER_FAILED
+
+
+class UnsuitableMachine(CliError):
+    """The command needs what this machine lacks (root, a TUN device, the checkout's bench/ folder)."""
+
+    code = ExitCode.ENVIRONMENT
+
+
 def format_field_errors(body: Any) -> list[str]:
     """``{"field": ["msg", ...]}`` -> ``["field: msg", ...]`` (nested lists/dicts flattened)."""
     if isinstance(body, dict):

@@ -17,6 +17,7 @@ class ExitCode(IntEnum):
     CONNECTION = 6
     TRANSFER_FAILED = 7
     TIMEOUT = 8
+    ENVIRONMENT = 9
     INTERRUPTED = 130
 
 
@@ -30,6 +31,7 @@ DESCRIPTIONS: dict[ExitCode, str] = {
     ExitCode.CONNECTION: "The server could not be reached (refused, unresolvable host, timed out).",
     ExitCode.TRANSFER_FAILED: "`transfers watch`: every file ended, but at least one FAILED or was CANCELED.",
     ExitCode.TIMEOUT: "`transfers watch`: `--timeout` expired before every file ended.",
+    ExitCode.ENVIRONMENT: "This machine cannot run the command (`bench path`: needs root and /dev/net/tun).",
     ExitCode.INTERRUPTED: "Interrupted by Ctrl-C (SIGINT).",
 }
 

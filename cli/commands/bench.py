@@ -1,0 +1,142 @@
+"""``srcnet bench path FROM TO``: a topology path, emulated on this machine, with an XRootD site at each end.
+
+The path's RTT comes from the API; its capacity is scaled down to what one machine carries (stated in the
+output). A real file is copied across with xrdcp (destination pulls, as a third-party copy would) and its
+adler32 compared. The emulator lives in bench/wan/ of the checkout; it needs root and /dev/net/tun."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+import zlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ..context import Context, add_noun, add_verb
+from ..errors import NotFound, TransferFailed, UnsuitableMachine, UsageError
+from ..exit_codes import ExitCode
+from ..output import human_rate
+
+WAN_DIR = Path(__file__).resolve().parents[2] / "bench" / "wan"
+MACHINE_MAX_MBIT = 2000.0  # what the userspace emulator carries faithfully at 300 ms on 2 cores
+SIZES = {"k": 10**3, "m": 10**6, "g": 10**9}
+
+
+def register(nouns: Any) -> None:
+    verbs = add_noun(nouns, "bench", "Benchmarks on this machine (emulated long-haul paths; root only).")
+    p = add_verb(
+        verbs,
+        "path",
+        "Emulate a topology path here and copy a file across it.",
+        path_cmd,
+        epilog="examples:\n  srcnet bench path SKA1-Low UKSRC --once\n"
+        "  srcnet bench path SKA1-Mid UKSRC --rate-mbit 500 --size 200M",
+    )
+    p.add_argument("source", metavar="FROM")
+    p.add_argument("destination", metavar="TO")
+    p.add_argument("--rate-mbit", type=float, default=1000.0, help="emulated bottleneck (default 1000)")
+    p.add_argument("--size", default="100M", help="test file size (k/M/G suffix, default 100M)")
+    p.add_argument("--once", action="store_true", help="copy, report and tear down (else wait for Ctrl-C)")
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, WAN_DIR / f"{name}.py")
+    if spec is None or spec.loader is None:
+        raise UnsuitableMachine(f"bench/wan/{name}.py not found: run from a checkout of the project")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    sys.path.insert(0, str(WAN_DIR))
+    spec.loader.exec_module(module)
+    return module
+
+
+def _size(text: str) -> int:
+    text = text.strip().lower()
+    try:
+        return int(float(text[:-1]) * SIZES[text[-1]]) if text[-1] in SIZES else int(text)
+    except (ValueError, IndexError) as exc:
+        raise UsageError(f"--size: not a size: {text!r}") from exc
+
+
+def _adler32(path: str) -> str:
+    value = 1
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            value = zlib.adler32(chunk, value)
+    return f"{value & 0xFFFFFFFF:08x}"
+
+
+def path_cmd(ctx: Context, args: argparse.Namespace) -> int:
+    rows, _ = ctx.client.paginate(
+        "/api/topology/paths/",
+        {"source": args.source, "destination": args.destination, "ordering": "rtt_ms"},
+        limit=1,
+    )
+    if not rows:
+        raise NotFound(f"no path from {args.source} to {args.destination} (see `srcnet paths list`)")
+    topo = rows[0]
+    size = _size(args.size)
+    if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
+        raise UnsuitableMachine("emulating a path needs root and /dev/net/tun")
+    rate = min(args.rate_mbit, MACHINE_MAX_MBIT, topo["capacity_bps"] / 1e6)
+    ctx.info(
+        f"srcnet: {topo['name']}: RTT {topo['rtt_ms']} ms, bottleneck {human_rate(topo['capacity_bps'])}; "
+        f"emulated at {rate:g} Mbit/s (scaled down to what this machine carries)"
+    )
+    wanpath, xrdsite = _load("wanpath"), _load("xrdsite")
+    with wanpath.emulated_path(rtt_ms=float(topo["rtt_ms"]), rate_mbit=rate) as path:
+        source, destination = xrdsite.XrootdSite(path, "a").start(), xrdsite.XrootdSite(path, "b").start()
+        try:
+            result = _copy_across(path, source, destination, size)
+            result.update(
+                {
+                    "path": topo["name"],
+                    "rtt_ms": topo["rtt_ms"],
+                    "emulated_mbit": rate,
+                    "fraction_of_bottleneck": round(result["mbit_per_s"] / rate, 3),
+                }
+            )
+            ctx.emit_object(result, list(result))
+            if not args.once:
+                ctx.info(
+                    f"srcnet: sites up: {source.root_url('')} (namespace {path.ns_a}) and "
+                    f"{destination.root_url('')} (namespace {path.ns_b}); Ctrl-C tears everything down"
+                )
+                while True:
+                    time.sleep(3600)
+        finally:
+            source.stop()
+            destination.stop()
+    return ExitCode.OK if result["adler32_match"] else ExitCode.TRANSFER_FAILED
+
+
+def _copy_across(path: Any, source: Any, destination: Any, size: int) -> dict[str, Any]:
+    name = "srcnet-bench.bin"
+    with open(source.local_path(name), "wb") as fh:
+        remaining = size
+        block = os.urandom(1 << 20)
+        while remaining > 0:
+            fh.write(block[: min(remaining, len(block))])
+            remaining -= len(block)
+    os.chmod(source.local_path(name), 0o644)
+    started = time.monotonic()
+    copy = path.run_b(
+        ["xrdcp", "-f", "-s", source.root_url(name), destination.local_path(name)],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    seconds = time.monotonic() - started
+    if copy.returncode != 0:
+        raise TransferFailed(f"xrdcp failed: {copy.stderr.strip()[-300:]}")
+    match = _adler32(source.local_path(name)) == _adler32(destination.local_path(name))
+    return {
+        "bytes": size,
+        "seconds": round(seconds, 2),
+        "mbit_per_s": round(size * 8 / seconds / 1e6, 1),
+        "adler32_match": match,
+    }

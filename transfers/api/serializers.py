@@ -10,7 +10,16 @@ from rest_framework import serializers
 from srcnet.api.serializers import ValidatedModelSerializer
 
 from ..choices import ChecksumMode
-from ..models import LinkLimit, TransferAttempt, TransferFile, TransferJob
+from ..models import (
+    ActivityShare,
+    LinkLimit,
+    LinkPause,
+    OptimizerDecision,
+    StorageElementLimit,
+    TransferAttempt,
+    TransferFile,
+    TransferJob,
+)
 from ..services import FileRequest, submit_job
 
 
@@ -117,3 +126,42 @@ class LinkLimitSerializer(ValidatedModelSerializer):
     class Meta:
         model = LinkLimit
         fields = ["id", "source_se", "dest_se", "min_active", "max_active", "optimizer_mode", "nostreams"]
+
+
+class StorageElementLimitSerializer(ValidatedModelSerializer):
+    class Meta:
+        model = StorageElementLimit
+        fields = ["id", "storage_element", "inbound_max_active", "outbound_max_active"]
+
+
+class ActivityShareSerializer(ValidatedModelSerializer):
+    class Meta:
+        model = ActivityShare
+        fields = ["id", "activity", "weight"]
+
+
+class LinkPauseSerializer(ValidatedModelSerializer):
+    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = LinkPause
+        fields = ["id", "source_se", "dest_se", "reason", "created_by", "created"]
+        read_only_fields = ["created"]
+
+
+class OptimizerDecisionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = OptimizerDecision
+        fields = [
+            "id",
+            "source_se",
+            "dest_se",
+            "active",
+            "ema_bps",
+            "throughput_bps",
+            "success_rate",
+            "queued",
+            "rationale",
+            "created",
+        ]
+        read_only_fields = fields

@@ -10,8 +10,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from .. import filtersets
-from ..models import LinkLimit, TransferFile, TransferJob
-from ..services import cancel_job
+from ..models import (
+    ActivityShare,
+    LinkLimit,
+    LinkPause,
+    OptimizerDecision,
+    StorageElementLimit,
+    TransferFile,
+    TransferJob,
+)
+from ..services import cancel_job, enqueue_dispatch_after_change
 from . import serializers as s
 
 
@@ -45,3 +53,48 @@ class LinkLimitViewSet(viewsets.ModelViewSet):
     queryset = LinkLimit.objects.all()
     serializer_class = s.LinkLimitSerializer
     filterset_class = filtersets.LinkLimitFilterSet
+
+
+class StorageElementLimitViewSet(viewsets.ModelViewSet):
+    """Inbound/outbound caps per storage element ('*' is the default row), as FTS3's /config/se."""
+
+    queryset = StorageElementLimit.objects.all()
+    serializer_class = s.StorageElementLimitSerializer
+    filterset_fields = ["storage_element"]
+
+
+class ActivityShareViewSet(viewsets.ModelViewSet):
+    """Weights of activities sharing a link's slots, as FTS3's /config/activity_shares."""
+
+    queryset = ActivityShare.objects.all()
+    serializer_class = s.ActivityShareSerializer
+    filterset_fields = ["activity"]
+
+
+class LinkPauseViewSet(
+    mixins.CreateModelMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Paused links: create to pause, delete to resume (waiting files are dispatched again)."""
+
+    queryset = LinkPause.objects.select_related("created_by")
+    serializer_class = s.LinkPauseSerializer
+    filterset_fields = ["source_se", "dest_se"]
+
+    def perform_create(self, serializer):  # type: ignore[no-untyped-def]
+        serializer.save(created_by=self.request.user)
+
+    def perform_destroy(self, instance):  # type: ignore[no-untyped-def]
+        instance.delete()
+        enqueue_dispatch_after_change()
+
+
+class OptimizerDecisionViewSet(viewsets.ReadOnlyModelViewSet):
+    """The optimizer's decisions with their rationale, newest first (FTS3's optimizer evolution)."""
+
+    queryset = OptimizerDecision.objects.all()
+    serializer_class = s.OptimizerDecisionSerializer
+    filterset_fields = ["source_se", "dest_se"]

@@ -21,7 +21,18 @@ from dataclasses import dataclass
 from .lanes import build_lanes, normalised_shares
 from .policies import DegradeStep, Hop, ReplicaPolicy, replicas_of, routes
 from .tuning import effective_stream_bps, streams_and_files
-from .types import Lane, Leg, LegRole, LiveState, Plan, PlanConfig, PlanEvent, Product, Topology
+from .types import (
+    Lane,
+    Leg,
+    LegRole,
+    LiveState,
+    Plan,
+    PlanConfig,
+    PlanEvent,
+    PlanInputError,
+    Product,
+    Topology,
+)
 from .validate import validate_all
 
 SECONDS_PER_YEAR = 365 * 86400
@@ -179,6 +190,7 @@ class Planner:
             priority,
             depends_on,
             product.size_bytes * self.cost_per_byte[lane.key],
+            product.size_bytes,
         )
         self.legs.append(leg)
         return leg
@@ -243,10 +255,22 @@ class Planner:
         self.placed_total += product.size_bytes
         self.replicas[product.id] = replicas_of(hops)
 
-    def finish(self) -> Plan:
+    def carry(self, leg: Leg) -> None:
+        """Schedule again a leg of an earlier plan whose product has left the SDP but which never got a lane
+        (no capacity then); it still waits for its upstream leg, which is outside this plan."""
+        if (leg.source, leg.destination) not in self.lanes:
+            raise PlanInputError(f"carry_over: no lane from {leg.source} to {leg.destination}")
+        # Only size and files matter to scheduling a leg; the telescope field is a placeholder.
+        product = Product(leg.product_id, self.topology.telescopes[0].name, leg.size_bytes, files=leg.files)
+        ready = leg.start_s if math.isfinite(leg.start_s) else self.state.now_s
+        self._schedule(product, leg.role, leg.source, leg.destination, ready, None, leg.priority)
+
+    def finish(self, carry_over: Sequence[Leg] = ()) -> Plan:
         end = max((leg.start_s for leg in self.legs if math.isfinite(leg.start_s)), default=self.state.now_s)
         for telescope in sorted(self.deferred):
             self._flush_deferred(telescope, end)
+        for leg in carry_over:
+            self.carry(leg)
         return Plan(
             lanes=tuple(self.lanes[k] for k in sorted(self.lanes)),
             legs=tuple(self.legs),
@@ -262,12 +286,16 @@ def plan(
     policy: ReplicaPolicy,
     state: LiveState | None = None,
     config: PlanConfig | None = None,
+    carry_over: Sequence[Leg] = (),
 ) -> Plan:
-    """Plan the push of ``products``; raises :class:`PlanInputError` (a ValueError) on bad input."""
+    """Plan the push of ``products``; raises :class:`PlanInputError` (a ValueError) on bad input.
+
+    ``carry_over``: legs of earlier plans still to schedule (downstream legs of products already out of
+    the SDP that had no lane capacity); they come last in ``Plan.legs``, in the order given."""
     state = state or LiveState()
     config = config or PlanConfig()
     validate_all(products, topology, policy, state, config)
     planner = Planner(topology, policy, state, config)
     for product in sorted(products, key=lambda p: (p.arrival_s, -p.priority, planner._deadline(p), p.id)):
         planner.place(product)
-    return planner.finish()
+    return planner.finish(carry_over)

@@ -2,7 +2,8 @@
 
 Model (docs/scheduler.md):
   ceiling  = min(window / RTT, 1.22 * MSS / (RTT * sqrt(loss)))         # per TCP stream, bit/s
-  k        = median over the path's last measurements of (achieved / streams) / ceiling, in [0.05, 1]
+  k        = median over the path's last measurements of achieved / expected, in [0.05, 1],
+             expected = min(streams * ceiling, pace) (pace: the rate the transfer was held to, if any)
   streams  = ceil(rate / (k * ceiling)),                        1 <= streams <= max_streams
   files    = max(ceil(rate / per_file_bps), ceil(streams / max_streams_per_file)), <= max_files, <= files
 With no measurement k = 1: the plan trusts physics until the path says otherwise."""
@@ -34,13 +35,19 @@ def correction(
 ) -> float:
     """How much of the modelled per-stream ceiling this path actually delivers (1 when unmeasured)."""
     ratios = [
-        (m.throughput_bps / m.streams) / ceiling_bps
+        m.throughput_bps / _expected(m, ceiling_bps)
         for m in measurements
         if m.source == source and m.destination == destination and m.streams > 0
     ][-HISTORY:]
     if not ratios:
         return 1.0
     return min(1.0, max(MIN_CORRECTION, statistics.median(ratios)))
+
+
+def _expected(m: Measurement, ceiling_bps: float) -> float:
+    # A transfer paced below what its streams could carry says nothing bad about the path.
+    could = m.streams * ceiling_bps
+    return min(could, m.paced_bps) if m.paced_bps else could
 
 
 def effective_stream_bps(

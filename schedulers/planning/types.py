@@ -180,12 +180,16 @@ class Product:
 
 @dataclass(frozen=True)
 class Measurement:
-    """One observed transfer: what ``streams`` TCP streams achieved together on a path."""
+    """One observed transfer: what ``streams`` TCP streams achieved together on a path.
+
+    ``paced_bps``: the rate the transfer was held to, if any; a paced transfer is judged against its pace,
+    not against what its streams could have carried."""
 
     source: str
     destination: str
     streams: int
     throughput_bps: float
+    paced_bps: float | None = None
 
 
 @dataclass(frozen=True)
@@ -260,6 +264,7 @@ class Leg:
     priority: int
     depends_on: int | None = None  # index of the leg that must deliver first
     cost_eur: float = 0.0
+    size_bytes: float = 0.0
 
 
 @dataclass(frozen=True)

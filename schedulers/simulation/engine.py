@@ -147,14 +147,24 @@ class Simulator:
             lane_busy_until_s=busy,
             degraded_level=dict(self.degraded),
         )
-        result = planner.plan(waiting, self.topology, self.policy, state, self.config.plan)
+        # Legs of products already out of the SDP that found no lane capacity last time go to the planner
+        # again, keeping their place in the dependency chain (the task keeps its upstream).
+        stale = [
+            t for key in sorted(self.queues) for t in self.queues[key] if not math.isfinite(t.leg.start_s)
+        ]
+        result = planner.plan(
+            waiting, self.topology, self.policy, state, self.config.plan, carry_over=[t.leg for t in stale]
+        )
+        fresh = len(result.legs) - len(stale)
+        for task, leg in zip(stale, result.legs[fresh:], strict=True):
+            task.leg = leg
         self.plans += 1
         self.plan = result
         self.lanes = {lane.key: lane for lane in result.lanes}
         self.degraded = dict(result.degraded_level)
         self.events.extend(result.events)
         tasks: list[_Task] = []
-        for leg in result.legs:
+        for leg in result.legs[:fresh]:
             upstream = tasks[leg.depends_on] if leg.depends_on is not None else None
             tasks.append(_Task(leg, upstream))
         for task in tasks:
@@ -227,6 +237,7 @@ class Simulator:
             rtt,
             now if cold else None,
         )
+        flow.planned_bps = pace
         self.flows[key] = flow
         self._task_of[key] = task
         if leg.source in self.telescopes:
@@ -265,7 +276,9 @@ class Simulator:
         if flow.active_s > 0:
             size = rec.product.size_bytes
             self.measurements.append(
-                Measurement(leg.source, leg.destination, leg.streams, size * 8 / flow.active_s)
+                Measurement(
+                    leg.source, leg.destination, leg.streams, size * 8 / flow.active_s, flow.planned_bps
+                )
             )
 
     # -- accounting -----------------------------------------------------------------------------------

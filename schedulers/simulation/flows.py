@@ -33,6 +33,7 @@ class Flow:
     active_s: float = 0.0
     rate_bps: float = 0.0
     sent_bytes: float = 0.0  # not yet credited to the lane and link totals
+    planned_bps: float = 0.0  # the pace it was opened with, for its measurement
 
     def ceiling_at(self, now: float) -> float:
         """The most the flow may send now: its pace, its plateau, and where slow start has got to."""

@@ -191,3 +191,20 @@ def test_progressive_fill_by_hand() -> None:
     assert progressive_fill([1.0, 3.0], [100.0, 100.0], [["c"], ["c"]], {"c": 8.0}) == pytest.approx(
         [2.0, 6.0]
     )
+
+
+def test_a_leg_with_no_lane_capacity_is_carried_over_to_the_next_plan() -> None:
+    policy = ReplicaPolicy(PolicyKind.TWO_REPLICAS, partners={"A": "B"})
+    first = plan([Product("p1", "T1", 1e9)], star(capacity={"x-B": 0.0}), policy)
+    (stuck,) = [leg for leg in first.legs if not math.isfinite(leg.start_s)]
+    later = plan([], star(), policy, LiveState(now_s=900.0), carry_over=[stuck])
+    (again,) = later.legs
+    assert (again.product_id, again.role, again.source, again.destination) == ("p1", LegRole.SECOND, "A", "B")
+    assert again.start_s == 900.0 and again.size_bytes == 1e9 and again.depends_on is None
+
+
+def test_carrying_over_a_leg_with_no_lane_is_rejected() -> None:
+    policy = ReplicaPolicy(PolicyKind.TWO_REPLICAS, partners={"A": "B"})
+    leg = plan([Product("p1", "T1", 1e9)], star(), policy).legs[1]
+    with pytest.raises(PlanInputError, match="carry_over: no lane from A to B"):
+        plan([], star(), ReplicaPolicy(), carry_over=[leg])

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from schedulers.planning import LiveState, Measurement, PlanConfig, PlanMode, Product, ReplicaPolicy
+from schedulers.planning import (
+    LiveState,
+    Measurement,
+    PlanConfig,
+    PlanMode,
+    PolicyKind,
+    Product,
+    ReplicaPolicy,
+)
 from schedulers.planning.lanes import build_lanes
 from schedulers.planning.tuning import correction, stream_ceiling_bps, streams_and_files
 from schedulers.simulation.engine import CapacityChange, SimConfig, simulate
@@ -137,3 +145,32 @@ def test_slot_mode_sends_only_in_the_lane_window_and_restarts_cold() -> None:
     plateau = stream_ceiling_bps(2**30, 50.0, 0.0, 8948)
     lost = sum(rate - min(rate, plateau * 2.0 ** (k - 10)) for k in range(10)) * 0.05 / rate
     assert result.records["p"].delivered_s["A"] == pytest.approx(25.0 + 2 * lost, rel=1e-9)
+
+
+def test_a_paced_transfer_does_not_count_against_its_path() -> None:
+    ceiling = stream_ceiling_bps(2**30, 100.0, 0.0, 8948)
+    paced = [Measurement("T", "A", 1, 5e9, paced_bps=5e9)] * 3  # held to 5 Gbit/s and got it
+    assert correction(paced, "T", "A", ceiling) == 1.0
+    slow = [Measurement("T", "A", 1, 2.5e9, paced_bps=5e9)] * 3  # held to 5 and got half of it
+    assert correction(slow, "T", "A", ceiling) == pytest.approx(0.5)
+
+
+def test_backpressure_in_the_simulator_degrades_then_recovers_and_catches_up() -> None:
+    # A 2 TB SDP buffer, both SRC links down for the first 10 minutes: the buffer fills past 80 %,
+    # the planner defers second copies, and after the repair it drains, recovers and makes them.
+    topo = star(telescopes=("T1",), srcs={"A": 1.0, "B": 1.0}, centre=None, buffer_bytes=2e12)
+    products = [Product(f"p{i:03d}", "T1", 25e9, i * 2.0) for i in range(150)]  # 100 Gbit/s for 300 s
+    changes = (
+        CapacityChange(0.0, "x-A", 0.0),
+        CapacityChange(0.0, "x-B", 0.0),
+        CapacityChange(600.0, "x-A", 100e9),
+        CapacityChange(600.0, "x-B", 100e9),
+    )
+    policy = ReplicaPolicy(PolicyKind.TWO_REPLICAS)
+    result = simulate(
+        topo, policy, products, SimConfig(duration_s=7200, replan_s=300, plan=PlanConfig(), changes=changes)
+    )
+    kinds = [(e.kind, e.detail.split(": ")[-1]) for e in result.events]
+    assert ("degrade", "defer_second_copies") in kinds
+    assert kinds.index(("degrade", "defer_second_copies")) < [k for k, _ in kinds].index("recover")
+    assert all(set(r.delivered_s) == {"A", "B"} for r in result.records.values()), "every second copy made"

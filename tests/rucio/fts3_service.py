@@ -1,9 +1,10 @@
 """The platform's FTS3-compatible service for the Rucio end-to-end tests: HTTPS with client certificates.
 
-Started here until ``localnet.fts3.ensure_fts3``/``localnet.pki.ensure_client_cert`` exist: gunicorn serving
-``srcnet.fts3_urls`` over TLS (the local CA's host certificate), asking for an optional client certificate
-signed by the local CA, on the pytest run's Django test database; and a client certificate for the Rucio
-conveyor (``[conveyor] usercert``), whose DN the tests register as a ``ClientIdentity``.
+The same gunicorn command line as ``localnet.fts3.ensure_fts3`` (``srcnet.fts3_urls`` over TLS with the
+local CA's host certificate, an optional client certificate checked against the CA), but one per pytest
+run, on a free port, with the run's Django test database and a Celery queue of its own:
+``ensure_fts3`` keeps one service per state, and the ``test`` state is shared by concurrent pytest runs
+whose test databases differ.
 """
 
 from __future__ import annotations
@@ -11,63 +12,11 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from pathlib import Path
 
 from localnet.pki import ensure_pki, host_credentials
-from localnet.processes import ServiceError, is_alive, run, stop_pid
+from localnet.processes import ServiceError, is_alive, stop_pid
 from localnet.stack import VENV_BIN, service_env, worker_argv
 from localnet.state import PROJECT_ROOT, StateDir, free_port
-
-
-def client_cert(state: StateDir, name: str) -> tuple[Path, str]:
-    """A PEM with certificate and key for ``name``, signed by the local CA; and its subject DN."""
-    ensure_pki(state)
-    folder = state.sub("pki", "clients")
-    pem = folder / f"{name}.pem"
-    dn = f"/O=srcnet-local/CN={name}"
-    if not pem.exists():
-        key, csr, crt = folder / f"{name}.key", folder / f"{name}.csr", folder / f"{name}.crt"
-        ext = folder / "client.ext"
-        ext.write_text("extendedKeyUsage=clientAuth\n")
-        run(
-            [
-                "openssl",
-                "req",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-subj",
-                dn,
-                "-keyout",
-                str(key),
-                "-out",
-                str(csr),
-            ]
-        )
-        pki = state.path / "pki"
-        run(
-            [
-                "openssl",
-                "x509",
-                "-req",
-                "-in",
-                str(csr),
-                "-CA",
-                str(pki / "ca.pem"),
-                "-CAkey",
-                str(pki / "ca.key"),
-                "-CAcreateserial",
-                "-days",
-                "30",
-                "-extfile",
-                str(ext),
-                "-out",
-                str(crt),
-            ]
-        )
-        pem.write_text(crt.read_text() + key.read_text())
-        pem.chmod(0o600)
-    return pem, dn
 
 
 def isolated_env(state: StateDir, db_name: str, queue: str) -> dict[str, str]:

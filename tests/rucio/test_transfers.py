@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 
+from localnet.pki import ensure_client_cert
 from localnet.rucio import run_conveyor
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import Replica
@@ -23,7 +24,7 @@ from topology.models import StorageEndpoint, Telescope
 from transfers.models import ClientIdentity
 
 from ..integration.conftest import adler32_of, put_file, unique
-from .fts3_service import Fts3Service, TransferWorker, client_cert, isolated_env
+from .fts3_service import Fts3Service, TransferWorker, isolated_env
 from .helpers import SITES
 
 pytestmark = pytest.mark.integration
@@ -46,7 +47,7 @@ def fts3_service(test_state, django_db_setup) -> Iterator[Fts3Service]:  # type:
 @pytest.fixture
 def conveyor_cert(test_state, transactional_db):  # type: ignore[no-untyped-def]
     """The conveyor's client certificate, its DN mapped to a platform user."""
-    pem, dn = client_cert(test_state, "rucio-conveyor")
+    pem, dn = ensure_client_cert(test_state, "rucio-conveyor")
     user = User.objects.create_user("rucio-conveyor")
     ClientIdentity.objects.create(dn=dn, user=user)
     return pem

@@ -249,6 +249,21 @@ def stop_rucio(state: StateDir, *, instance: str | None = None) -> bool:
     return stop_daemon(state, _names(state, instance)[2], timeout=20)
 
 
+def rucio_daemons(state: StateDir) -> list[str]:
+    """PID-file names of the Rucio servers this state started (``rucio``, ``rucio-<instance>``)."""
+    folder = state.path / "pids"
+    if not folder.exists():
+        return []
+    return sorted(
+        p.stem for p in folder.glob("rucio*.pid") if p.stem == "rucio" or p.stem.startswith("rucio-")
+    )
+
+
+def stop_all_rucio(state: StateDir) -> list[str]:
+    """Stop every Rucio server of this state, each by its own PID file; the names of those that ran."""
+    return [name for name in rucio_daemons(state) if stop_daemon(state, name, timeout=20)]
+
+
 def run_conveyor(
     server: RucioServer,
     *,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localnet.rucio import ensure_rucio, ping
+from localnet.rucio import ensure_rucio, ping, rucio_daemons, stop_rucio
 from replicas.rucio import RucioAdapter, RucioAdapterError
 from replicas.rucio_sync import distance_from_path
 from topology.models import NetworkPath
@@ -105,3 +105,17 @@ def test_bad_endpoint_name_is_refused_before_anything_is_created(reference_topol
     with pytest.raises(RucioAdapterError, match="RSE name 'bad rse' is not valid"):
         rucio.sync_endpoint(ep, fts_url=FTS_PLACEHOLDER)
     assert not rucio.rse_exists("bad rse")
+
+
+def test_a_second_instance_runs_beside_and_stops_by_its_pid(rucio_server, test_state) -> None:
+    other = f"{rucio_instance()}_b"
+    server = ensure_rucio(test_state, instance=other, fresh=True)
+    try:
+        assert server.url != rucio_server.url and server.database != rucio_server.database
+        assert ping(server.url) == "41.5.1"
+        assert {"rucio-" + rucio_instance(), "rucio-" + other} <= set(rucio_daemons(test_state))
+    finally:
+        assert stop_rucio(test_state, instance=other)
+    assert ping(server.url) is None
+    assert ping(rucio_server.url) == "41.5.1"
+    assert "rucio-" + other not in rucio_daemons(test_state)

@@ -13,7 +13,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from operations.models import AuditEvent
 from replicas.choices import ReplicaState
@@ -320,3 +320,66 @@ def test_a_scientist_gets_no_action_and_a_403(browser, live_server, login, users
     job.refresh_from_db()
     assert not LinkPause.objects.exists() and job.state == JobState.ACTIVE and not AuditEvent.objects.exists()
     assert DataProduct.objects.count() == 0
+
+
+def test_operator_edits_a_policy_and_sees_the_models_validation(
+    browser, live_server, login, users, topology, shoot
+):
+    from replicas.models import ReplicaPolicy
+    from replicas.services import active_policy
+    from topology.models import Telescope
+
+    policy = active_policy(Telescope.objects.get(name="SKA1-Mid"))
+    login("operator")
+    browser.get(live_server.url + "/operations/policies/")
+    shoot("policies")
+    _click(browser, f"a[href='/operations/policies/{policy.pk}/']")
+    wait(browser, "#policy-form")
+    Select(browser.find_element(By.NAME, "shares-0-destination")).select_by_visible_text("SKA1-LOW_SDP")
+    browser.find_element(By.NAME, "shares-0-weight").send_keys("2")
+    browser.find_element(By.CSS_SELECTOR, "#policy-form button[type=submit]").click()
+    error = wait(browser, "#policy-form .errors")
+    assert "A replica goes to SRC storage, not to SDP storage." in error.text
+    shoot("policy-validation")
+    assert not policy.shares.exists() and not AuditEvent.objects.exists()
+    Select(browser.find_element(By.NAME, "shares-0-destination")).select_by_visible_text("UKSRC_DISK")
+    browser.find_element(By.CSS_SELECTOR, "#policy-form button[type=submit]").click()
+    assert "saved" in wait(browser, ".messages li").text
+    assert "UKSRC_DISK: 2" in browser.find_element(By.ID, "policies").text
+    assert ReplicaPolicy.objects.get(pk=policy.pk).weights() == {"UKSRC_DISK": 2.0}
+    assert AuditEvent.objects.get().action == "edit_policy"
+
+
+def test_operator_reroutes_a_product_from_its_routing_page(
+    browser, live_server, login, users, topology, shoot
+):
+    from replicas.services import FileSpec, register_product
+    from schedulers.services import push_product
+    from topology.models import Telescope
+
+    product = register_product(
+        scope="ska",
+        name="obs-reroute",
+        telescope=Telescope.objects.get(name="SKA1-Mid"),
+        files=[FileSpec("obs-reroute.part0.ms", 25 * 2**20, "0cc737eb")],
+    )
+    push_product(product=product)
+    old = product.replicas.get(state=ReplicaState.COPYING)
+    target = "CASRC_DISK" if old.endpoint.name != "CASRC_DISK" else "JPSRC_DISK"
+    login("operator")
+    browser.get(live_server.url + f"/replicas/products/{product.pk}/")
+    _click(browser, "#product-reroute")
+    Select(wait(browser, "select[name=destination]")).select_by_visible_text(target)
+    browser.find_element(By.NAME, "reason").send_keys(f"{old.endpoint.site.name} storage maintenance")
+    browser.find_element(By.NAME, "confirm").click()
+    shoot("confirm-reroute")
+    browser.find_element(By.CSS_SELECTOR, "#action-form button[type=submit]").click()
+    assert "re-routed" in wait(browser, ".messages li").text
+    rows = {
+        r.get_attribute("data-endpoint"): r.text
+        for r in browser.find_elements(By.CSS_SELECTOR, "#replicas tbody tr")
+    }
+    assert set(rows) == {"SKA1-MID_SDP", target} and "re-routed by operator" in rows[target]
+    assert "CANCELED" in browser.find_element(By.ID, "transfers").text
+    shoot("product-rerouted")
+    assert AuditEvent.objects.get().details["to"] == target

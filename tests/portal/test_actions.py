@@ -192,7 +192,9 @@ def test_operator_reroutes_a_copying_product(
     assert new.endpoint == target and new.state == ReplicaState.COPYING and new.policy is None
     assert "re-routed by op" in new.reason and "SRC down" in new.reason
     new_job = TransferJob.objects.get(metadata__replica_id=new.pk)
-    assert new_job.state == JobState.SUBMITTED and target.hostname in new_job.files.first().dest_surl
+    assert new_job.state == JobState.SUBMITTED and all(
+        target.hostname in f.dest_surl for f in new_job.files.all()
+    )
     # The canceled job's end (sent on commit) no longer belongs to a replica: the product is still placing.
     product.refresh_from_db()
     assert product.state == ProductState.PLACING

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .pki import ensure_pki, host_credentials
 from .processes import port_open, running, start_daemon, stop_daemon, wait_for_port
-from .state import StateDir
+from .state import PROJECT_ROOT, StateDir
 from .users import as_root, chown_tree, require_binary
 
 SERVICE_USER = "xrootd"
@@ -72,8 +72,40 @@ def render_config(
     return "\n".join(lines) + "\n"
 
 
+PLUGIN_BUILD = PROJECT_ROOT / "xrootd-plugins" / "build"
+PLUGIN_LIBRARY = "libXrdWanIO-5.so"
+PLUGIN_TPC_PROGRAM = "xrdcp-wan"
+
+
+def plugin_lines(state: StateDir) -> list[str]:
+    """The lines that load the project's plugin (write-behind, streaming adler32, parallel TPC pulls), or
+    none when it is switched off (SRCNET_XROOTD_PLUGIN=off, for comparisons) or not built.
+
+    The library and the pull program are copied into the state folder: the xrootd account may not be
+    able to read the checkout."""
+    if os.environ.get("SRCNET_XROOTD_PLUGIN", "on").lower() in ("off", "0", "no", "false"):
+        return []
+    library, program = PLUGIN_BUILD / PLUGIN_LIBRARY, PLUGIN_BUILD / PLUGIN_TPC_PROGRAM
+    if not (library.exists() and program.exists()):
+        return []
+    folder = state.sub("xrootd-plugin")
+    for source in (library, program):
+        target = folder / source.name
+        if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:
+            shutil.copy2(source, target)
+            target.chmod(0o755)
+    return [
+        f"ofs.osslib ++ {folder / 'libXrdWanIO.so'}",
+        f"ofs.tpc autorm pgm {folder / PLUGIN_TPC_PROGRAM} --server --inflight 16",
+        # An upload cut off mid-way is removed rather than kept looking complete.
+        "ofs.persist auto hold 0",
+    ]
+
+
 def ensure_site(state: StateDir, name: str, *, extra_lines: list[str] | None = None) -> LocalSite:
-    """Start the site's xrootd unless it is running; ports are recorded in the state's runtime file."""
+    """Start the site's xrootd unless it is running; ports are recorded in the state's runtime file.
+
+    The project's XRootD plugin is loaded unless SRCNET_XROOTD_PLUGIN=off."""
     root_port = state.port(f"xrootd:{name}:root")
     http_port = state.port(f"xrootd:{name}:http")
     folder = site_folder(state, name)
@@ -96,7 +128,7 @@ def ensure_site(state: StateDir, name: str, *, extra_lines: list[str] | None = N
             root_port=root_port,
             http_port=http_port,
             ca_dir=ca_dir,
-            extra_lines=extra_lines,
+            extra_lines=[*plugin_lines(state), *(extra_lines or [])],
         )
     )
     if as_root():

@@ -15,7 +15,7 @@ DEBIAN_PACKAGES=(
   # python
   python3-venv python3-dev
   # C++ plugin, WAN emulator, benchmarks
-  build-essential cmake libxrootd-server-dev libxrootd-client-dev googletest libgtest-dev
+  build-essential cmake clang-format libxrootd-server-dev libxrootd-client-dev googletest libgtest-dev
   iperf3 iproute2 openssl curl strace
   # the fts3 client builds M2Crypto when no wheel fits
   swig libssl-dev
@@ -84,3 +84,6 @@ if ((${#portal_missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${portal_sudo[@]}" apt-get install -y -q "${portal_missing[@]}"
 fi
 # <<< portal browser tests <<<
+
+# The C++ XRootD plugin the local sites load (xrootd-plugins/README.md); a no-op when up to date.
+bash xrootd-plugins/build.sh >/dev/null

@@ -38,3 +38,21 @@ def test_ports_are_recorded_once_and_reused(tmp_path: Path):
     assert state.port("redis") == first
     assert state.port("postgres") != first
     assert StateDir(tmp_path).read_runtime()["ports"] == {"redis": first, "postgres": state.port("postgres")}
+
+
+def test_sites_load_the_plugin_unless_switched_off(tmp_path: Path, monkeypatch):
+    from localnet import xrootd
+
+    state = StateDir(tmp_path)
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / xrootd.PLUGIN_LIBRARY).write_bytes(b"\x7fELF")
+    (build / xrootd.PLUGIN_TPC_PROGRAM).write_bytes(b"\x7fELF")
+    monkeypatch.setattr(xrootd, "PLUGIN_BUILD", build)
+    monkeypatch.delenv("SRCNET_XROOTD_PLUGIN", raising=False)
+    lines = xrootd.plugin_lines(state)
+    assert lines[0].startswith("ofs.osslib ++ ") and lines[0].endswith("/xrootd-plugin/libXrdWanIO.so")
+    assert "xrdcp-wan --server" in lines[1]
+    assert (tmp_path / "xrootd-plugin" / xrootd.PLUGIN_LIBRARY).exists()
+    monkeypatch.setenv("SRCNET_XROOTD_PLUGIN", "off")
+    assert xrootd.plugin_lines(state) == []

@@ -28,7 +28,9 @@ def _rule_states(rule_ids: list[str]) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=1, help="cycles to run when no --until-rule is given")
-    parser.add_argument("--until-rule", action="append", default=[], help="run until this rule leaves REPLICATING")
+    parser.add_argument(
+        "--until-rule", action="append", default=[], help="run until this rule leaves REPLICATING"
+    )
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--interval", type=float, default=0.5, help="pause between poll cycles")
     args = parser.parse_args(argv)

@@ -98,7 +98,11 @@ def distance_from_path(rtt_ms: float, opex_eur_per_year: float) -> int:
     One rank per started 10 ms of round-trip time (London-Canberra 259 ms -> 26) plus one per
     EUR 1M a year of operating cost (a leased intercontinental lambda, EUR 1.85M -> 2), so a cheaper
     path wins over a dearer one of similar latency. Always at least 1 (0 would mean 'same RSE')."""
-    if rtt_ms < 0 or opex_eur_per_year < 0 or not (math.isfinite(rtt_ms) and math.isfinite(opex_eur_per_year)):
+    if (
+        rtt_ms < 0
+        or opex_eur_per_year < 0
+        or not (math.isfinite(rtt_ms) and math.isfinite(opex_eur_per_year))
+    ):
         raise ValueError(f"bad path metrics rtt={rtt_ms!r} opex={opex_eur_per_year!r}")
     return 1 + math.ceil(rtt_ms / 10.0) + round(opex_eur_per_year / 1_000_000)
 

@@ -48,7 +48,9 @@ def _cmd_test(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    return run_demo(state_name=args.state, once=args.once, products_per_telescope=args.products)
+    return run_demo(
+        state_name=args.state, once=args.once, products_per_telescope=args.products, rucio=args.rucio
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=int(os.environ.get("SRCNET_DEMO_PRODUCTS", "3")),
         help="synthetic products per telescope",
+    )
+    p.add_argument(
+        "--rucio",
+        action="store_true",
+        default=os.environ.get("SRCNET_DEMO_RUCIO") == "1",
+        help="place products through a real Rucio server and its conveyor (docs/rucio.md)",
     )
     p.set_defaults(func=_cmd_demo)
     args = parser.parse_args(argv)

@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 from .state import StateDir
 
@@ -28,7 +29,7 @@ def _prepare_environment(state: StateDir, name: str) -> None:
     os.environ.update(service_env(state, name))
 
 
-def run_demo(*, state_name: str, once: bool, products_per_telescope: int) -> int:
+def run_demo(*, state_name: str, once: bool, products_per_telescope: int, rucio: bool = False) -> int:
     from .stack import down, ensure_core, ensure_web, ensure_workers
 
     state = StateDir.named(state_name)
@@ -52,7 +53,12 @@ def run_demo(*, state_name: str, once: bool, products_per_telescope: int) -> int
         web_port = ensure_web(state, state_name)
         ready_in = time.monotonic() - started
         _say(f"celery worker pid {worker_pid}; web on 127.0.0.1:{web_port}; ready in {ready_in:.1f} s")
-        rows, failed = _push(products_per_telescope)
+        rucio_context = None
+        if rucio:
+            from . import demo_rucio
+
+            rucio_context = demo_rucio.prepare(state, state_name)
+        rows, failed = _push(products_per_telescope, rucio_context)
         _print_summary(rows)
         base = f"http://127.0.0.1:{web_port}"
         print(f"\nportal:  {base}/  (user 'operator', password 'operator')")
@@ -103,7 +109,7 @@ def _prepare_database(state: StateDir) -> str:
     return str(token.key)
 
 
-def _push(per_telescope: int) -> tuple[list[dict[str, object]], int]:
+def _push(per_telescope: int, rucio: dict[str, Any] | None = None) -> tuple[list[dict[str, object]], int]:
     from replicas.choices import ProductState
     from replicas.models import DataProduct
     from replicas.services import FileSpec, register_product
@@ -130,8 +136,13 @@ def _push(per_telescope: int) -> tuple[list[dict[str, object]], int]:
                 )
                 files.append(FileSpec(name=file_name, size_bytes=size, adler32=adler))
             product = register_product(scope="ska", name=name, telescope=telescope, files=files, priority=3)
-            push_product(product=product)
+            if rucio is None:
+                push_product(product=product)
             products.append(product.pk)
+    if rucio is not None:
+        from . import demo_rucio
+
+        demo_rucio.push(rucio, products)
     _say(f"{len(products)} products written at the SDPs and submitted; waiting for their replicas")
     deadline = time.monotonic() + SUMMARY_TIMEOUT_S
     done_states = (ProductState.PLACED, ProductState.FAILED)
@@ -162,15 +173,20 @@ def _summary_rows(product_ids: list[int]) -> list[dict[str, object]]:
 
     rows = []
     for product in DataProduct.objects.filter(pk__in=product_ids).order_by("telescope__name", "name"):
-        for transfer in TransferFile.objects.filter(job__metadata__product=product.did).order_by(
-            "file_index"
-        ):
+        # Jobs the platform submits name the product; jobs Rucio submits name each file's DID.
+        transfers = TransferFile.objects.filter(
+            job__metadata__product=product.did
+        ) | TransferFile.objects.filter(
+            metadata__scope=product.scope, metadata__name__startswith=f"{product.name}/"
+        )
+        for transfer in transfers.order_by("id"):
             seconds = transfer.duration_seconds or 0.0
             verified = bool(transfer.source_checksum) and transfer.source_checksum == transfer.dest_checksum
             rows.append(
                 {
                     "product": product.name,
-                    "file": transfer.metadata.get("file", ""),
+                    "file": transfer.metadata.get("file")
+                    or str(transfer.metadata.get("name", "")).rsplit("/")[-1],
                     "source": product.source.name,
                     "destination": _endpoint_of(transfer.dest_surl),
                     "bytes": transfer.transferred_bytes or transfer.filesize or 0,

@@ -106,6 +106,9 @@ def down(state: StateDir) -> list[str]:
     for site in known_sites(state):
         if stop_site(state, site):
             stopped.append(f"xrootd {site}")
+    from .rucio import stop_all_rucio
+
+    stopped += [f"rucio ({name})" for name in stop_all_rucio(state)]
     if stop_redis(state):
         stopped.append("redis")
     if stop_postgres(state):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from schedulers.planning import (  # noqa: E402
+from schedulers.planning import (
     LinkSpec,
     PathSpec,
     PlanConfig,
@@ -24,15 +24,17 @@ from schedulers.planning import (  # noqa: E402
     Topology,
     plan,
 )
-from schedulers.simulation.reference import reference_topology  # noqa: E402
-from schedulers.simulation.scenarios import scenarios  # noqa: E402
+from schedulers.simulation.reference import reference_topology
+from schedulers.simulation.scenarios import scenarios
 
 
 def products_for(topology: Topology, n: int) -> list[Product]:
     """n products of 20 GB spread over both telescopes, arriving at 1 PB/day each (100 000 = one day)."""
     tels = sorted(t.name for t in topology.telescopes)
     gap = 86400 / (n / len(tels))
-    return [Product(f"p{i:07d}", tels[i % len(tels)], 20e9, (i // len(tels)) * gap, files=8) for i in range(n)]
+    return [
+        Product(f"p{i:07d}", tels[i % len(tels)], 20e9, (i // len(tels)) * gap, files=8) for i in range(n)
+    ]
 
 
 def star(srcs: int) -> Topology:
@@ -68,8 +70,10 @@ def main() -> None:
     products = products_for(ref, 100_000)
     for name, sc in scenarios().items():
         s = best_of(1, lambda sc=sc: plan(products, ref, sc.policy, config=sc.plan))
-        print(f"reference | 100000 | 14 | {sc.policy.kind.value} | {sc.plan.mode.value} | {s:.2f} | {100_000 / s:,.0f}"
-              f"  ({name})")
+        print(
+            f"reference | 100000 | 14 | {sc.policy.kind.value} | {sc.plan.mode.value} | {s:.2f} "
+            f"| {100_000 / s:,.0f}  ({name})"
+        )
     for srcs in (7, 14, 28, 56, 112):
         topo = star(srcs)
         products = products_for(topo, 100_000)

@@ -123,15 +123,18 @@ def record_replica_transfer(*, replica_id: int, job) -> Replica:  # type: ignore
     from transfers.choices import JobState
 
     replica = Replica.objects.select_for_update().select_related("product").get(pk=replica_id)
+    # Keep why the replica was placed here; say how its transfer ended after it.
+    placement = replica.reason.split("; transfer job", 1)[0]
+    prefix = f"{placement}; " if placement else ""
     if job.state == JobState.FINISHED:
-        replica.state, replica.reason = ReplicaState.AVAILABLE, f"transfer job {job.job_id} finished"
+        replica.state, replica.reason = ReplicaState.AVAILABLE, f"{prefix}transfer job {job.job_id} finished"
     else:
         reasons = "; ".join(
             sorted({r for r in job.files.exclude(reason="").values_list("reason", flat=True)})
         )
         replica.state, replica.reason = (
             ReplicaState.FAILED,
-            f"transfer job {job.job_id} {job.state}: {reasons}",
+            f"{prefix}transfer job {job.job_id} {job.state}: {reasons}",
         )
     replica.save(update_fields=["state", "reason", "updated"])
     product = replica.product

@@ -51,6 +51,8 @@ class Fts3Transfertool(Transfertool):
             overwrite=params.overwrite,
             priority=params.priority,
             metadata=params.metadata,
+            nostreams=params.streams or 1,
+            multihop=params.multihop,
             # FTS3: 0 asks for the server default, a negative value for no retry.
             retry=0 if params.retry is None else (params.retry if params.retry > 0 else -1),
         )

@@ -28,6 +28,8 @@ class JobParams:
     overwrite: bool = False
     retry: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    streams: int | None = None  # TCP streams per copy (FTS3's nostreams)
+    multihop: bool = False  # the files are hops, each after the previous (FTS3 multihop jobs)
 
 
 class TransfertoolError(RuntimeError):
@@ -56,6 +58,7 @@ class EmbeddedTransfertool(Transfertool):
     def submit(self, files: Sequence[TransferRequest], params: JobParams) -> str:
         from django.core.exceptions import ValidationError
 
+        from transfers.choices import JobType
         from transfers.services import FileRequest, submit_job
 
         try:
@@ -76,6 +79,8 @@ class EmbeddedTransfertool(Transfertool):
                 overwrite=params.overwrite,
                 retry=params.retry,
                 metadata=params.metadata,
+                internal_params={"nostreams": params.streams} if params.streams else None,
+                job_type=JobType.MULTIHOP if params.multihop else JobType.NORMAL,
             )
         except ValidationError as exc:
             raise TransfertoolError(f"submission refused: {exc.message_dict}") from exc

@@ -146,6 +146,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(_env("OPTIMIZER_INTERVAL", "60")),
     },
     "transfers-reap-lost-attempts": {"task": "transfers.reap_lost_attempts", "schedule": 600.0},
+    # The push loop: plan what waits at the SDPs and submit what is due.
+    "schedulers-push-cycle": {"task": "schedulers.push_cycle", "schedule": float(_env("PUSH_INTERVAL", "30"))},
 }
 
 # The VO the FTS3 endpoint reports (deterministic job ids are derived from it, as in FTS3).

@@ -1,0 +1,47 @@
+"""What the push loop remembers: each cycle's decisions, and the throughput every path delivered."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class PushCycle(models.Model):
+    """One pass of the push loop: what it planned, what it submitted, and the planner's events."""
+
+    created = models.DateTimeField(auto_now_add=True)
+    products_queued = models.PositiveIntegerField(default=0)
+    legs_planned = models.PositiveIntegerField(default=0)
+    legs_submitted = models.PositiveIntegerField(default=0)
+    submitted = models.JSONField(default=list, blank=True, help_text="One entry per job: product, lane, why")
+    events = models.JSONField(default=list, blank=True, help_text="Backpressure and other planner events")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"push cycle {self.pk}: {self.legs_submitted}/{self.legs_planned} legs"
+
+
+class PathMeasurement(models.Model):
+    """What one push transfer achieved on a lane (source site to destination site): the history the
+    planner's streams/concurrency model is corrected by."""
+
+    source = models.CharField(max_length=64)
+    destination = models.CharField(max_length=64)
+    streams = models.PositiveSmallIntegerField()
+    files = models.PositiveSmallIntegerField(default=1)
+    bytes = models.BigIntegerField()
+    seconds = models.FloatField()
+    throughput_bps = models.FloatField()
+    rtt_ms = models.FloatField(null=True, blank=True)
+    succeeded = models.BooleanField(default=True)
+    job_id = models.CharField(max_length=64, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["source", "destination", "-created"])]
+
+    def __str__(self) -> str:
+        return f"{self.source} -> {self.destination}: {self.throughput_bps / 1e6:.1f} Mbit/s x{self.streams}"

@@ -1,0 +1,16 @@
+"""Celery tasks of the push scheduler (thin: they call the loop and the measurement recorder)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import OperationalError
+
+
+@shared_task(
+    name="schedulers.push_cycle", autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3
+)
+def push_cycle() -> int:
+    """One pass of the push loop; returns how many jobs it submitted."""
+    from .loop import push_cycle as run
+
+    return run().legs_submitted

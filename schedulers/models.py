@@ -45,3 +45,31 @@ class PathMeasurement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} -> {self.destination}: {self.throughput_bps / 1e6:.1f} Mbit/s x{self.streams}"
+
+
+class Simulation(models.Model):
+    """A simulator run asked for through the API; its report (Markdown, JSON, PNGs) is kept on disk."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    scenario = models.CharField(max_length=64, default="all")
+    days = models.FloatField(default=1.0)
+    topology = models.CharField(max_length=16, default="db")
+    failures = models.BooleanField(default=False)
+    with_lp = models.BooleanField(default=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    summary = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"simulation {self.pk} ({self.scenario}, {self.days:g} d): {self.state}"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from django.db import transaction
 
 from replicas.choices import ReplicaState
@@ -46,3 +49,66 @@ def push_product(*, product: DataProduct, transfertool: Transfertool | None = No
         replica.reason = f"{replica.reason}; transfer job {job_id}"
         replica.save(update_fields=["state", "reason", "updated"])
     return replicas
+
+
+def report_dir(simulation_id: int) -> Path:
+    from django.conf import settings
+
+    return settings.SRCNET_REPORTS_DIR / "simulations" / str(simulation_id)
+
+
+def request_simulation(
+    *,
+    user: Any,
+    scenario: str,
+    days: float,
+    topology: str = "db",
+    failures: bool = False,
+    with_lp: bool = True,
+) -> Any:
+    """Validate a simulation request, store it and run it on a worker after commit."""
+    from .models import Simulation
+    from .simulations import SimulationRequest
+    from .tasks import run_simulation
+
+    SimulationRequest(
+        scenario=scenario, days=days, topology=topology, failures=failures, with_lp=with_lp
+    ).validate()
+    simulation = Simulation.objects.create(
+        scenario=scenario, days=days, topology=topology, failures=failures, with_lp=with_lp, requested_by=user
+    )
+    transaction.on_commit(lambda: run_simulation.delay(simulation.pk))
+    return simulation
+
+
+def run_requested_simulation(simulation_id: int) -> str:
+    """Claim a queued simulation, run it, and record its summary or its error."""
+    from django.utils import timezone
+
+    from .models import Simulation
+    from .simulations import SimulationRequest, SimulationRequestError, read_summary, run_simulation
+
+    if not Simulation.objects.filter(pk=simulation_id, state=Simulation.State.QUEUED).update(
+        state=Simulation.State.RUNNING
+    ):
+        return "not queued"
+    simulation = Simulation.objects.get(pk=simulation_id)
+    out = report_dir(simulation_id)
+    try:
+        run_simulation(
+            SimulationRequest(
+                scenario=simulation.scenario,
+                days=simulation.days,
+                topology=simulation.topology,
+                failures=simulation.failures,
+                with_lp=simulation.with_lp,
+            ),
+            out,
+        )
+    except (SimulationRequestError, OSError) as exc:
+        simulation.state, simulation.error = Simulation.State.FAILED, str(exc)
+    else:
+        simulation.state, simulation.summary = Simulation.State.DONE, read_summary(out)
+    simulation.finished = timezone.now()
+    simulation.save(update_fields=["state", "error", "summary", "finished"])
+    return simulation.state

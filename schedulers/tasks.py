@@ -14,3 +14,11 @@ def push_cycle() -> int:
     from .loop import push_cycle as run
 
     return run().legs_submitted
+
+
+@shared_task(name="schedulers.run_simulation", acks_late=True)
+def run_simulation(simulation_id: int) -> str:
+    """Run one API-requested simulation; a redelivered message finds it no longer queued and stops."""
+    from .services import run_requested_simulation
+
+    return run_requested_simulation(simulation_id)

@@ -147,8 +147,14 @@ CELERY_BEAT_SCHEDULE = {
     },
     "transfers-reap-lost-attempts": {"task": "transfers.reap_lost_attempts", "schedule": 600.0},
     # The push loop: plan what waits at the SDPs and submit what is due.
-    "schedulers-push-cycle": {"task": "schedulers.push_cycle", "schedule": float(_env("PUSH_INTERVAL", "30"))},
+    "schedulers-push-cycle": {
+        "task": "schedulers.push_cycle",
+        "schedule": float(_env("PUSH_INTERVAL", "30")),
+    },
 }
+
+# Where simulation reports (and later campaign reports) are written.
+SRCNET_REPORTS_DIR = Path(_env("REPORTS_DIR", str(BASE_DIR / ".state" / "reports")))
 
 # The VO the FTS3 endpoint reports (deterministic job ids are derived from it, as in FTS3).
 SRCNET_FTS3_VO = _env("FTS3_VO", "ska")

@@ -11,5 +11,6 @@ urlpatterns = [
     path("topology/", include("topology.api.urls")),
     path("replicas/", include("replicas.api.urls")),
     path("transfers/", include("transfers.api.urls")),
+    path("schedulers/", include("schedulers.api.urls")),
     path("operations/", include("operations.api.urls")),
 ]

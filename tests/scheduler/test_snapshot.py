@@ -80,5 +80,5 @@ def test_simulate_command_writes_the_report(reference_topology, tmp_path) -> Non
 
 
 def test_simulate_command_rejects_an_unknown_scenario(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(CommandError, match="unknown scenario 'three_replicas'"):
+    with pytest.raises(CommandError, match="scenario: unknown 'three_replicas'"):
         call_command("simulate", "--scenario", "three_replicas", "--out", str(tmp_path))

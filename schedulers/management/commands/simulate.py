@@ -7,12 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from schedulers.planning.types import PlanInputError
-from schedulers.simulation.reference import reference_topology
-from schedulers.simulation.report import run_scenario, write_report
-from schedulers.simulation.scenarios import reference_failures, scenarios
-from schedulers.simulation.workload import daily_products
-from schedulers.snapshot import topology_snapshot
+from schedulers.simulation.scenarios import scenarios
+from schedulers.simulations import SimulationRequest, SimulationRequestError, run_simulation
 
 
 class Command(BaseCommand):
@@ -38,41 +34,18 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        known = scenarios()
-        wanted = list(known) if options["scenario"] == "all" else [options["scenario"]]
-        for name in wanted:
-            if name not in known:
-                raise CommandError(f"unknown scenario {name!r}; choose all or one of {', '.join(known)}")
-        if options["days"] <= 0:
-            raise CommandError("--days must be positive")
-        topology = topology_snapshot() if options["topology"] == "db" else reference_topology()
-        if not topology.telescopes:
-            raise CommandError(
-                "the topology has no telescope with an access link (import one, or --topology reference)"
-            )
-        duration = options["days"] * 86400
-        products = daily_products(
-            topology,
+        request = SimulationRequest(
+            scenario=options["scenario"],
             days=options["days"],
-            mean_size_bytes=options["mean_size_gb"] * 1e9,
+            topology=options["topology"],
+            failures=options["failures"],
+            with_lp=not options["no_lp"],
             seed=options["seed"],
+            mean_size_gb=options["mean_size_gb"],
         )
-        changes = reference_failures() if options["failures"] else ()
-        runs = []
-        for name in wanted:
-            self.stderr.write(f"simulating {name} ({len(products)} products, {options['days']:g} day(s))")
-            try:
-                runs.append(
-                    run_scenario(
-                        known[name],
-                        topology,
-                        products,
-                        duration_s=duration,
-                        changes=changes,
-                        with_lp=not options["no_lp"],
-                    )
-                )
-            except PlanInputError as exc:
-                raise CommandError(f"{name}: {exc}") from exc
-        for path in write_report(runs, duration, options["out"]):
+        try:
+            written = run_simulation(request, options["out"], progress=self.stderr.write)
+        except SimulationRequestError as exc:
+            raise CommandError(str(exc)) from exc
+        for path in written:
             self.stdout.write(str(path))

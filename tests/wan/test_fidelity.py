@@ -180,9 +180,8 @@ def test_queue_is_bounded_and_drops_are_retransmitted():
     assert retrans <= st["drop_queue"] <= retrans + max(3, 0.02 * retrans), (retrans, st)
     # Queueing delay never exceeds what the buffer holds at the bottleneck
     # (8 ms here): the median probe under load stays within RTT + 8 ms + 1 ms
-    # of timer jitter, and probes did meet a standing queue (p90 above the
-    # idle RTT).  Not the max: a neighbour on the shared vCPUs can stall any
-    # single packet.
+    # of timer jitter.  That the queue did fill is asserted from the
+    # emulator's own backlog above: whether a probe meets the queue at its
+    # peak depends on where in CUBIC's sawtooth it lands (seen both ways).
     qdelay_ms = qbytes * 8 / (rate_mbit * 1e6) * 1e3
     assert loaded["median_ms"] <= rtt_ms + qdelay_ms + 1, loaded
-    assert loaded["p90_ms"] > rtt_ms + 1, loaded

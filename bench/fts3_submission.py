@@ -24,21 +24,48 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-POLL_FIELDS = "file_state,dest_surl,finish_time,start_time,staging_start,staging_finished,reason,source_surl,file_metadata"
+POLL_FIELDS = ",".join(
+    [
+        "file_state",
+        "dest_surl",
+        "finish_time",
+        "start_time",
+        "staging_start",
+        "staging_finished",
+        "reason",
+        "source_surl",
+        "file_metadata",
+    ]
+)
 
 
 def _job(files: int, tag: str) -> dict:  # type: ignore[type-arg]
-    return {"files": [{"sources": [f"root://sdp.example.org:1094//ska/{tag}/f{i}"],
-                       "destinations": [f"davs://src.example.org:443/ska/{tag}/f{i}"],
-                       "filesize": 10**9, "checksum": "ADLER32:0cc737eb", "activity": "SKA Data Products",
-                       "metadata": {"request_id": f"{tag}-{i}", "scope": "ska", "name": f"f{i}"}}
-                      for i in range(files)],
-            "params": {"verify_checksum": "both", "priority": 3, "overwrite": True, "max_time_in_queue": 168,
-                       "job_metadata": {"issuer": "bench"}}}
+    return {
+        "files": [
+            {
+                "sources": [f"root://sdp.example.org:1094//ska/{tag}/f{i}"],
+                "destinations": [f"davs://src.example.org:443/ska/{tag}/f{i}"],
+                "filesize": 10**9,
+                "checksum": "ADLER32:0cc737eb",
+                "activity": "SKA Data Products",
+                "metadata": {"request_id": f"{tag}-{i}", "scope": "ska", "name": f"f{i}"},
+            }
+            for i in range(files)
+        ],
+        "params": {
+            "verify_checksum": "both",
+            "priority": 3,
+            "overwrite": True,
+            "max_time_in_queue": 168,
+            "job_metadata": {"issuer": "bench"},
+        },
+    }
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--polls", type=int, default=20)
@@ -85,12 +112,16 @@ def main() -> int:
             elapsed = time.perf_counter() - started
             answer.raise_for_status()
             rates.append(args.files / elapsed)
-        small_ids = [session.post(f"{url}/jobs", json=_job(1, f"p{i}"), timeout=60).json()["job_id"]
-                     for i in range(100)]
+        small_ids = [
+            session.post(f"{url}/jobs", json=_job(1, f"p{i}"), timeout=60).json()["job_id"]
+            for i in range(100)
+        ]
         polls = []
         for _ in range(args.polls):
             started = time.perf_counter()
-            answer = session.get(f"{url}/jobs/{','.join(small_ids)}", params={"files": POLL_FIELDS}, timeout=60)
+            answer = session.get(
+                f"{url}/jobs/{','.join(small_ids)}", params={"files": POLL_FIELDS}, timeout=60
+            )
             polls.append(time.perf_counter() - started)
             assert answer.status_code == 200 and len(answer.json()) == 100
     finally:
@@ -100,7 +131,10 @@ def main() -> int:
         "machine": f"{platform.node()} {os.cpu_count()} cores, {platform.platform()}",
         "files_per_job": args.files,
         "submit_files_per_s": {"median": statistics.median(rates), "all": rates},
-        "poll_100_jobs_ms": {"median": statistics.median(polls) * 1000, "p90": sorted(polls)[int(0.9 * len(polls))] * 1000},
+        "poll_100_jobs_ms": {
+            "median": statistics.median(polls) * 1000,
+            "p90": sorted(polls)[int(0.9 * len(polls))] * 1000,
+        },
         "baseline_whoami_ms": statistics.median(baseline) * 1000,
         "fts3_production_average_files_per_s": 33,
     }

@@ -11,6 +11,7 @@ Only the standard library, subprocess and the xrootd/xrdcp binaries are used.
 """
 
 import argparse
+import contextlib
 import os
 import platform
 import signal
@@ -18,11 +19,11 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "xrootd_plugin"))
-import wanio_harness as h  # noqa: E402
+import wanio_harness as h
 
 GB = 1e9
 
@@ -51,10 +52,8 @@ def strace_counts(server, action):
     for line in out.read_text().splitlines():
         parts = line.split()
         if len(parts) >= 5 and parts[0][0].isdigit() and parts[-1] != "total":
-            try:
+            with contextlib.suppress(ValueError):
                 counts[parts[-1]] = int(parts[3])
-            except ValueError:
-                pass
     return counts
 
 
@@ -72,8 +71,9 @@ def main():
         src = h.make_file(scratch / "src.bin", size, seed=5)
         stock = h.XrootdServer(scratch, "stock", plugin=False)
         plugin = h.XrootdServer(scratch, "plugin", extra=["wanio.trace none"])
-        fslib = h.XrootdServer(scratch, "fslib", extra=["wanio.trace none",
-                                                       f"xrootd.fslib ++ {h.PLUGIN_REF}"])
+        fslib = h.XrootdServer(
+            scratch, "fslib", extra=["wanio.trace none", f"xrootd.fslib ++ {h.PLUGIN_REF}"]
+        )
         # TPC destinations pull from the stock server, each with its own program.
         tpc_stock = h.XrootdServer(scratch, "tpcstock", plugin=False)
         tpc_wan = h.XrootdServer(scratch, "tpcwan", tpc_program=f"{h.TPC_PROGRAM} --server --inflight 16")
@@ -87,36 +87,74 @@ def main():
 
             def upload(server, pgrw):
                 env = h.client_env(XRD_CPUSEPGWRTRD=pgrw)
-                return lambda: h.run(["xrdcp", "-f", "-s", str(src), server.url + "/up.bin"],
-                                     env=env, timeout=600)
+                return lambda: h.run(
+                    ["xrdcp", "-f", "-s", str(src), server.url + "/up.bin"], env=env, timeout=600
+                )
 
             def download(server, pgrw):
                 env = h.client_env(XRD_CPUSEPGWRTRD=pgrw)
-                return lambda: h.run(["xrdcp", "-f", "-s", server.url + "/up.bin",
-                                      str(scratch / "down.bin")], env=env, timeout=600)
+                return lambda: h.run(
+                    ["xrdcp", "-f", "-s", server.url + "/up.bin", str(scratch / "down.bin")],
+                    env=env,
+                    timeout=600,
+                )
 
             def upload_and_query(server):
                 def act():
                     upload(server, "1")()
-                    h.run(["xrdfs", f"127.0.0.1:{server.port}", "query", "checksum", "/up.bin"],
-                          timeout=600)
+                    h.run(["xrdfs", f"127.0.0.1:{server.port}", "query", "checksum", "/up.bin"], timeout=600)
+
                 return act
 
             def tpc(server):
-                return lambda: h.run(["xrdcp", "-f", "--tpc", "only", stock.url + "/tpcsrc.bin",
-                                      server.url + "/tpc.bin"], timeout=600)
+                return lambda: h.run(
+                    ["xrdcp", "-f", "--tpc", "only", stock.url + "/tpcsrc.bin", server.url + "/tpc.bin"],
+                    timeout=600,
+                )
 
             scenarios = [
-                ("upload, kXR_pgwrite (xrdcp default)", {k: upload(s, "1") for k, s in servers.items()}, servers, False),
-                ("upload, kXR_write (XRD_CPUSEPGWRTRD=0)", {k: upload(s, "0") for k, s in servers.items()}, servers, False),
-                ("upload + first checksum query (pgwrite)", {k: upload_and_query(s) for k, s in servers.items()}, servers, False),
-                ("download, kXR_pgread (xrdcp default)", {k: download(s, "1") for k, s in servers.items()}, servers, False),
-                ("download, kXR_read/sendfile (XRD_CPUSEPGWRTRD=0)", {k: download(s, "0") for k, s in servers.items()}, servers, False),
-                ("download, kXR_read/sendfile, plugin with xrootd.fslib ++ wrapper",
-                 {"stock": download(stock, "0"), "plugin": download(fslib, "0")},
-                 {"stock": stock, "plugin": fslib}, False),
-                ("TPC pull: xrdcp --server vs xrdcp-wan", {"stock": tpc(tpc_stock), "plugin": tpc(tpc_wan)},
-                 {"stock": tpc_stock, "plugin": tpc_wan}, True),
+                (
+                    "upload, kXR_pgwrite (xrdcp default)",
+                    {k: upload(s, "1") for k, s in servers.items()},
+                    servers,
+                    False,
+                ),
+                (
+                    "upload, kXR_write (XRD_CPUSEPGWRTRD=0)",
+                    {k: upload(s, "0") for k, s in servers.items()},
+                    servers,
+                    False,
+                ),
+                (
+                    "upload + first checksum query (pgwrite)",
+                    {k: upload_and_query(s) for k, s in servers.items()},
+                    servers,
+                    False,
+                ),
+                (
+                    "download, kXR_pgread (xrdcp default)",
+                    {k: download(s, "1") for k, s in servers.items()},
+                    servers,
+                    False,
+                ),
+                (
+                    "download, kXR_read/sendfile (XRD_CPUSEPGWRTRD=0)",
+                    {k: download(s, "0") for k, s in servers.items()},
+                    servers,
+                    False,
+                ),
+                (
+                    "download, kXR_read/sendfile, plugin with xrootd.fslib ++ wrapper",
+                    {"stock": download(stock, "0"), "plugin": download(fslib, "0")},
+                    {"stock": stock, "plugin": fslib},
+                    False,
+                ),
+                (
+                    "TPC pull: xrdcp --server vs xrdcp-wan",
+                    {"stock": tpc(tpc_stock), "plugin": tpc(tpc_wan)},
+                    {"stock": tpc_stock, "plugin": tpc_wan},
+                    True,
+                ),
             ]
             rows = []
             scenarios = [sc for sc in scenarios if args.only in sc[0]]
@@ -136,10 +174,12 @@ def main():
                         counts = strace_counts(server, actions[kind])
                         sys_per_gb = sum(counts.values()) / (size / GB)
                     result[kind] = (statistics.median(rates), statistics.median(cpus), sys_per_gb)
-                    print(f"{title:52s} {kind:6s} {result[kind][0]:8.0f} MB/s "
-                          f"{result[kind][1]:6.3f} CPU s/GB "
-                          f"{'' if sys_per_gb is None else f'{sys_per_gb:8.0f} syscalls/GB'}",
-                          file=sys.stderr)
+                    print(
+                        f"{title:52s} {kind:6s} {result[kind][0]:8.0f} MB/s "
+                        f"{result[kind][1]:6.3f} CPU s/GB "
+                        f"{'' if sys_per_gb is None else f'{sys_per_gb:8.0f} syscalls/GB'}",
+                        file=sys.stderr,
+                    )
                 rows.append((title, result))
         finally:
             for s in (stock, plugin, fslib, tpc_stock, tpc_wan):
@@ -148,17 +188,26 @@ def main():
     def ratio(a, b):
         return "n/a" if not a or not b else f"{b / a:.2f}"
 
-    print(f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {platform.node()}, "
-          f"{os.cpu_count()} CPUs, {platform.platform()}; file {args.size_mib} MiB, "
-          f"median of {args.reps} runs; strace in a separate run\n")
-    print("| Scenario | Stock MB/s | Plugin MB/s | Throughput ratio | Stock CPU s/GB | "
-          "Plugin CPU s/GB | CPU ratio | Stock syscalls/GB | Plugin syscalls/GB | Syscall ratio |")
+    print(
+        f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: {platform.node()}, "
+        f"{os.cpu_count()} CPUs, {platform.platform()}; file {args.size_mib} MiB, "
+        f"median of {args.reps} runs; strace in a separate run\n"
+    )
+    print(
+        "| Scenario | Stock MB/s | Plugin MB/s | Throughput ratio | Stock CPU s/GB | "
+        "Plugin CPU s/GB | CPU ratio | Stock syscalls/GB | Plugin syscalls/GB | Syscall ratio |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for title, r in rows:
         (sr, sc, ss), (pr, pc, ps) = r["stock"], r["plugin"]
-        fmt = (lambda v: "n/a" if v is None else f"{v:.0f}")
-        print(f"| {title} | {sr:.0f} | {pr:.0f} | {ratio(sr, pr)} | {sc:.3f} | {pc:.3f} | "
-              f"{ratio(sc, pc)} | {fmt(ss)} | {fmt(ps)} | {ratio(ss, ps)} |")
+
+        def fmt(v):
+            return "n/a" if v is None else f"{v:.0f}"
+
+        print(
+            f"| {title} | {sr:.0f} | {pr:.0f} | {ratio(sr, pr)} | {sc:.3f} | {pc:.3f} | "
+            f"{ratio(sc, pc)} | {fmt(ss)} | {fmt(ps)} | {ratio(ss, ps)} |"
+        )
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import os
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,8 +24,7 @@ sys.path.insert(0, str(ROOT / "bench" / "wan"))
 import wanio_harness as h  # noqa: E402
 import wanpath  # noqa: E402
 
-PROBE = ("import socket,sys\n"
-         "socket.create_connection(('127.0.0.1', int(sys.argv[1])), 0.5).close()\n")
+PROBE = "import socket,sys\nsocket.create_connection(('127.0.0.1', int(sys.argv[1])), 0.5).close()\n"
 
 
 def cpu(server):
@@ -38,8 +37,10 @@ def start_in(path, side, server):
     run = path.run_a if side == "a" else path.run_b
 
     def ready():
-        return run([sys.executable, "-c", PROBE, str(server.port)], capture_output=True,
-                   timeout=10).returncode == 0
+        return (
+            run([sys.executable, "-c", PROBE, str(server.port)], capture_output=True, timeout=10).returncode
+            == 0
+        )
 
     server.start(popen=popen, ready=ready)
     server.ip = path.ip_a if side == "a" else path.ip_b
@@ -56,29 +57,40 @@ def main():
     ap.add_argument("--rate-mbit", type=float, default=1000)
     ap.add_argument("--size-mib", type=int, default=512)
     ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--inflight", type=int, default=0,
-                    help="xrdcp-wan reads in flight (default: enough 8 MiB reads for the BDP)")
+    ap.add_argument(
+        "--inflight",
+        type=int,
+        default=0,
+        help="xrdcp-wan reads in flight (default: enough 8 MiB reads for the BDP)",
+    )
     ap.add_argument("--cc", default="cubic", choices=["cubic", "bbr", "reno"])
     ap.add_argument("--only", choices=["upload", "tpc"], default=None)
-    ap.add_argument("--parallel-chunks", type=int, default=4,
-                    help="XRD_CPPARALLELCHUNKS for the uploading client and stock TPC")
+    ap.add_argument(
+        "--parallel-chunks",
+        type=int,
+        default=4,
+        help="XRD_CPPARALLELCHUNKS for the uploading client and stock TPC",
+    )
     args = ap.parse_args()
     h.ensure_built()
     size = args.size_mib * h.MiB
     bdp = args.rate_mbit * 1e6 / 8 * args.rtt_ms / 1e3
     if not args.inflight:
         args.inflight = max(1, -(-int(bdp) // (8 * h.MiB)))
-    env = h.client_env(XRD_CPPARALLELCHUNKS=args.parallel_chunks, XRD_REQUESTTIMEOUT=600,
-                       XRD_STREAMTIMEOUT=600)
+    env = h.client_env(
+        XRD_CPPARALLELCHUNKS=args.parallel_chunks, XRD_REQUESTTIMEOUT=600, XRD_STREAMTIMEOUT=600
+    )
     rows = []
-    with h.scratch_dir("wanio-wanbench-") as scratch, \
-            wanpath.emulated_path(rtt_ms=args.rtt_ms, rate_mbit=args.rate_mbit,
-                                  cc=args.cc) as path:
+    with (
+        h.scratch_dir("wanio-wanbench-") as scratch,
+        wanpath.emulated_path(rtt_ms=args.rtt_ms, rate_mbit=args.rate_mbit, cc=args.cc) as path,
+    ):
         src = h.make_file(scratch / "src.bin", size, seed=9)
         a = h.XrootdServer(scratch, "siteA", plugin=False)
         b_stock = h.XrootdServer(scratch, "siteBstock", plugin=False)
-        b_wan = h.XrootdServer(scratch, "siteBwan",
-                               tpc_program=f"{h.TPC_PROGRAM} --server --inflight {args.inflight}")
+        b_wan = h.XrootdServer(
+            scratch, "siteBwan", tpc_program=f"{h.TPC_PROGRAM} --server --inflight {args.inflight}"
+        )
         servers = [a, b_stock, b_wan]
         try:
             for side, s in (("a", a), ("b", b_stock), ("b", b_wan)):
@@ -87,11 +99,17 @@ def main():
             h.chown_tree(a.data)
             scenarios = {
                 "upload A->B (xrdcp, kXR_pgwrite)": lambda dst: path.run_a(
-                    ["xrdcp", "-f", "-s", str(src), url(dst, "up.bin")], env=env,
-                    capture_output=True, timeout=1800),
+                    ["xrdcp", "-f", "-s", str(src), url(dst, "up.bin")],
+                    env=env,
+                    capture_output=True,
+                    timeout=1800,
+                ),
                 "TPC pull B<-A": lambda dst: path.run_b(
                     ["xrdcp", "-f", "--tpc", "only", url(a, "src.bin"), url(dst, "tpc.bin")],
-                    env=env, capture_output=True, timeout=1800),
+                    env=env,
+                    capture_output=True,
+                    timeout=1800,
+                ),
             }
             if args.only:
                 scenarios = {k: v for k, v in scenarios.items() if k.lower().startswith(args.only)}
@@ -108,24 +126,33 @@ def main():
                         rates.append(size / dt / 1e6)
                         cpus.append((cpu(dst) - c0) / (size / 1e9))
                     res[kind] = (statistics.median(rates), statistics.median(cpus))
-                    print(f"{title:36s} {kind:6s} {res[kind][0]:7.1f} MB/s "
-                          f"{res[kind][1]:6.2f} CPU s/GB", file=sys.stderr, flush=True)
+                    print(
+                        f"{title:36s} {kind:6s} {res[kind][0]:7.1f} MB/s {res[kind][1]:6.2f} CPU s/GB",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 rows.append((title, res))
         finally:
             for s in servers:
                 s.stop()
-    print(f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; emulated path "
-          f"RTT {args.rtt_ms} ms, {args.rate_mbit} Mbit/s, {args.cc} (bench/wan, tuning dtn, "
-          f"BDP {bdp / 1e6:.0f} MB); file "
-          f"{args.size_mib} MiB; median of {args.reps}; XRD_CPPARALLELCHUNKS="
-          f"{args.parallel_chunks}; xrdcp-wan --inflight {args.inflight}\n")
-    print("| Scenario | Stock MB/s | Plugin MB/s | Throughput ratio | Stock CPU s/GB | "
-          "Plugin CPU s/GB | CPU ratio |")
+    print(
+        f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; emulated path "
+        f"RTT {args.rtt_ms} ms, {args.rate_mbit} Mbit/s, {args.cc} (bench/wan, tuning dtn, "
+        f"BDP {bdp / 1e6:.0f} MB); file "
+        f"{args.size_mib} MiB; median of {args.reps}; XRD_CPPARALLELCHUNKS="
+        f"{args.parallel_chunks}; xrdcp-wan --inflight {args.inflight}\n"
+    )
+    print(
+        "| Scenario | Stock MB/s | Plugin MB/s | Throughput ratio | Stock CPU s/GB | "
+        "Plugin CPU s/GB | CPU ratio |"
+    )
     print("|---|---|---|---|---|---|---|")
     for title, r in rows:
         (sr, sc), (pr, pc) = r["stock"], r["plugin"]
-        print(f"| {title} | {sr:.1f} | {pr:.1f} | {pr / sr:.2f} | {sc:.2f} | {pc:.2f} | "
-              f"{(pc / sc) if sc else float('nan'):.2f} |")
+        print(
+            f"| {title} | {sr:.1f} | {pr:.1f} | {pr / sr:.2f} | {sc:.2f} | {pc:.2f} | "
+            f"{(pc / sc) if sc else float('nan'):.2f} |"
+        )
 
 
 if __name__ == "__main__":

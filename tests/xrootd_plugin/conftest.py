@@ -3,14 +3,12 @@
 import os
 
 import pytest
-
 import wanio_harness as h
 
 
 def pytest_configure(config):
     if os.geteuid() != 0:
-        raise pytest.UsageError("these tests start xrootd as user 'xrootd' and mount tmpfs: "
-                                "run them as root")
+        raise pytest.UsageError("these tests start xrootd as user 'xrootd' and mount tmpfs: run them as root")
 
 
 @pytest.fixture(scope="session", autouse=True)

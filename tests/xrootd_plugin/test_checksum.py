@@ -44,9 +44,12 @@ def test_stale_value_is_removed_at_first_write(plugin_server, files):
     h.run(["xrdcp", "-f", "-s", str(old), plugin_server.url + "/stale.bin"])
     stored = plugin_server.data / "stale.bin"
     assert h.stored_xattr(stored) is not None
-    slow = subprocess.Popen(["xrdcp", "-f", "-s", "--xrate", "16m", str(new),
-                             plugin_server.url + "/stale.bin"], env=h.client_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    slow = subprocess.Popen(
+        ["xrdcp", "-f", "-s", "--xrate", "16m", str(new), plugin_server.url + "/stale.bin"],
+        env=h.client_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         assert h.wait_for(lambda: stored.exists() and os.stat(stored).st_size >= 8 * h.MiB, 30)
         assert slow.poll() is None, "upload finished before it could be observed"

@@ -5,14 +5,17 @@ import signal
 import subprocess
 
 import pytest
-
 import wanio_harness as h
 
 
 def upload_proc(src, url, rate="20m"):
-    return subprocess.Popen(["xrdcp", "-f", "-s", "--xrate", rate, str(src), url],
-                            env=h.client_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        ["xrdcp", "-f", "-s", "--xrate", rate, str(src), url],
+        env=h.client_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def reap(proc):
@@ -26,11 +29,11 @@ def test_full_filesystem_gives_client_error_and_no_file(scratch, files, prealloc
     src = h.make_file(files / "big.bin", 64 * h.MiB, seed=41)
     mount_point = scratch / f"tmpfs-{prealloc}"
     with h.small_tmpfs(mount_point, "24m") as data:
-        server = h.XrootdServer(scratch, f"full{prealloc}", data_dir=data,
-                                extra=[f"wanio.wb.prealloc {prealloc}"])
+        server = h.XrootdServer(
+            scratch, f"full{prealloc}", data_dir=data, extra=[f"wanio.wb.prealloc {prealloc}"]
+        )
         with server:
-            proc = h.run(["xrdcp", "-f", "-s", str(src), server.url + "/full.bin"], check=False,
-                         timeout=120)
+            proc = h.run(["xrdcp", "-f", "-s", str(src), server.url + "/full.bin"], check=False, timeout=120)
             assert proc.returncode != 0
             assert "space" in proc.stderr.lower(), proc.stderr
             # The failed upload is gone, and its space is free again.
@@ -64,7 +67,7 @@ def test_client_killed_mid_upload_leaves_no_file(plugin_server, files):
     assert h.wait_for(lambda: not target.exists(), 30), os.stat(target)
     assert h.wait_for(lambda: "close /killed.bin" in plugin_server.log(), 10)
     closing = [line for line in plugin_server.log().splitlines() if "close /killed.bin" in line]
-    assert "expected=%d" % (256 * h.MiB) in closing[0] and closing[0].endswith(" removed")
+    assert f"expected={256 * h.MiB}" in closing[0] and closing[0].endswith(" removed")
 
 
 def test_incomplete_keep_policy_keeps_partial_file_without_checksum(scratch, files):
@@ -75,8 +78,7 @@ def test_incomplete_keep_policy_keeps_partial_file_without_checksum(scratch, fil
         target = server.data / "kept.bin"
         proc = upload_proc(src, server.url + "/kept.bin")
         try:
-            assert h.wait_for(lambda: target.exists() and os.stat(target).st_size >= 16 * h.MiB,
-                              30)
+            assert h.wait_for(lambda: target.exists() and os.stat(target).st_size >= 16 * h.MiB, 30)
             proc.send_signal(signal.SIGKILL)
         finally:
             reap(proc)
@@ -101,8 +103,7 @@ def test_server_killed_mid_upload_with_posc_leaves_no_file(scratch, files):
 
         proc = upload_proc(src, server.url + "/crash.bin")
         try:
-            assert h.wait_for(lambda: target.exists() and os.stat(target).st_size >= 16 * h.MiB,
-                              30)
+            assert h.wait_for(lambda: target.exists() and os.stat(target).st_size >= 16 * h.MiB, 30)
             server.kill()
             assert proc.wait(timeout=60) != 0
         finally:

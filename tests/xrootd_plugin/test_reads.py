@@ -40,7 +40,8 @@ def test_plain_read_download_uses_sendfile(plugin_server, files):
     counts = count_syscalls(
         plugin_server,
         lambda: h.run(["xrdcp", "-f", "-s", plugin_server.url + "/sf.bin", str(back)], env=env),
-        ["sendfile", "pread64"])
+        ["sendfile", "pread64"],
+    )
     assert filecmp.cmp(src, back, shallow=False)
     assert counts.get("sendfile", 0) >= 8, counts  # 64 MiB in <= 8 MiB sendfile()s
     assert counts.get("pread64", 0) == 0, counts
@@ -68,7 +69,8 @@ def test_fslib_layer_prefetches_around_sendfile(scratch, files):
         counts = count_syscalls(
             server,
             lambda: h.run(["xrdcp", "-f", "-s", server.url + "/fs.bin", str(back)], env=env),
-            ["sendfile", "pread64"])
+            ["sendfile", "pread64"],
+        )
         assert filecmp.cmp(src, back, shallow=False)
         assert counts.get("sendfile", 0) >= 12, counts
         # Only the 3-byte tail (below xrootd's 8 KiB sendfile minimum) is read().

@@ -4,7 +4,6 @@ import filecmp
 import os
 
 import pytest
-
 import wanio_harness as h
 
 SIZES = [0, 1, 4097, 8 * h.MiB, 8 * h.MiB + 1, 37 * h.MiB + 5]
@@ -37,5 +36,3 @@ def test_upload_download_roundtrip(plugin_server, files, size, pgrw):
     back = files / "back.bin"
     h.run(["xrdcp", "-f", "-s", plugin_server.url + name, str(back)], env=env)
     assert filecmp.cmp(src, back, shallow=False)
-
-

@@ -6,7 +6,6 @@ import os
 import subprocess
 
 import pytest
-
 import wanio_harness as h
 
 
@@ -16,16 +15,53 @@ def make_ca(base):
     ca_dir.mkdir()
 
     def ssl(*args):
-        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60,
-                       cwd=str(base))
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60, cwd=str(base))
 
-    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
-        "ca.pem", "-days", "2", "-subj", "/CN=wanio-test-ca")
-    ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "hostkey.pem", "-out", "host.csr",
-        "-subj", "/CN=localhost")
+    ssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=wanio-test-ca",
+    )
+    ssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "hostkey.pem",
+        "-out",
+        "host.csr",
+        "-subj",
+        "/CN=localhost",
+    )
     (base / "san.ext").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
-    ssl("x509", "-req", "-in", "host.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-out", "hostcert.pem", "-days", "2", "-extfile", "san.ext")
+    ssl(
+        "x509",
+        "-req",
+        "-in",
+        "host.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "hostcert.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    )
     (ca_dir / "ca.pem").write_bytes((base / "ca.pem").read_bytes())
     ssl("rehash", str(ca_dir))
     os.chmod(base / "hostkey.pem", 0o400)
@@ -46,8 +82,9 @@ def site(scratch, name, ca_base, ca_dir):
         f"ofs.osslib ++ {h.PLUGIN_REF}",
         f"ofs.tpc autorm echo pgm {h.TPC_PROGRAM} --server -v",
     ]
-    server = h.XrootdServer(scratch, name, plugin=False, tpc_program="/usr/bin/xrdcp --server",
-                            extra=shape, http_port=http_port)
+    server = h.XrootdServer(
+        scratch, name, plugin=False, tpc_program="/usr/bin/xrdcp --server", extra=shape, http_port=http_port
+    )
     return server
 
 
@@ -73,8 +110,19 @@ def https(server, path):
 
 
 def digest(server, path, ca_base):
-    out = h.run(["curl", "-sS", "--cacert", str(ca_base / "ca.pem"), "-I", "-H",
-                 "Want-Digest: adler32", https(server, path)], timeout=60).stdout
+    out = h.run(
+        [
+            "curl",
+            "-sS",
+            "--cacert",
+            str(ca_base / "ca.pem"),
+            "-I",
+            "-H",
+            "Want-Digest: adler32",
+            https(server, path),
+        ],
+        timeout=60,
+    ).stdout
     for line in out.splitlines():
         if line.lower().startswith("digest:"):
             return line.split(":", 1)[1].strip()
@@ -91,7 +139,7 @@ def test_gfal_https_upload_stores_checksum_served_as_digest(sites, files):
     assert filecmp.cmp(src, stored, shallow=False)
     # HTTP PUT went through the plugin, which stored the value ...
     assert h.stored_xattr(stored)[0] == expected
-    assert "close /gfal.bin bytes=%d " % (20 * h.MiB + 3) in a.log()
+    assert f"close /gfal.bin bytes={20 * h.MiB + 3} " in a.log()
     # ... and the HTTP Want-Digest answer comes from it, not from the bytes.
     st = os.stat(stored)
     with open(stored, "r+b") as f:
@@ -106,26 +154,42 @@ def test_xroot_tpc_between_sites_uses_xrdcp_wan(sites):
     src = h.make_file(a.data / "x.bin", 30 * h.MiB + 1, seed=82)
     h.chown_tree(a.data)
     expected = h.adler32_file(src)
-    h.run(["xrdcp", "-f", "--tpc", "only", "--cksum", "adler32:source", a.url + "/x.bin",
-           b.url + "/x.bin"], timeout=120)
+    h.run(
+        ["xrdcp", "-f", "--tpc", "only", "--cksum", "adler32:source", a.url + "/x.bin", b.url + "/x.bin"],
+        timeout=120,
+    )
     assert filecmp.cmp(src, b.data / "x.bin", shallow=False)
-    assert h.wait_for(lambda: "xrdcp-wan pulled %d bytes" % (30 * h.MiB + 1) in b.log(), 10)
+    assert h.wait_for(lambda: f"xrdcp-wan pulled {30 * h.MiB + 1} bytes" in b.log(), 10)
     assert b.query_checksum("/x.bin") == expected
 
 
 def test_https_tpc_pull_goes_through_plugin(sites, files):
-    a, b, ca_base, ca_dir = sites
+    a, b, ca_base, _ca_dir = sites
     src = h.make_file(a.data / "h.bin", 12 * h.MiB + 5, seed=83)
     h.chown_tree(a.data)
     expected = h.adler32_file(src)
     # A WLCG HTTP-TPC pull request (as FTS sends it) without delegated credentials.
-    out = h.run(["curl", "-sS", "--fail", "--cacert", str(ca_base / "ca.pem"), "-X", "COPY",
-                 "-H", "Source: " + https(a, "/h.bin"), "-H", "Credential: none",
-                 https(b, "/h.bin")], timeout=120).stdout
+    out = h.run(
+        [
+            "curl",
+            "-sS",
+            "--fail",
+            "--cacert",
+            str(ca_base / "ca.pem"),
+            "-X",
+            "COPY",
+            "-H",
+            "Source: " + https(a, "/h.bin"),
+            "-H",
+            "Credential: none",
+            https(b, "/h.bin"),
+        ],
+        timeout=120,
+    ).stdout
     assert "success" in out, out
     dst = b.data / "h.bin"
     assert filecmp.cmp(src, dst, shallow=False)
-    assert h.wait_for(lambda: "close /h.bin bytes=%d " % (12 * h.MiB + 5) in b.log(), 10)
+    assert h.wait_for(lambda: f"close /h.bin bytes={12 * h.MiB + 5} " in b.log(), 10)
     assert h.stored_xattr(dst)[0] == expected
     assert digest(b, "/h.bin", ca_base) == f"adler32={expected}"
 
@@ -140,12 +204,23 @@ def test_interrupted_https_put_with_posc_leaves_no_file(scratch, sites, files):
     src = h.make_file(files / "p.bin", 200 * h.MiB, seed=84)
     target = server.data / "put.bin"
     with server:
-        put = subprocess.Popen(["curl", "-sS", "--cacert", str(ca_base / "ca.pem"),
-                                "--limit-rate", "20M", "-T", str(src), https(server, "/put.bin")],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        put = subprocess.Popen(
+            [
+                "curl",
+                "-sS",
+                "--cacert",
+                str(ca_base / "ca.pem"),
+                "--limit-rate",
+                "20M",
+                "-T",
+                str(src),
+                https(server, "/put.bin"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
-            assert h.wait_for(lambda: target.exists() and os.stat(target).st_size >= 16 * h.MiB,
-                              30)
+            assert h.wait_for(lambda: target.exists() and os.stat(target).st_size >= 16 * h.MiB, 30)
             assert put.poll() is None
         finally:
             put.kill()
@@ -164,7 +239,18 @@ def test_https_get_through_fslib_layer(scratch, sites, files):
     with server:
         h.run(["xrdcp", "-f", "-s", str(src), server.url + "/get.bin"])
         back = files / "get.back"
-        h.run(["curl", "-sS", "--fail", "--cacert", str(ca_base / "ca.pem"), "-o", str(back),
-               https(server, "/get.bin")], timeout=120)
+        h.run(
+            [
+                "curl",
+                "-sS",
+                "--fail",
+                "--cacert",
+                str(ca_base / "ca.pem"),
+                "-o",
+                str(back),
+                https(server, "/get.bin"),
+            ],
+            timeout=120,
+        )
         assert filecmp.cmp(src, back, shallow=False)
         assert "wanio file system wrapper initialization completed" in server.log()

@@ -4,7 +4,6 @@ import filecmp
 import os
 
 import pytest
-
 import wanio_harness as h
 
 TPC_PGM = f"{h.TPC_PROGRAM} --server --inflight 8 -v"
@@ -28,8 +27,19 @@ def test_tpc_pull_copies_and_verifies_adler32(source, destination, size):
     src = h.make_file(source.data / name, size, seed=size + 7)
     h.chown_tree(source.data)
     expected = h.adler32_file(src)
-    h.run(["xrdcp", "-f", "--tpc", "only", "--cksum", "adler32:source", source.url + "/" + name,
-           destination.url + "/" + name], timeout=120)
+    h.run(
+        [
+            "xrdcp",
+            "-f",
+            "--tpc",
+            "only",
+            "--cksum",
+            "adler32:source",
+            source.url + "/" + name,
+            destination.url + "/" + name,
+        ],
+        timeout=120,
+    )
     dst = destination.data / name
     assert filecmp.cmp(src, dst, shallow=False)
     # xrdcp-wan (not the stock xrdcp) did the copy, and stored the verified value.
@@ -39,8 +49,18 @@ def test_tpc_pull_copies_and_verifies_adler32(source, destination, size):
 
 
 def test_tpc_of_missing_source_fails_and_leaves_nothing(source, destination):
-    proc = h.run(["xrdcp", "-f", "--tpc", "only", source.url + "/nonexistent.bin",
-                  destination.url + "/nonexistent.bin"], check=False, timeout=120)
+    proc = h.run(
+        [
+            "xrdcp",
+            "-f",
+            "--tpc",
+            "only",
+            source.url + "/nonexistent.bin",
+            destination.url + "/nonexistent.bin",
+        ],
+        check=False,
+        timeout=120,
+    )
     assert proc.returncode != 0
     assert not (destination.data / "nonexistent.bin").exists()
 
@@ -56,8 +76,11 @@ def test_tpc_checksum_mismatch_fails_and_removes_copy(scratch, destination, file
         raw[32:36] = bytes.fromhex("deadbeef")
         os.setxattr(stored, "user.XrdCks.adler32", bytes(raw))
         assert bad.query_checksum("/m.bin") == "deadbeef"
-        proc = h.run(["xrdcp", "-f", "--tpc", "only", bad.url + "/m.bin",
-                      destination.url + "/m.bin"], check=False, timeout=120)
+        proc = h.run(
+            ["xrdcp", "-f", "--tpc", "only", bad.url + "/m.bin", destination.url + "/m.bin"],
+            check=False,
+            timeout=120,
+        )
         assert proc.returncode != 0
         assert "checksum mismatch" in proc.stderr + destination.log()
         assert not (destination.data / "m.bin").exists()
@@ -70,21 +93,36 @@ def test_large_file_upload_tpc_download_over_1gib(scratch, destination, files):
     src = h.make_file(files / "big.bin", size, seed=61)
     expected = h.adler32_file(src)
     with h.XrootdServer(scratch, "bigsrc") as first:
-        h.run(["xrdcp", "-f", "-s", "--cksum", f"adler32:{expected}", str(src),
-               first.url + "/big.bin"], timeout=300)
+        h.run(
+            ["xrdcp", "-f", "-s", "--cksum", f"adler32:{expected}", str(src), first.url + "/big.bin"],
+            timeout=300,
+        )
         os.unlink(src)
         assert h.stored_xattr(first.data / "big.bin")[0] == expected
         assert first.query_checksum("/big.bin") == expected
 
-        h.run(["xrdcp", "-f", "--tpc", "only", "--cksum", "adler32:source",
-               first.url + "/big.bin", destination.url + "/big.bin"], timeout=300)
+        h.run(
+            [
+                "xrdcp",
+                "-f",
+                "--tpc",
+                "only",
+                "--cksum",
+                "adler32:source",
+                first.url + "/big.bin",
+                destination.url + "/big.bin",
+            ],
+            timeout=300,
+        )
         os.unlink(first.data / "big.bin")
     dst = destination.data / "big.bin"
     assert os.stat(dst).st_size == size
     assert destination.query_checksum("/big.bin") == expected
 
     back = files / "big.back"
-    h.run(["xrdcp", "-f", "-s", "--cksum", "adler32:source", destination.url + "/big.bin",
-           str(back)], timeout=300)
+    h.run(
+        ["xrdcp", "-f", "-s", "--cksum", "adler32:source", destination.url + "/big.bin", str(back)],
+        timeout=300,
+    )
     assert h.adler32_file(back) == expected
     os.unlink(dst)

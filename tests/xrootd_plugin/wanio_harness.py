@@ -40,8 +40,7 @@ GiB = 1 << 30
 
 def ensure_built():
     """Builds the plugin with the project's build script (a fast no-op when up to date)."""
-    subprocess.run([str(PLUGIN_DIR / "build.sh")], check=True, stdout=subprocess.DEVNULL,
-                   timeout=1800)
+    subprocess.run([str(PLUGIN_DIR / "build.sh")], check=True, stdout=subprocess.DEVNULL, timeout=1800)
     assert PLUGIN_LIB.exists() and TPC_PROGRAM.exists()
 
 
@@ -54,11 +53,9 @@ def client_env(**extra):
 
 def run(cmd, timeout=300, check=True, env=None, **kw):
     """Runs a client command with a hard time limit; returns CompletedProcess."""
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env=env or client_env(), **kw)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env or client_env(), **kw)
     if check and proc.returncode != 0:
-        raise AssertionError(f"{cmd} failed rc={proc.returncode}\nstdout:{proc.stdout}\n"
-                             f"stderr:{proc.stderr}")
+        raise AssertionError(f"{cmd} failed rc={proc.returncode}\nstdout:{proc.stdout}\nstderr:{proc.stderr}")
     return proc
 
 
@@ -86,7 +83,7 @@ def make_file(path, size, seed=1):
         left, n = size, 0
         while left > 0:
             block = n.to_bytes(8, "little") + base[8:]
-            f.write(block[:min(left, len(block))])
+            f.write(block[: min(left, len(block))])
             left -= min(left, len(block))
             n += 1
     return path
@@ -94,25 +91,23 @@ def make_file(path, size, seed=1):
 
 def random_block(seed):
     import random
+
     rng = random.Random(seed)
     return rng.randbytes(MiB)
 
 
 def chown_tree(path):
     pw = pwd.getpwnam(SERVER_USER)
-    for root, dirs, files in os.walk(path):
+    for root, _dirs, files in os.walk(path):
         for entry in [root] + [os.path.join(root, f) for f in files]:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.lchown(entry, pw.pw_uid, pw.pw_gid)
-            except FileNotFoundError:
-                pass
 
 
 class XrootdServer:
     """One real xrootd process on 127.0.0.1:<port>, with or without the plugin."""
 
-    def __init__(self, base, name, plugin=True, extra=(), tpc_program=None, data_dir=None,
-                 http_port=None):
+    def __init__(self, base, name, plugin=True, extra=(), tpc_program=None, data_dir=None, http_port=None):
         unique, n = name, 1
         while (Path(base) / unique).exists():  # several servers of one name per module
             n += 1
@@ -169,9 +164,21 @@ class XrootdServer:
         network namespace of bench/wan) and probe its port there."""
         ready = ready or (lambda: port_open(self.port))
         self.proc = popen(
-            ["xrootd", "-R", SERVER_USER, "-c", str(self.config), "-l",
-             str(self.base / "logs" / "xrootd.log"), "-n", self.name],
-            cwd=str(self.base), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                "xrootd",
+                "-R",
+                SERVER_USER,
+                "-c",
+                str(self.config),
+                "-l",
+                str(self.base / "logs" / "xrootd.log"),
+                "-n",
+                self.name,
+            ],
+            cwd=str(self.base),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -203,12 +210,13 @@ class XrootdServer:
 
     def cpu_seconds(self):
         """utime+stime of the server process (clock ticks -> seconds)."""
+        if self.proc is None:
+            raise RuntimeError("the server is not running")
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def query_checksum(self, path):
-        out = run(["xrdfs", f"127.0.0.1:{self.port}", "query", "checksum", path],
-                  timeout=120).stdout.split()
+        out = run(["xrdfs", f"127.0.0.1:{self.port}", "query", "checksum", path], timeout=120).stdout.split()
         assert out[0] == "adler32", out
         return out[1]
 
@@ -241,8 +249,9 @@ def small_tmpfs(path, size):
     """Mounts a tmpfs of `size` at `path` and always unmounts it."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(path)],
-                   check=True, timeout=30)
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(path)], check=True, timeout=30
+    )
     try:
         yield path
     finally:
@@ -269,6 +278,6 @@ def stored_xattr(path):
     name = raw[:16].split(b"\0")[0].decode()
     fm_time = int.from_bytes(raw[16:24], "big")
     length = raw[31]
-    value = raw[32:32 + length].hex()
+    value = raw[32 : 32 + length].hex()
     assert name == "adler32" and length == 4, raw
     return value, fm_time

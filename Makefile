@@ -22,6 +22,7 @@ lint: bootstrap
 	@.venv/bin/ruff check .
 	@.venv/bin/ruff format --check .
 	@.venv/bin/mypy .
+	@.venv/bin/yamllint .
 
 stop:
 	@$(PYTHON) -m localnet down --state demo

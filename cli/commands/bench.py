@@ -41,6 +41,11 @@ def register(nouns: Any) -> None:
     p.add_argument("--rate-mbit", type=float, default=1000.0, help="emulated bottleneck (default 1000)")
     p.add_argument("--size", default="100M", help="test file size (k/M/G suffix, default 100M)")
     p.add_argument("--once", action="store_true", help="copy, report and tear down (else wait for Ctrl-C)")
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="store the result as a lane measurement the push planner's tuning model reads",
+    )
 
 
 def _load(name: str) -> ModuleType:
@@ -100,6 +105,23 @@ def path_cmd(ctx: Context, args: argparse.Namespace) -> int:
                     "fraction_of_bottleneck": round(result["mbit_per_s"] / rate, 3),
                 }
             )
+            if args.record:
+                ctx.client.post(
+                    "/api/schedulers/measurements/",
+                    {
+                        "source": args.source,
+                        "destination": args.destination,
+                        "streams": 1,
+                        "files": 1,
+                        "bytes": result["bytes"],
+                        "seconds": result["seconds"],
+                        "throughput_bps": result["mbit_per_s"] * 1e6,
+                        "rtt_ms": topo["rtt_ms"],
+                        "succeeded": bool(result["adler32_match"]),
+                        "job_id": "srcnet bench path",
+                    },
+                )
+                result["recorded"] = True
             ctx.emit_object(result, list(result))
             if not args.once:
                 ctx.info(

@@ -24,6 +24,11 @@ class PushCycleSerializer(serializers.ModelSerializer):
 
 
 class PathMeasurementSerializer(serializers.ModelSerializer):
+    streams = serializers.IntegerField(min_value=1, max_value=256)
+    bytes = serializers.IntegerField(min_value=1)
+    seconds = serializers.FloatField(min_value=0.001)
+    throughput_bps = serializers.FloatField(min_value=0.0)
+
     class Meta:
         model = PathMeasurement
         fields = [
@@ -40,7 +45,15 @@ class PathMeasurementSerializer(serializers.ModelSerializer):
             "job_id",
             "created",
         ]
-        read_only_fields = fields
+        read_only_fields = ["id", "created"]
+
+    def validate(self, attrs):  # type: ignore[no-untyped-def]
+        from topology.models import NetworkPath
+
+        source, destination = attrs["source"], attrs["destination"]
+        if not NetworkPath.objects.filter(source__name=source, destination__name=destination).exists():
+            raise serializers.ValidationError({"destination": f"no path from {source} to {destination}"})
+        return attrs
 
 
 class SimulationSerializer(serializers.ModelSerializer):

@@ -86,7 +86,9 @@ class PushCycleViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.PushCycleSerializer
 
 
-class PathMeasurementViewSet(viewsets.ReadOnlyModelViewSet):
+class PathMeasurementViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Lane measurements: recorded by every push job, and by benchmarks (``srcnet bench path --record``)."""
+
     queryset = PathMeasurement.objects.all()
     serializer_class = s.PathMeasurementSerializer
     filterset_fields = ["source", "destination", "succeeded"]

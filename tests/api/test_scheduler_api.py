@@ -84,3 +84,30 @@ def test_a_simulation_runs_and_serves_its_report(operator_client, scientist_clie
         operator_client.get(f"/api/schedulers/simulations/{simulation_id}/files/nope.md/").status_code == 404
     )
     assert scientist_client.post("/api/schedulers/simulations/", {}, format="json").status_code == 403
+
+
+def test_measurements_can_be_recorded_for_existing_paths_only(
+    operator_client, scientist_client, reference_topology
+):
+    good = {
+        "source": "SKA1-Low",
+        "destination": "UKSRC",
+        "streams": 4,
+        "bytes": 10**9,
+        "seconds": 10.0,
+        "throughput_bps": 8e8,
+        "rtt_ms": 223.1,
+    }
+    assert operator_client.post("/api/schedulers/measurements/", good, format="json").status_code == 201
+    bad = operator_client.post(
+        "/api/schedulers/measurements/", {**good, "destination": "Atlantis"}, format="json"
+    )
+    assert bad.status_code == 400 and "destination" in bad.json()
+    assert (
+        operator_client.post(
+            "/api/schedulers/measurements/", {**good, "streams": 0}, format="json"
+        ).status_code
+        == 400
+    )
+    assert scientist_client.post("/api/schedulers/measurements/", good, format="json").status_code == 403
+    assert PathMeasurement.objects.count() == 1

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from cli.exit_codes import ExitCode
+from schedulers.models import PathMeasurement
 
 
 def _namespaces() -> set[str]:
@@ -16,7 +19,18 @@ def _namespaces() -> set[str]:
 def test_bench_path_copies_across_the_emulated_path_and_cleans_up(srcnet, topology):
     before = _namespaces()
     result = srcnet(
-        "bench", "path", "SKA1-Low", "AUSRC", "--once", "--size", "8M", "--rate-mbit", "200", "-o", "json"
+        "bench",
+        "path",
+        "SKA1-Low",
+        "AUSRC",
+        "--once",
+        "--size",
+        "8M",
+        "--rate-mbit",
+        "200",
+        "--record",
+        "-o",
+        "json",
     )
     assert result.code == ExitCode.OK, result.err
     report = json.loads(result.out)
@@ -26,6 +40,10 @@ def test_bench_path_copies_across_the_emulated_path_and_cleans_up(srcnet, topolo
     # The copy cannot beat the emulated bottleneck (a little slack for the rate's packet overheads).
     assert 0 < report["fraction_of_bottleneck"] <= 1.05
     assert "scaled down" in result.err
+    # Recorded where the planner's tuning model reads the lane's history.
+    (measurement,) = PathMeasurement.objects.filter(source="SKA1-Low", destination="AUSRC")
+    assert measurement.bytes == 8_000_000
+    assert measurement.throughput_bps == pytest.approx(report["mbit_per_s"] * 1e6)
     assert _namespaces() == before
 
 

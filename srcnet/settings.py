@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "transfers",
     "schedulers",
     "operations",
+    "campaigns",
 ]
 
 MIDDLEWARE = [

@@ -16,6 +16,7 @@ urlpatterns = [
     path("replicas/", include("replicas.urls")),
     path("transfers/", include("transfers.urls")),
     path("operations/", include("operations.urls")),
+    path("campaigns/", include("campaigns.urls")),
     path("api/", include("srcnet.api.urls")),
     path("fts3/", include("transfers.fts3.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -13,4 +13,5 @@ urlpatterns = [
     path("transfers/", include("transfers.api.urls")),
     path("schedulers/", include("schedulers.api.urls")),
     path("operations/", include("operations.api.urls")),
+    path("campaigns/", include("campaigns.api.urls")),
 ]

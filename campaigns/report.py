@@ -1,0 +1,108 @@
+"""A campaign's report files: the time series as CSV, PNG plots, and its summary as JSON."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from .models import Campaign
+
+CSV_COLUMNS = [
+    "elapsed_seconds",
+    "wall_seconds",
+    "target_rate_bps",
+    "achieved_rate_bps",
+    "planned_bytes",
+    "achieved_bytes",
+    "products",
+    "complete",
+    "failed",
+]
+
+
+def report_files(campaign: Campaign) -> list[str]:
+    from .services import report_dir
+
+    out = report_dir(campaign.pk)
+    return sorted(p.name for p in out.iterdir() if p.is_file()) if out.is_dir() else []
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on a worker
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def write_real_report(c: Campaign) -> list[Path]:
+    from .services import report_dir
+
+    out = report_dir(c.pk)
+    out.mkdir(parents=True, exist_ok=True)
+    samples = list(c.samples.all())
+    with open(out / "samples.csv", "w", newline="") as fh:
+        writer = csv.writer(fh)
+        destinations = list(c.destinations)
+        writer.writerow(CSV_COLUMNS + [f"{d}_achieved_bytes" for d in destinations])
+        for s in samples:
+            row = [getattr(s, col) for col in CSV_COLUMNS]
+            row += [s.per_destination.get(d, {}).get("achieved", 0) for d in destinations]
+            writer.writerow(row)
+    (out / "summary.json").write_text(json.dumps(c.summary, indent=2, default=str))
+    plt = _plt()
+    wall = [s.wall_seconds for s in samples]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.plot(wall, [s.target_rate_bps / 1e6 for s in samples], label="target", linestyle="--")
+    ax.plot(wall, [s.achieved_rate_bps / 1e6 for s in samples], label="achieved")
+    ax.set_xlabel("seconds since start")
+    ax.set_ylabel("Mbit/s")
+    ax.set_title(f"{c.name}: achieved vs target rate")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "rate.png")
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for d in c.destinations:
+        ax.plot(wall, [s.per_destination.get(d, {}).get("achieved", 0) / 1e6 for s in samples], label=f"{d}")
+        ax.plot(
+            wall,
+            [s.per_destination.get(d, {}).get("planned", 0) / 1e6 for s in samples],
+            linestyle="--",
+            label=f"{d} planned",
+        )
+    ax.set_xlabel("seconds since start")
+    ax.set_ylabel("MB delivered")
+    ax.set_title(f"{c.name}: per destination")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "destinations.png")
+    plt.close(fig)
+    return [out / n for n in ("samples.csv", "summary.json", "rate.png", "destinations.png")]
+
+
+def write_simulated_report(c: Campaign) -> list[Path]:
+    """The simulator wrote report.md, summary.json and its plots; add the campaign's comparison."""
+    from .services import report_dir
+
+    out = report_dir(c.pk)
+    (out / "campaign.json").write_text(
+        json.dumps({k: v for k, v in c.summary.items() if k != "simulator"}, indent=2, default=str)
+    )
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.bar(["target", "achieved"], [c.target_rate_bps / 1e9, c.summary["achieved_rate_bps"] / 1e9])
+    ax.set_ylabel("Gbit/s (mean over the campaign)")
+    ax.set_title(f"{c.name}: achieved vs target rate (simulated)")
+    fig.tight_layout()
+    fig.savefig(out / "rate.png")
+    plt.close(fig)
+    with open(out / "samples.csv", "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["source", "sent_bytes"])
+        for source, sent in sorted(c.summary.get("sent_bytes", {}).items()):
+            writer.writerow([source, sent])
+    return [out / "campaign.json", out / "rate.png", out / "samples.csv"]

@@ -1,0 +1,394 @@
+"""Running campaigns: create, start, tick (generate, push, score), stop, resume, finish."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from .models import Campaign, CampaignProduct, CampaignSample
+
+TICK_SECONDS = 2.0
+# One tick generates at most this many products; a backlog is caught up by the next ticks.
+MAX_PRODUCTS_PER_TICK = 50
+SCOPE = "campaign"
+
+
+class CampaignError(ValueError):
+    """The campaign cannot do what was asked in its present state."""
+
+
+def report_dir(campaign_id: int) -> Path:
+    return Path(settings.SRCNET_REPORTS_DIR) / "campaigns" / str(campaign_id)
+
+
+def create_campaign(*, user: Any, **fields: Any) -> Campaign:
+    """Validate and store a campaign; it starts (now or at ``start_at``) once the transaction commits."""
+    campaign = Campaign(created_by=user, **fields)
+    campaign.full_clean()
+    campaign.save()
+    generation = campaign.generation
+    transaction.on_commit(lambda: _enqueue(campaign.pk, generation, eta=campaign.start_at))
+    return campaign
+
+
+def _enqueue(campaign_id: int, generation: int, *, eta: Any = None, countdown: float | None = None) -> None:
+    from .tasks import advance
+
+    if eta is not None and eta > timezone.now():
+        advance.apply_async((campaign_id, generation), eta=eta)
+    elif countdown:
+        advance.apply_async((campaign_id, generation), countdown=countdown)
+    else:
+        advance.delay(campaign_id, generation)
+
+
+def advance(campaign_id: int, generation: int) -> str:
+    """The worker's entry point: run a simulated campaign, or one tick of a real one."""
+    mode = Campaign.objects.filter(pk=campaign_id).values_list("mode", flat=True).first()
+    if mode is None:
+        return "gone"
+    if mode == Campaign.Mode.SIMULATED:
+        return run_simulated(campaign_id)
+    return tick(campaign_id, generation)
+
+
+def stop(campaign: Campaign) -> Campaign:
+    """No more generation; the products already pushed keep moving and keep being scored on resume."""
+    with transaction.atomic():
+        c = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        if c.mode != Campaign.Mode.REAL or c.state not in (Campaign.State.SCHEDULED, Campaign.State.RUNNING):
+            raise CampaignError(f"state: a {c.mode} campaign that is {c.state} cannot be stopped")
+        if c.state == Campaign.State.RUNNING and c.last_tick:
+            # Bank the active time up to now: the stopped time must not count towards the duration.
+            now = timezone.now()
+            c.active_seconds = min(c.duration_seconds, c.active_seconds + (now - c.last_tick).total_seconds())
+            c.last_tick = now
+        c.state = Campaign.State.STOPPED
+        c.save(update_fields=["state", "active_seconds", "last_tick"])
+    return c
+
+
+def resume(campaign: Campaign) -> Campaign:
+    with transaction.atomic():
+        c = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        if c.state != Campaign.State.STOPPED:
+            raise CampaignError(f"state: only a stopped campaign resumes (this one is {c.state})")
+        c.state = Campaign.State.RUNNING if c.started else Campaign.State.SCHEDULED
+        c.last_tick = timezone.now()
+        c.generation += 1  # the old tick chain, if one is still queued, ends when it sees this
+        c.save(update_fields=["state", "last_tick", "generation"])
+        generation = c.generation
+        transaction.on_commit(lambda: _enqueue(c.pk, generation))
+    return c
+
+
+# --- real campaigns -------------------------------------------------------------------------------------
+
+
+def tick(campaign_id: int, generation: int) -> str:
+    """Generate what the target asks for since the last tick, push it, record a sample; schedule the next.
+
+    Idempotent: the row lock serialises ticks and the amount generated follows the clock, so a
+    redelivered or duplicate tick only produces what is still owed (usually nothing)."""
+    from localnet.synthetic import UploadError
+
+    with transaction.atomic():
+        c = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
+        if c is None or c.generation != generation:
+            return "stale"
+        now = timezone.now()
+        if c.state == Campaign.State.SCHEDULED:
+            if c.start_at and c.start_at > now:
+                transaction.on_commit(lambda: _enqueue(campaign_id, generation, eta=c.start_at))
+                return "scheduled"
+            c.state, c.started, c.last_tick = Campaign.State.RUNNING, now, now
+        if c.state != Campaign.State.RUNNING:
+            return str(c.state)
+        c.active_seconds = min(
+            c.duration_seconds, c.active_seconds + (now - (c.last_tick or now)).total_seconds()
+        )
+        c.last_tick = now
+        try:
+            _generate(c)
+        except (UploadError, ValidationError, OSError) as exc:
+            c.state, c.error, c.finished = Campaign.State.FAILED, f"generating products: {exc}", now
+            c.save()
+            return "failed"
+        c.save()
+        sample = record_sample(c, now=now)
+        if c.active_seconds >= c.duration_seconds:
+            drain_started = c.summary.get("drain_started") or now.isoformat()
+            c.summary = {**c.summary, "drain_started": drain_started}
+            c.save(update_fields=["summary"])
+            drained = sample.complete + sample.failed >= sample.products
+            waited = (now - datetime.fromisoformat(drain_started)).total_seconds()
+            if drained or waited > max(120.0, c.duration_seconds):
+                finish(c, sample)
+                return "finished"
+        transaction.on_commit(lambda: _enqueue(campaign_id, generation, countdown=TICK_SECONDS))
+    return "running"
+
+
+def _source_endpoint(name: str) -> Any:
+    from topology.choices import StorageRole
+    from topology.models import StorageEndpoint
+
+    endpoint = StorageEndpoint.objects.filter(name=name, role=StorageRole.SDP).first()
+    if endpoint is None:
+        endpoint = StorageEndpoint.objects.filter(
+            site__name=name, role=StorageRole.SDP, is_active=True
+        ).first()
+    if endpoint is None:
+        raise ValidationError({"sources": f"{name} has no active SDP storage endpoint."})
+    return endpoint
+
+
+def _generate(c: Campaign) -> None:
+    """Write, register and push products until the bytes offered reach the target curve."""
+    from localnet.synthetic import write_file
+    from replicas.choices import ProductState, ReplicaState
+    from replicas.models import Replica
+    from replicas.services import FileSpec, register_product
+    from schedulers.services import push_product
+    from topology.models import StorageEndpoint, Telescope
+
+    owed = c.planned_bytes_at(c.active_seconds)
+    made = 0
+    while c.generated_bytes < owed and made < MAX_PRODUCTS_PER_TICK:
+        index = c.products_created
+        rng = random.Random(c.pk * 1_000_003 + index)  # reproducible sizes and contents
+        source = _source_endpoint(c.sources[index % len(c.sources)])
+        destination = StorageEndpoint.objects.get(name=c.destinations[index % len(c.destinations)])
+        name = f"c{c.pk}-{index:06d}"
+        specs = []
+        for part in range(c.files_per_product):
+            size = rng.randint(c.min_file_bytes, c.max_file_bytes)
+            file_name = f"{name}.part{part}.dat"
+            url = source.url("root", f"{SCOPE}/{name}/{file_name}")
+            specs.append(FileSpec(file_name, size, write_file(url, size, seed=rng.randrange(1 << 30))))
+        product = register_product(
+            scope=SCOPE,
+            name=name,
+            telescope=Telescope.objects.get(pk=source.site_id),
+            files=specs,
+            source=source,
+        )
+        size_bytes = sum(s.size_bytes for s in specs)
+        CampaignProduct.objects.create(
+            campaign=c, product=product, destination=destination.name, index=index, size_bytes=size_bytes
+        )
+        # The campaign chooses the destination, not the telescope's policy: a planned replica is
+        # what place_product keeps, so push_product submits exactly this copy.
+        Replica.objects.create(
+            product=product, endpoint=destination, state=ReplicaState.PLANNED, reason=f"campaign {c.name}"
+        )
+        product.state = ProductState.PLACING
+        product.save(update_fields=["state"])
+        push_product(product=product)
+        c.generated_bytes += size_bytes
+        c.products_created += 1
+        made += 1
+
+
+def score(c: Campaign) -> dict[str, Any]:
+    """Planned vs achieved bytes per destination and overall, success rate, latency of finished products."""
+    from replicas.choices import ReplicaState
+    from replicas.models import Replica
+
+    links = {
+        row["product_id"]: row
+        for row in CampaignProduct.objects.filter(campaign=c).values(
+            "product_id", "destination", "size_bytes"
+        )
+    }
+    per: dict[str, dict[str, Any]] = {
+        d: {"offered": 0, "achieved": 0, "complete": 0, "failed": 0} for d in c.destinations
+    }
+    latencies: list[float] = []
+    for link in links.values():
+        per.setdefault(link["destination"], {"offered": 0, "achieved": 0, "complete": 0, "failed": 0})
+        per[link["destination"]]["offered"] += link["size_bytes"]
+    replicas = Replica.objects.filter(product_id__in=list(links)).values(
+        "product_id", "endpoint__name", "state", "updated", "product__created"
+    )
+    for r in replicas:
+        link = links[r["product_id"]]
+        if r["endpoint__name"] != link["destination"]:
+            continue
+        entry = per[link["destination"]]
+        if r["state"] == ReplicaState.AVAILABLE:
+            entry["achieved"] += link["size_bytes"]
+            entry["complete"] += 1
+            latencies.append((r["updated"] - r["product__created"]).total_seconds())
+        elif r["state"] == ReplicaState.FAILED:
+            entry["failed"] += 1
+    complete = sum(e["complete"] for e in per.values())
+    failed = sum(e["failed"] for e in per.values())
+    latencies.sort()
+    return {
+        "products": len(links),
+        "complete": complete,
+        "failed": failed,
+        "achieved_bytes": sum(e["achieved"] for e in per.values()),
+        "offered_bytes": sum(e["offered"] for e in per.values()),
+        "success_rate": complete / (complete + failed) if complete + failed else None,
+        "latency_seconds": {
+            "p50": latencies[len(latencies) // 2] if latencies else None,
+            "max": latencies[-1] if latencies else None,
+        },
+        "per_destination": per,
+    }
+
+
+def record_sample(c: Campaign, *, now: Any = None) -> CampaignSample:
+    now = now or timezone.now()
+    s = score(c)
+    wall = (now - c.started).total_seconds() if c.started else 0.0
+    previous = c.samples.order_by("-elapsed_seconds", "-id").first()
+    if previous is not None and wall > previous.wall_seconds:
+        rate = (s["achieved_bytes"] - previous.achieved_bytes) * 8 / (wall - previous.wall_seconds)
+    else:
+        rate = 0.0
+    planned = c.planned_bytes_at(c.active_seconds)
+    share = planned / max(len(c.destinations), 1)
+    per = {d: {**e, "planned": int(share)} for d, e in s["per_destination"].items()}
+    return CampaignSample.objects.create(
+        campaign=c,
+        elapsed_seconds=c.active_seconds,
+        wall_seconds=wall,
+        target_rate_bps=c.target_rate_at(c.active_seconds) if c.active_seconds < c.duration_seconds else 0.0,
+        planned_bytes=int(planned),
+        achieved_bytes=s["achieved_bytes"],
+        achieved_rate_bps=rate,
+        products=s["products"],
+        complete=s["complete"],
+        failed=s["failed"],
+        per_destination=per,
+    )
+
+
+def finish(c: Campaign, sample: CampaignSample) -> None:
+    from .report import write_real_report
+
+    s = score(c)
+    wall = sample.wall_seconds or 1.0
+    c.summary = {
+        **c.summary,
+        **s,
+        "planned_bytes": int(c.planned_bytes_at(c.duration_seconds)),
+        "target_rate_bps": c.target_rate_bps,
+        # Achieved over the whole wall time, draining included: what the network sustained end to end.
+        "achieved_rate_bps": s["achieved_bytes"] * 8 / wall,
+        "wall_seconds": wall,
+    }
+    c.state = Campaign.State.FINISHED if not s["failed"] else Campaign.State.FAILED
+    if s["failed"]:
+        c.error = f"{s['failed']} of {s['products']} products failed to reach their destination"
+    c.finished = timezone.now()
+    c.save()
+    write_real_report(c)
+    if c.cleanup:
+        transaction.on_commit(lambda: _enqueue_cleanup(c.pk))
+
+
+def _enqueue_cleanup(campaign_id: int) -> None:
+    from .tasks import clean_up
+
+    clean_up.delay(campaign_id)
+
+
+def clean_up(campaign_id: int) -> int:
+    """Delete a finished campaign's synthetic files (every replica, over XRootD) and its products."""
+    from XRootD import client
+
+    from replicas.models import DataProduct
+
+    removed = 0
+    products = DataProduct.objects.filter(campaign_link__campaign_id=campaign_id).prefetch_related(
+        "files", "replicas__endpoint"
+    )
+    for product in products:
+        for replica in product.replicas.all():
+            endpoint = replica.endpoint
+            fs = client.FileSystem(f"root://{endpoint.hostname}:{endpoint.root_port}")
+            for f in product.files.all():
+                status, _ = fs.rm(f"/{endpoint.prefix}{f.relative_path}".replace("//", "/"))
+                removed += int(status.ok)
+        product.delete()
+    return removed
+
+
+# --- simulated campaigns --------------------------------------------------------------------------------
+
+
+def run_simulated(campaign_id: int) -> str:
+    """Run the flow-level simulator for the campaign's duration; keep the summary the simulator wrote."""
+    from schedulers.simulations import SimulationRequest, SimulationRequestError, read_summary, run_simulation
+
+    c = Campaign.objects.get(pk=campaign_id)
+    if c.start_at and c.start_at > timezone.now() and c.state == Campaign.State.SCHEDULED:
+        _enqueue(campaign_id, c.generation, eta=c.start_at)
+        return "scheduled"
+    now = timezone.now()
+    if not Campaign.objects.filter(pk=campaign_id, state=Campaign.State.SCHEDULED).update(
+        state=Campaign.State.RUNNING, started=now
+    ):
+        return "not scheduled"  # a redelivered message: the first delivery owns the run
+    out = report_dir(campaign_id)
+    try:
+        run_simulation(
+            SimulationRequest(
+                scenario=c.scenario,
+                days=c.duration_seconds / 86400,
+                topology=c.topology,
+                mean_size_gb=c.mean_product_bytes() / 1e9,
+                with_lp=False,
+            ),
+            out,
+        )
+    except (SimulationRequestError, OSError) as exc:
+        Campaign.objects.filter(pk=campaign_id).update(
+            state=Campaign.State.FAILED, error=str(exc), finished=timezone.now()
+        )
+        return "failed"
+    simulator = read_summary(out)
+    c.refresh_from_db()
+    c.summary = simulated_score(c, simulator)
+    c.state, c.finished = Campaign.State.FINISHED, timezone.now()
+    c.active_seconds = c.duration_seconds
+    c.save()
+    from .report import write_simulated_report
+
+    write_simulated_report(c)
+    return "finished"
+
+
+def simulated_score(c: Campaign, simulator: list[dict[str, Any]]) -> dict[str, Any]:
+    """The campaign's view of the simulator's numbers: no figure is recomputed, only summed and compared."""
+    run = simulator[0] if simulator else {}
+    sources = set(c.sources)
+    sent = {k: v for k, v in (run.get("sent_bytes") or {}).items() if not sources or k in sources}
+    sent = sent or dict(run.get("sent_bytes") or {})
+    achieved = float(sum(sent.values()))
+    return {
+        "simulator": simulator,
+        "scenario": run.get("name"),
+        "planned_bytes": int(c.planned_bytes_at(c.duration_seconds)),
+        "target_rate_bps": c.target_rate_bps,
+        "achieved_bytes": achieved,
+        "achieved_rate_bps": achieved * 8 / c.duration_seconds,
+        "sent_bytes": sent,
+        "delivered_bytes": run.get("delivered_bytes") or {},
+        "products": run.get("products"),
+        "complete": run.get("completed"),
+        "latency_hours": run.get("latency_hours") or {},
+        "success_rate": (run.get("completed") or 0) / run["products"] if run.get("products") else None,
+        "wall_seconds": run.get("wall_s"),
+    }

@@ -136,6 +136,12 @@ def tick(campaign_id: int, generation: int) -> str:
     return "running"
 
 
+def product_prefix(c: Campaign) -> str:
+    """The campaign's tag in its product names. The creation time keeps names unique when ids are
+    reused (a test database recreated while the storage keeps its files)."""
+    return f"c{c.pk}-{c.created:%Y%m%d%H%M%S}"
+
+
 def _source_endpoint(name: str) -> Any:
     from topology.choices import StorageRole
     from topology.models import StorageEndpoint
@@ -166,7 +172,7 @@ def _generate(c: Campaign) -> None:
         rng = random.Random(c.pk * 1_000_003 + index)  # reproducible sizes and contents
         source = _source_endpoint(c.sources[index % len(c.sources)])
         destination = StorageEndpoint.objects.get(name=c.destinations[index % len(c.destinations)])
-        name = f"c{c.pk}-{index:06d}"
+        name = f"{product_prefix(c)}-{index:06d}"
         specs = []
         for part in range(c.files_per_product):
             size = rng.randint(c.min_file_bytes, c.max_file_bytes)

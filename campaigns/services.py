@@ -98,6 +98,7 @@ def tick(campaign_id: int, generation: int) -> str:
     Idempotent: the row lock serialises ticks and the amount generated follows the clock, so a
     redelivered or duplicate tick only produces what is still owed (usually nothing)."""
     from localnet.synthetic import UploadError
+    from schedulers.transfertool import TransfertoolError
 
     with transaction.atomic():
         c = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
@@ -115,9 +116,14 @@ def tick(campaign_id: int, generation: int) -> str:
             c.duration_seconds, c.active_seconds + (now - (c.last_tick or now)).total_seconds()
         )
         c.last_tick = now
+        counters = (c.generated_bytes, c.products_created)
         try:
-            _generate(c)
-        except (UploadError, ValidationError, OSError) as exc:
+            # A savepoint: a failed product leaves no half-registered rows and the campaign row can
+            # still record the failure (instead of a dead tick chain and a campaign "running" forever).
+            with transaction.atomic():
+                _generate(c)
+        except (UploadError, ValidationError, OSError, TransfertoolError) as exc:
+            c.generated_bytes, c.products_created = counters
             c.state, c.error, c.finished = Campaign.State.FAILED, f"generating products: {exc}", now
             c.save()
             return "failed"

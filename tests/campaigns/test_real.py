@@ -8,7 +8,7 @@ import time
 import pytest
 
 from campaigns.models import Campaign
-from campaigns.services import create_campaign, product_prefix, resume, stop
+from campaigns.services import clean_up, create_campaign, product_prefix, resume, stop
 from replicas.models import ProductFile
 from tests.conftest import wait_until
 from tests.integration.conftest import adler32_of
@@ -73,3 +73,10 @@ def test_a_real_campaign_delivers_what_it_reports(
         assert per_destination[name] == summary["per_destination"][name]["achieved"] > 0
     samples = list(campaign.samples.all())
     assert samples[-1].achieved_bytes == found_bytes and len(samples) >= 3
+    # The optional clean-up (off by default): every replica's file goes, over XRootD, then the products.
+    sdp = bound_topology["SKA1-LOW_SDP"].local_path("srcnet/campaign")
+    assert list(sdp.glob(f"{product_prefix(campaign)}-*/*"))
+    assert clean_up(campaign.pk) == 2 * len(expected)  # at the SDP and at the one destination
+    assert not ProductFile.objects.filter(product__campaign_link__campaign=campaign).exists()
+    for name, site in bound_topology.items():
+        assert not list(site.local_path("srcnet/campaign").glob(f"{product_prefix(campaign)}-*/*")), name

@@ -1,0 +1,62 @@
+"""The campaign page in a real browser: the live chart draws the samples that score.json serves, and
+redraws when a new sample arrives."""
+
+from __future__ import annotations
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from campaigns.models import Campaign, CampaignSample
+from tests.browser.conftest import (  # noqa: F401  (fixtures, by name)
+    _close_connections_after_requests,
+    browser,
+    login,
+    users,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _sample(campaign: Campaign, t: float, achieved_bps: float) -> None:
+    CampaignSample.objects.create(
+        campaign=campaign,
+        elapsed_seconds=t,
+        wall_seconds=t,
+        target_rate_bps=2e8,
+        planned_bytes=int(2.5e7 * t),
+        achieved_bytes=int(achieved_bps / 8 * t),
+        achieved_rate_bps=achieved_bps,
+        products=1,
+        complete=1,
+        failed=0,
+    )
+
+
+def test_the_live_chart_follows_the_samples(browser, live_server, login, users):  # noqa: F811
+    # A running campaign's rows as the ticks leave them (no worker here: only the page is under test).
+    campaign = Campaign.objects.create(
+        name="live",
+        sources=["SKA1-Low"],
+        destinations=["UKSRC_DISK"],
+        target_rate_bps=2e8,
+        duration_seconds=60,
+        min_file_bytes=1,
+        max_file_bytes=2,
+        state=Campaign.State.RUNNING,
+    )
+    _sample(campaign, 2, 1e8)
+    _sample(campaign, 4, 1.5e8)
+    login("scientist")
+    browser.get(f"{live_server.url}/campaigns/{campaign.pk}/")
+
+    def points() -> list[str]:
+        lines = browser.find_elements(By.CSS_SELECTOR, "#rate-chart polyline")
+        return [p.get_attribute("points") or "" for p in lines]
+
+    WebDriverWait(browser, 15).until(lambda _: len(points()) == 2)
+    assert [len(p.split()) for p in points()] == [2, 2]  # target and achieved, one point per sample
+    _sample(campaign, 6, 2e8)
+    Campaign.objects.filter(pk=campaign.pk).update(state=Campaign.State.FINISHED)
+    WebDriverWait(browser, 15).until(lambda _: browser.find_element(By.ID, "state").text == "finished")
+    assert [len(p.split()) for p in points()] == [3, 3]

@@ -62,3 +62,37 @@ def test_bad_input_names_the_field(campaigns_cli, topology):
     assert result.code == ExitCode.VALIDATION and "sources" in result.err
     result = campaigns_cli("campaigns", "run", "--source", "SKA1-Low", "--destination", "X", "--rate", "fast")
     assert result.code == ExitCode.USAGE
+
+
+def test_run_a_real_campaign_shows_live_progress_then_the_score(
+    campaigns_cli, bound_topology, celery_worker, tmp_path
+):
+    result = campaigns_cli(
+        "campaigns",
+        "run",
+        "--source",
+        "SKA1-Low",
+        "--destination",
+        "UKSRC_DISK",
+        "--rate",
+        "16M",
+        "--duration",
+        "6",
+        "--file-size",
+        "1M:2M",
+        "--interval",
+        "1",
+        "--timeout",
+        "240",
+    )
+    assert result.code == ExitCode.OK, result.err
+    assert "achieved" in result.err and "vs target 16.0 Mbit/s" in result.err  # live, on stderr
+    score = dict(line.split(None, 1) for line in result.out.splitlines() if len(line.split(None, 1)) == 2)
+    assert score["state"] == "finished" and float(score["success_rate"]) == 1.0
+    assert score["products"] == score["complete"]
+    campaign_id = json.loads(campaigns_cli("campaigns", "list", "-o", "json").out)[0]["id"]
+    out = tmp_path / "real-report"
+    assert campaigns_cli("campaigns", "report", str(campaign_id), "--out", str(out)).code == ExitCode.OK
+    rows = (out / "samples.csv").read_text().splitlines()
+    assert rows[0].startswith("elapsed_seconds,") and "UKSRC_DISK_achieved_bytes" in rows[0] and len(rows) > 2
+    assert (out / "destinations.png").read_bytes()[:4] == b"\x89PNG"

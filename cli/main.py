@@ -10,14 +10,26 @@ from contextlib import redirect_stderr, redirect_stdout
 from typing import TextIO
 
 from .client import Client
-from .commands import bench, jobs, links, paths, policies, products, scheduling, sites, topology, transfers
+from .commands import (
+    bench,
+    campaigns,
+    jobs,
+    links,
+    paths,
+    policies,
+    products,
+    scheduling,
+    sites,
+    topology,
+    transfers,
+)
 from .config import load_config
 from .context import Context, common_options
 from .errors import CliError
 from .exit_codes import ExitCode
 
 VERSION = "0.1.0"
-NOUNS = (topology, sites, links, paths, products, policies, transfers, jobs, scheduling, bench)
+NOUNS = (topology, sites, links, paths, products, policies, transfers, jobs, scheduling, bench, campaigns)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -63,6 +63,7 @@ def run_demo(*, state_name: str, once: bool, products_per_telescope: int, rucio:
         base = f"http://127.0.0.1:{web_port}"
         print(f"\nportal:  {base}/  (user 'operator', password 'operator')")
         print(f"API:     {base}/api/   schema {base}/api/schema/   docs {base}/api/docs/")
+        print(f"map:     {base}/topology/map/   campaigns: {base}/campaigns/ (start a data challenge)")
         print(f"CLI:     SRCNET_URL={base} SRCNET_TOKEN={token} srcnet products list")
         if failed:
             print(f"\n{failed} product(s) FAILED", file=sys.stderr)

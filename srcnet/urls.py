@@ -15,6 +15,7 @@ urlpatterns = [
     path("topology/", include("topology.urls")),
     path("replicas/", include("replicas.urls")),
     path("transfers/", include("transfers.urls")),
+    path("scheduler/", include("schedulers.urls")),
     path("operations/", include("operations.urls")),
     path("campaigns/", include("campaigns.urls")),
     path("api/", include("srcnet.api.urls")),

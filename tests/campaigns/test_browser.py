@@ -12,6 +12,7 @@ from tests.browser.conftest import (  # noqa: F401  (fixtures, by name)
     _close_connections_after_requests,
     browser,
     login,
+    shoot,
     users,
 )
 
@@ -33,7 +34,7 @@ def _sample(campaign: Campaign, t: float, achieved_bps: float) -> None:
     )
 
 
-def test_the_live_chart_follows_the_samples(browser, live_server, login, users):  # noqa: F811
+def test_the_live_chart_follows_the_samples(browser, live_server, login, users, shoot):  # noqa: F811
     # A running campaign's rows as the ticks leave them (no worker here: only the page is under test).
     campaign = Campaign.objects.create(
         name="live",
@@ -60,3 +61,27 @@ def test_the_live_chart_follows_the_samples(browser, live_server, login, users):
     Campaign.objects.filter(pk=campaign.pk).update(state=Campaign.State.FINISHED)
     WebDriverWait(browser, 15).until(lambda _: browser.find_element(By.ID, "state").text == "finished")
     assert [len(p.split()) for p in points()] == [3, 3]
+    shoot("campaign-detail")
+    browser.get(f"{live_server.url}/campaigns/")
+    assert "live" in browser.find_element(By.TAG_NAME, "main").text
+    shoot("campaigns")
+
+
+@pytest.mark.usefixtures("users")
+def test_the_scenarios_page_compares(browser, live_server, login, shoot, settings, tmp_path):  # noqa: F811
+    from schedulers.models import Simulation
+    from schedulers.services import run_requested_simulation
+
+    settings.SRCNET_REPORTS_DIR = tmp_path
+    simulation = Simulation.objects.create(scenario="all", days=0.05, topology="reference", with_lp=False)
+    assert run_requested_simulation(simulation.pk) == "done"
+    login("scientist")
+    browser.get(f"{live_server.url}/scheduler/simulations/{simulation.pk}/")
+    text = browser.find_element(By.TAG_NAME, "main").text
+    assert all(name in text for name in ("one_replica", "two_replicas", "full_copy", "distribution"))
+    WebDriverWait(browser, 15).until(
+        lambda _: all(
+            img.get_property("naturalWidth") > 0 for img in browser.find_elements(By.TAG_NAME, "img")
+        )
+    )
+    shoot("scenarios")

@@ -15,7 +15,7 @@ DEBIAN_PACKAGES=(
   # python
   python3-venv python3-dev
   # C++ plugin, WAN emulator, benchmarks
-  build-essential cmake clang-format libxrootd-server-dev libxrootd-client-dev googletest libgtest-dev
+  build-essential cmake clang-format zlib1g-dev libxrootd-server-dev libxrootd-client-dev googletest libgtest-dev
   iperf3 iproute2 openssl curl strace
   # the fts3 client builds M2Crypto when no wheel fits
   swig libssl-dev

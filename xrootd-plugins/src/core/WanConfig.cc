@@ -1,5 +1,6 @@
 #include "WanConfig.hh"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <functional>
@@ -136,6 +137,12 @@ std::string checkConsistency(const WanConfig& cfg) {
 }
 
 }  // namespace
+
+int readsInFlightForBdp(std::uint64_t bdp, std::uint64_t chunk) {
+    if (chunk == 0) return 1;
+    const std::uint64_t n = (bdp + chunk - 1) / chunk + 1;
+    return static_cast<int>(std::min<std::uint64_t>(std::max<std::uint64_t>(n, 1), 1024));
+}
 
 bool parseSize(const std::string& text, std::uint64_t& value) {
     if (text.empty() || text[0] < '0' || text[0] > '9') return false;

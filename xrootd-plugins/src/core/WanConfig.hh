@@ -48,6 +48,12 @@ ConfigResult parseParms(const std::string& parms, const WanConfig& base = WanCon
 // Parses a size with an optional k/m/g/t suffix (powers of 1024). False on error.
 bool parseSize(const std::string& text, std::uint64_t& value);
 
+// Chunk reads a pull must keep in flight to fill a path whose delay-bandwidth
+// product is `bdp` bytes. A read is re-issued only after its last byte has
+// arrived, so one read cycle lasts RTT + chunk / rate: the reads in flight must
+// cover the BDP plus one chunk, i.e. ceil(bdp / chunk) + 1. Clamped to 1..1024.
+int readsInFlightForBdp(std::uint64_t bdp, std::uint64_t chunk);
+
 // One line per setting, for the server log.
 std::string describeConfig(const WanConfig& config);
 

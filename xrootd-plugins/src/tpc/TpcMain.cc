@@ -81,9 +81,7 @@ int main(int argc, char** argv) {
     }
     if (bdp > 0) {
         // Enough chunk reads in flight to keep the whole delay-bandwidth product moving.
-        std::uint64_t n = (bdp + options.chunkSize - 1) / options.chunkSize;
-        options.inflight =
-            static_cast<int>(std::min<std::uint64_t>(std::max<std::uint64_t>(n, 1), 1024));
+        options.inflight = wanio::readsInFlightForBdp(bdp, options.chunkSize);
     }
     options.source = positional[0];
     options.destination = positional[1];

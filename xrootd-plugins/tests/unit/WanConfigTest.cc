@@ -138,3 +138,14 @@ TEST(WanConfig, SizesAcceptUnitSuffixes) {
     EXPECT_FALSE(wanio::parseSize("1kb", v));
     EXPECT_FALSE(wanio::parseSize("99999999999999999999t", v));
 }
+
+TEST(WanConfig, ReadsInFlightCoverTheBdpPlusOneChunk) {
+    const std::uint64_t chunk = 8u << 20;
+    // 1 Gbit/s x 300 ms = 37.5 MB: 4.47 chunks, rounded up, plus the chunk arriving.
+    EXPECT_EQ(wanio::readsInFlightForBdp(37500000, chunk), 6);
+    EXPECT_EQ(wanio::readsInFlightForBdp(2 * chunk, chunk), 3);
+    EXPECT_EQ(wanio::readsInFlightForBdp(1, chunk), 2);
+    EXPECT_EQ(wanio::readsInFlightForBdp(0, chunk), 1);
+    EXPECT_EQ(wanio::readsInFlightForBdp(1ull << 50, chunk), 1024);
+    EXPECT_EQ(wanio::readsInFlightForBdp(1000, 0), 1);
+}

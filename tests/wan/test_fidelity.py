@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from wanpath import emulated_path, measure_rtt, rtt_is_quiet
 
-from tests.wan.helpers import iperf3_tcp, receiver_rate_bps, tcp_payload_fraction, wait_port
+from tests.wan.helpers import CpuLoad, iperf3_tcp, receiver_rate_bps, tcp_payload_fraction, wait_port
 
 # The 2 vCPUs are shared with other work.  A measurement taken while a
 # neighbour saturates them is not an idle measurement: such runs are
@@ -21,20 +21,35 @@ from tests.wan.helpers import iperf3_tcp, receiver_rate_bps, tcp_payload_fractio
 # ATTEMPTS times; if none was undisturbed the test fails and says so.
 ATTEMPTS = 3
 
+# Idle RTT: the path's fixed cost (veth, TUN and vCPU wake-ups, 0.4-0.8 ms)
+# is calibrated at bring-up and moves with the machine's load by up to
+# ~0.2 ms without extra jitter.  Where the 2 % tolerance is smaller than that
+# swing (7.5 ms: 0.15 ms), a quiet spread is not enough to call the machine
+# idle, so it is checked directly as well: other work (including steal time,
+# i.e. other guests on the host) kept the CPUs at most IDLE_CPU_BUSY busy over
+# the bring-up and the measurement.  More attempts than elsewhere, because
+# each is short (~3 s) and a busy moment passes.
+IDLE_CPU_BUSY = 0.25
+LOAD_SWING_MS = 0.5
+IDLE_ATTEMPTS = 6
+
 
 @pytest.mark.parametrize("rtt_ms", [7.5, 56.0, 300.0])
 def test_idle_rtt_within_2_percent(rtt_ms):
     count = 60 if rtt_ms < 100 else 12
     seen = []
-    for _ in range(ATTEMPTS):
+    for _ in range(IDLE_ATTEMPTS):
         # new path each time: the bring-up calibration must be quiet too
+        load = CpuLoad().start()
         with emulated_path(rtt_ms=rtt_ms, rate_mbit=100) as path:
             r = measure_rtt(path, count=count, interval_s=0.02)
+        r["cpu_busy"] = round(load.stop(), 3)
         seen.append(r)
-        if rtt_is_quiet(r):
+        idle_cpu = r["cpu_busy"] <= IDLE_CPU_BUSY or 0.02 * rtt_ms >= LOAD_SWING_MS
+        if rtt_is_quiet(r) and idle_cpu:
             break
     else:
-        pytest.fail(f"no undisturbed RTT measurement in {ATTEMPTS} attempts: {seen}")
+        pytest.fail(f"no undisturbed RTT measurement in {IDLE_ATTEMPTS} attempts: {seen}")
     assert r["received"] == count
     assert abs(r["median_ms"] - rtt_ms) <= 0.02 * rtt_ms, r
     # The emulator never delivers early: even the fastest probe took the RTT

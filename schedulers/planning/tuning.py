@@ -2,8 +2,8 @@
 
 Model (docs/scheduler.md):
   ceiling  = min(window / RTT, 1.22 * MSS / (RTT * sqrt(loss)))         # per TCP stream, bit/s
-  k        = median over the path's last measurements of achieved / expected, in [0.05, 1],
-             expected = min(streams * ceiling, pace) (pace: the rate the transfer was held to, if any)
+  k        = median over the path's last stream-limited measurements of achieved / (streams * ceiling),
+             in [0.01, 1]; a transfer that kept up with its pace (>= 85 %) only bounds k from below
   streams  = ceil(rate / (k * ceiling)),                        1 <= streams <= max_streams
   files    = max(ceil(rate / per_file_bps), ceil(streams / max_streams_per_file)), <= max_files, <= files
 With no measurement k = 1: the plan trusts physics until the path says otherwise."""
@@ -19,7 +19,10 @@ from topology.physics import tcp_ceiling_bps
 from .types import Measurement, PlanConfig
 
 HISTORY = 20  # measurements per path that count: recent enough to follow a path that changes
-MIN_CORRECTION = 0.05
+MIN_CORRECTION = 0.01
+# A transfer that delivered this fraction of its pace kept up with it (slow start and the last partial
+# round trip cost the rest): its streams were not the limit.
+KEPT_PACE = 0.85
 
 
 def stream_ceiling_bps(window_bytes: float, rtt_ms: float, loss_rate: float, mss_bytes: int) -> float:
@@ -33,21 +36,27 @@ def stream_ceiling_bps(window_bytes: float, rtt_ms: float, loss_rate: float, mss
 def correction(
     measurements: Sequence[Measurement], source: str, destination: str, ceiling_bps: float
 ) -> float:
-    """How much of the modelled per-stream ceiling this path actually delivers (1 when unmeasured)."""
-    ratios = [
-        m.throughput_bps / _expected(m, ceiling_bps)
-        for m in measurements
-        if m.source == source and m.destination == destination and m.streams > 0
+    """How much of the modelled per-stream ceiling this path actually delivers (1 when unmeasured).
+
+    Each measurement says what its streams delivered against what physics says they could carry,
+    ``achieved / (streams * ceiling)``. That is the path's per-stream efficiency only when the transfer
+    fell short of its pace (stream-limited); a transfer that kept up with its pace shows only that the
+    efficiency is at least that much (a lower bound). k is the median of the stream-limited ratios, never
+    below the best lower bound, and 1 while no recent transfer fell short."""
+    recent = [
+        m for m in measurements if m.source == source and m.destination == destination and m.streams > 0
     ][-HISTORY:]
-    if not ratios:
+    short: list[float] = []
+    at_least = MIN_CORRECTION
+    for m in recent:
+        ratio = m.throughput_bps / (m.streams * ceiling_bps)
+        if m.paced_bps and m.throughput_bps >= KEPT_PACE * m.paced_bps:
+            at_least = max(at_least, ratio)
+        else:
+            short.append(ratio)
+    if not short:
         return 1.0
-    return min(1.0, max(MIN_CORRECTION, statistics.median(ratios)))
-
-
-def _expected(m: Measurement, ceiling_bps: float) -> float:
-    # A transfer paced below what its streams could carry says nothing bad about the path.
-    could = m.streams * ceiling_bps
-    return min(could, m.paced_bps) if m.paced_bps else could
+    return min(1.0, max(at_least, statistics.median(short)))
 
 
 def effective_stream_bps(

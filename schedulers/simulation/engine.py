@@ -50,6 +50,9 @@ class SimConfig:
     plan: PlanConfig = field(default_factory=PlanConfig)
     changes: tuple[CapacityChange, ...] = ()
     path_efficiency: float = 1.0  # what the real stack achieves of the window/RTT ceiling
+    # False: the planner never sees the measurement history (physics only), the baseline the tuning
+    # benchmark compares the measurement-corrected model against.
+    use_measurements: bool = True
 
 
 @dataclass
@@ -120,6 +123,10 @@ class Simulator:
         self.topology = self.base.with_link_capacity(self.capacity_now)
         self.constraint_capacity = {k: cap for k, (_, cap) in self.topology.link_constraints().items()}
 
+    def _history(self) -> tuple[Measurement, ...]:
+        """What the planner may learn from: the recent measurements, or nothing (physics only)."""
+        return tuple(self.measurements[-MEASUREMENTS_KEPT:]) if self.config.use_measurements else ()
+
     def _replan(self, now: float) -> None:
         horizon = now + self.config.replan_s
         upto = bisect.bisect_right(self.arrivals, horizon)
@@ -141,7 +148,7 @@ class Simulator:
             busy[key] = now + (flow.remaining_bytes * 8 / rate if rate > 0 else self.config.replan_s)
         state = LiveState(
             now_s=now,
-            measurements=tuple(self.measurements[-MEASUREMENTS_KEPT:]),
+            measurements=self._history(),
             placed_bytes=dict(self.placed),
             sdp_backlog_bytes=backlog,
             lane_busy_until_s=busy,

@@ -151,8 +151,15 @@ def test_a_paced_transfer_does_not_count_against_its_path() -> None:
     ceiling = stream_ceiling_bps(2**30, 100.0, 0.0, 8948)
     paced = [Measurement("T", "A", 1, 5e9, paced_bps=5e9)] * 3  # held to 5 Gbit/s and got it
     assert correction(paced, "T", "A", ceiling) == 1.0
-    slow = [Measurement("T", "A", 1, 2.5e9, paced_bps=5e9)] * 3  # held to 5 and got half of it
-    assert correction(slow, "T", "A", ceiling) == pytest.approx(0.5)
+    # Held to 5 Gbit/s and got half of it: the one stream was the limit, so a stream here carries
+    # 2.5 Gbit/s (not half of the 85.9 Gbit/s physics ceiling), and 5 Gbit/s needs two streams.
+    slow = [Measurement("T", "A", 1, 2.5e9, paced_bps=5e9)] * 3
+    k = correction(slow, "T", "A", ceiling)
+    assert k == pytest.approx(2.5e9 / ceiling)
+    assert streams_and_files(5e9, k * ceiling, 8, PlanConfig())[0] == 2
+    # A later transfer that kept up with its pace bounds k from below: the path got better.
+    better = [*slow, Measurement("T", "A", 2, 10e9, paced_bps=10e9)]
+    assert correction(better, "T", "A", ceiling) == pytest.approx(5e9 / ceiling)
 
 
 def test_backpressure_in_the_simulator_degrades_then_recovers_and_catches_up() -> None:

@@ -10,6 +10,25 @@ MAX_SIMULATED_SECONDS = 7 * 86400
 # A real campaign runs on this one machine's XRootD sites: keep it to hours, not days.
 MAX_REAL_SECONDS = 86400
 MIN_SIMULATED_PRODUCT_BYTES = 10**9
+# A recurring campaign fires through Celery beat, which looks at its database schedule every 5 s.
+MIN_EVERY_SECONDS = 5
+MAX_EVERY_SECONDS = 366 * 86400
+CRON_FIELDS = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
+
+
+def cron_fields(expression: str) -> dict[str, str]:
+    """``"0 * * * *"`` as django-celery-beat's CrontabSchedule fields; ValueError if it is not valid cron."""
+    from celery.schedules import ParseException, crontab
+
+    parts = expression.split()
+    if len(parts) != len(CRON_FIELDS):
+        raise ValueError(f"{len(parts)} fields instead of 5")
+    fields = dict(zip(CRON_FIELDS, parts, strict=True))
+    try:
+        crontab(**fields)  # celery parses every field here: the same parser beat uses
+    except (ValueError, ParseException) as exc:
+        raise ValueError(str(exc) or type(exc).__name__) from exc
+    return fields
 
 
 class Campaign(models.Model):
@@ -23,6 +42,8 @@ class Campaign(models.Model):
         STOPPED = "stopped", "Stopped"
         FINISHED = "finished", "Finished"
         FAILED = "failed", "Failed"
+        # A recurring campaign is a template: each firing of its schedule creates a new run (a campaign).
+        RECURRING = "recurring", "Recurring (template)"
 
     name = models.CharField(max_length=120)
     sources = models.JSONField(default=list, help_text="Telescope or SDP endpoint names")
@@ -58,12 +79,41 @@ class Campaign(models.Model):
     # Resuming starts a new tick chain; ticks of an older chain see a different generation and end.
     generation = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
+    # Recurring campaigns: one of the two makes the campaign a template whose runs are new campaigns.
+    every_seconds = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Recurring: start a new run every this many seconds"
+    )
+    cron = models.CharField(
+        max_length=120,
+        blank=True,
+        help_text='Recurring: start a new run at these times (UTC), "minute hour day month weekday"',
+    )
+    template = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs", editable=False
+    )
+    periodic_task = models.OneToOneField(
+        "django_celery_beat.PeriodicTask",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
+    )
 
     class Meta:
         ordering = ["-created"]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.mode}, {self.state})"
+
+    @property
+    def is_recurring(self) -> bool:
+        return bool(self.every_seconds is not None or self.cron)
+
+    def schedule_text(self) -> str:
+        if self.every_seconds is not None:
+            return f"every {self.every_seconds} s"
+        return f"cron {self.cron}" if self.cron else ""
 
     def clean(self) -> None:
         from topology.choices import StorageRole
@@ -113,8 +163,29 @@ class Campaign(models.Model):
                 if not StorageEndpoint.objects.filter(name=name).exclude(role=StorageRole.SDP).exists():
                     errors["destinations"] = f"{name!r} is not an SRC storage endpoint."
                     break
+        errors.update(self._schedule_errors())
         if errors:
             raise ValidationError(errors)
+
+    def _schedule_errors(self) -> dict[str, str]:
+        errors: dict[str, str] = {}
+        if self.every_seconds is not None and self.cron:
+            errors["cron"] = "Either every_seconds or cron, not both."
+        elif self.every_seconds is not None and not (
+            MIN_EVERY_SECONDS <= self.every_seconds <= MAX_EVERY_SECONDS
+        ):
+            errors["every_seconds"] = f"Between {MIN_EVERY_SECONDS} s and {MAX_EVERY_SECONDS} s."
+        elif self.cron:
+            try:
+                cron_fields(self.cron)
+            except ValueError as exc:
+                errors["cron"] = (
+                    f"Not a cron expression ({exc}): five fields, minute hour day-of-month month "
+                    "day-of-week, e.g. '0 * * * *'."
+                )
+        if self.template_id is not None and self.is_recurring:
+            errors["every_seconds"] = "A run of a recurring campaign does not recur itself."
+        return errors
 
     def mean_product_bytes(self) -> float:
         return (self.files_per_product or 1) * ((self.min_file_bytes or 0) + (self.max_file_bytes or 0)) / 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import datetime
 from pathlib import Path
@@ -29,9 +30,18 @@ def report_dir(campaign_id: int) -> Path:
 
 
 def create_campaign(*, user: Any, **fields: Any) -> Campaign:
-    """Validate and store a campaign; it starts (now or at ``start_at``) once the transaction commits."""
+    """Validate and store a campaign; it starts (now or at ``start_at``) once the transaction commits.
+
+    A recurring campaign (``every_seconds`` or ``cron``) is a template instead: it gets a periodic task
+    in django-celery-beat's schedule, and each firing creates a run (see ``fire``)."""
     campaign = Campaign(created_by=user, **fields)
     campaign.full_clean()
+    if campaign.is_recurring:
+        campaign.state = Campaign.State.RECURRING
+        campaign.save()
+        campaign.periodic_task = _periodic_task(campaign)
+        campaign.save(update_fields=["periodic_task"])
+        return campaign
     campaign.save()
     generation = campaign.generation
     transaction.on_commit(lambda: _enqueue(campaign.pk, generation, eta=campaign.start_at))
@@ -54,15 +64,127 @@ def advance(campaign_id: int, generation: int) -> str:
     mode = Campaign.objects.filter(pk=campaign_id).values_list("mode", flat=True).first()
     if mode is None:
         return "gone"
+    if Campaign.objects.filter(pk=campaign_id, state=Campaign.State.RECURRING).exists():
+        return "recurring"  # a template never runs itself: its runs do
     if mode == Campaign.Mode.SIMULATED:
         return run_simulated(campaign_id)
     return tick(campaign_id, generation)
 
 
+# --- recurring campaigns ---------------------------------------------------------------------------------
+
+# What a run copies from its template (the schedule, the state and the score are the run's own).
+RUN_FIELDS = (
+    "mode",
+    "sources",
+    "destinations",
+    "target_rate_bps",
+    "ramp_seconds",
+    "duration_seconds",
+    "min_file_bytes",
+    "max_file_bytes",
+    "files_per_product",
+    "scenario",
+    "topology",
+    "cleanup",
+)
+FIRE_TASK = "campaigns.fire"
+
+
+def _periodic_task(c: Campaign) -> Any:
+    """The template's entry in django-celery-beat's schedule: ``campaigns.fire(id)`` on its interval or cron.
+
+    An interval fires first at the start (now or ``start_at``), then every interval; a cron fires at
+    its times only (from ``start_at`` on, when given)."""
+    from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
+
+    from .models import cron_fields
+
+    kind: dict[str, Any]
+    if c.every_seconds is not None:
+        interval = IntervalSchedule.objects.filter(
+            every=c.every_seconds, period=IntervalSchedule.SECONDS
+        ).first() or IntervalSchedule.objects.create(every=c.every_seconds, period=IntervalSchedule.SECONDS)
+        # No last run and a start time: beat fires at the start time, then every interval.
+        kind = {"interval": interval, "start_time": c.start_at or timezone.now(), "last_run_at": None}
+    else:
+        fields = {**cron_fields(c.cron), "timezone": "UTC"}
+        crontab = CrontabSchedule.objects.filter(**fields).first() or CrontabSchedule.objects.create(**fields)
+        # A last run at the start: the first firing is the cron's first time after it.
+        start = c.start_at or timezone.now()
+        kind = {"crontab": crontab, "start_time": c.start_at, "last_run_at": start}
+    return PeriodicTask.objects.create(
+        name=f"campaign {c.pk}",
+        task=FIRE_TASK,
+        args=json.dumps([c.pk]),
+        description=f"Recurring campaign {c.name!r}: a new run {c.schedule_text()}",
+        **kind,
+    )
+
+
+def _set_enabled(c: Campaign, enabled: bool) -> None:
+    from django_celery_beat.models import PeriodicTask
+
+    task = PeriodicTask.objects.filter(pk=c.periodic_task_id).first()
+    if task is not None and task.enabled != enabled:
+        task.enabled = enabled
+        if enabled and task.crontab_id is not None:
+            task.last_run_at = timezone.now()  # the cron's next time, not a catch-up firing at once
+        task.save()  # save(), not update(): it is what tells the beat scheduler the schedule changed
+
+
+def fire(template_id: int) -> str:
+    """One firing of a recurring campaign: a new run with the template's parameters, started now.
+
+    Nothing happens if the template is disabled or gone, or if its previous run is still scheduled or
+    running (runs never overlap: a firing that finds one is skipped and the next firing tries again)."""
+    with transaction.atomic():
+        t = Campaign.objects.select_for_update().filter(pk=template_id).first()
+        if t is None:
+            return "gone"
+        if t.state != Campaign.State.RECURRING:
+            return f"not recurring ({t.state})"
+        active = t.runs.filter(state__in=[Campaign.State.SCHEDULED, Campaign.State.RUNNING]).first()
+        if active is not None:
+            return f"skipped: run {active.pk} is {active.state}"
+        number = t.runs.count() + 1
+        try:
+            with transaction.atomic():
+                run = create_campaign(
+                    user=t.created_by,
+                    template=t,
+                    name=f"{t.name} #{number}"[:120],
+                    **{f: getattr(t, f) for f in RUN_FIELDS},
+                )
+        except ValidationError as exc:
+            # The topology changed under the template: say so on the template, try again next time.
+            t.error = f"run {number} not started: {'; '.join(exc.messages)}"
+            t.save(update_fields=["error"])
+            return "invalid"
+        if t.error:
+            t.error = ""
+            t.save(update_fields=["error"])
+    return f"run {run.pk}"
+
+
+def delete_template(campaign: Campaign) -> None:
+    """Delete a recurring campaign and its periodic task; its runs stay (their ``template`` is cleared)."""
+    if not campaign.is_recurring:
+        raise CampaignError("state: only a recurring campaign (a template) can be deleted")
+    campaign.delete()  # the post_delete signal removes the periodic task
+
+
 def stop(campaign: Campaign) -> Campaign:
-    """No more generation; the products already pushed keep moving and keep being scored on resume."""
+    """No more generation; the products already pushed keep moving and keep being scored on resume.
+
+    For a recurring campaign: disable its periodic task (no new runs; a run under way goes on)."""
     with transaction.atomic():
         c = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        if c.state == Campaign.State.RECURRING:
+            c.state = Campaign.State.STOPPED
+            c.save(update_fields=["state"])
+            _set_enabled(c, False)
+            return c
         if c.mode != Campaign.Mode.REAL or c.state not in (Campaign.State.SCHEDULED, Campaign.State.RUNNING):
             raise CampaignError(f"state: a {c.mode} campaign that is {c.state} cannot be stopped")
         if c.state == Campaign.State.RUNNING and c.last_tick:
@@ -80,6 +202,11 @@ def resume(campaign: Campaign) -> Campaign:
         c = Campaign.objects.select_for_update().get(pk=campaign.pk)
         if c.state != Campaign.State.STOPPED:
             raise CampaignError(f"state: only a stopped campaign resumes (this one is {c.state})")
+        if c.is_recurring:
+            c.state = Campaign.State.RECURRING
+            c.save(update_fields=["state"])
+            _set_enabled(c, True)
+            return c
         c.state = Campaign.State.RUNNING if c.started else Campaign.State.SCHEDULED
         c.last_tick = timezone.now()
         c.generation += 1  # the old tick chain, if one is still queued, ends when it sees this

@@ -26,3 +26,11 @@ def clean_up(campaign_id: int) -> int:
     from .services import clean_up as run
 
     return run(campaign_id)
+
+
+@shared_task(name="campaigns.fire", acks_late=True, autoretry_for=(OperationalError,), max_retries=3)
+def fire(template_id: int) -> str:
+    """A recurring campaign's schedule fired (django-celery-beat): start a new run of it."""
+    from .services import fire as run
+
+    return run(template_id)

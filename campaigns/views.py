@@ -6,11 +6,13 @@ import mimetypes
 import re
 
 from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from srcnet.views import operator_required
 
@@ -42,7 +44,10 @@ class CampaignForm(forms.ModelForm):
             "topology",
             "start_at",
             "cleanup",
+            "every_seconds",
+            "cron",
         ]
+        labels = {"every_seconds": "Repeat every (seconds)", "cron": "Or repeat on a cron schedule"}
 
     def clean_sources(self) -> list[str]:
         return [n.strip() for n in self.cleaned_data["sources"].split(",") if n.strip()]
@@ -86,8 +91,29 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "summary": sorted(summary.items()),
             "per_destination": sorted((campaign.summary.get("per_destination") or {}).items()),
             "files": report_files(campaign),
+            "runs": campaign.runs.order_by("-created")[:100] if campaign.is_recurring else [],
+            "can_stop": campaign.state == Campaign.State.RECURRING
+            or (
+                campaign.mode == Campaign.Mode.REAL
+                and campaign.state in (Campaign.State.SCHEDULED, Campaign.State.RUNNING)
+            ),
         },
     )
+
+
+@require_POST
+@operator_required
+def campaign_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    """Stop or resume a campaign (for a recurring one: disable or enable its schedule)."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    fn = {"stop": services.stop, "resume": services.resume}.get(action)
+    if fn is None:
+        raise Http404("no such action")
+    try:
+        fn(campaign)
+    except services.CampaignError as exc:
+        messages.error(request, str(exc).partition(": ")[2])
+    return redirect("campaigns:detail", pk=pk)
 
 
 @login_required

@@ -15,6 +15,9 @@ from .state import PROJECT_ROOT, StateDir
 from .xrootd import LocalSite, ensure_site, known_sites, stop_site
 
 VENV_BIN = Path(sys.executable).parent
+# Celery beat's schedule lives in the database (django-celery-beat): the static entries of
+# CELERY_BEAT_SCHEDULE are copied there at start, and recurring campaigns add their own.
+BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 
 
 def service_env(state: StateDir, name: str) -> dict[str, str]:
@@ -46,9 +49,10 @@ def ensure_sites(
     return {name: ensure_site(state, name, extra_lines=extra_lines) for name in names}
 
 
-def worker_argv(hostname: str, *, concurrency: int = 4) -> list[str]:
-    """The Celery worker command line of the local network (also used by the test fixtures)."""
-    return [
+def worker_argv(hostname: str, *, concurrency: int = 4, beat: bool = False) -> list[str]:
+    """The Celery worker command line of the local network (also used by the test fixtures); with
+    ``beat``, the worker also runs Celery beat on the database schedule."""
+    argv = [
         str(VENV_BIN / "celery"),
         "-A",
         "srcnet",
@@ -64,15 +68,15 @@ def worker_argv(hostname: str, *, concurrency: int = 4) -> list[str]:
         "--without-gossip",
         "--without-mingle",
     ]
+    return [*argv, "--beat", "--scheduler", BEAT_SCHEDULER] if beat else argv
 
 
 def ensure_workers(state: StateDir, name: str, *, concurrency: int = 4, beat: bool = True) -> int:
-    """A Celery worker (with the periodic sweep when ``beat``) running the transfer tasks."""
+    """A Celery worker (with beat when ``beat``: the periodic sweeps, the push loop, recurring
+    campaigns) running the transfer tasks."""
     if running(state, "celery-worker"):
         return read_pid(state, "celery-worker") or 0
-    argv = worker_argv(f"srcnet-{name}@%h", concurrency=concurrency)
-    if beat:
-        argv += ["--beat", "--schedule", str(state.sub("celery") / "beat-schedule")]
+    argv = worker_argv(f"srcnet-{name}@%h", concurrency=concurrency, beat=beat)
     return start_daemon(state, "celery-worker", argv, env=service_env(state, name), cwd=PROJECT_ROOT)
 
 

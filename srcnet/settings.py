@@ -36,6 +36,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    # Celery beat's schedule in the database: the periodic tasks below and recurring campaigns.
+    "django_celery_beat",
     "srcnet",
     "topology",
     "replicas",
@@ -139,6 +141,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Beat runs with django_celery_beat's DatabaseScheduler (``localnet.stack.BEAT_SCHEDULER``): it copies
+# these entries into its PeriodicTask table at start and also fires the recurring campaigns' tasks.
 CELERY_BEAT_SCHEDULE = {
     # A sweep that picks up retries whose back-off has elapsed and work whose message was lost.
     "transfers-dispatch-sweep": {"task": "transfers.dispatch", "schedule": 5.0},

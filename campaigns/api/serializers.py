@@ -19,12 +19,15 @@ READ_ONLY = [
     "products_created",
     "summary",
     "report_files",
+    "template",
+    "runs",
 ]
 
 
 class CampaignSerializer(serializers.ModelSerializer):
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
     report_files = serializers.SerializerMethodField()
+    runs = serializers.SerializerMethodField(help_text="A recurring campaign's runs, newest first")
     sources = serializers.ListField(child=serializers.CharField(), allow_empty=False)
     destinations = serializers.ListField(child=serializers.CharField(), allow_empty=False)
 
@@ -46,12 +49,19 @@ class CampaignSerializer(serializers.ModelSerializer):
             "topology",
             "start_at",
             "cleanup",
+            "every_seconds",
+            "cron",
             *READ_ONLY,
         ]
         read_only_fields = READ_ONLY
 
     def get_report_files(self, obj: Campaign) -> list[str]:
         return report_files(obj) if obj.state in (Campaign.State.FINISHED, Campaign.State.FAILED) else []
+
+    def get_runs(self, obj: Campaign) -> list[int]:
+        if not obj.is_recurring:
+            return []
+        return list(obj.runs.order_by("-created").values_list("pk", flat=True)[:100])
 
 
 class SampleSerializer(serializers.ModelSerializer):

@@ -19,11 +19,24 @@ from . import serializers as s
 
 
 class CampaignViewSet(
-    mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+    mixins.CreateModelMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
 ):
     queryset = Campaign.objects.select_related("created_by")
     serializer_class = s.CampaignSerializer
-    filterset_fields = ["state", "mode"]
+    filterset_fields = ["state", "mode", "template"]
+
+    def destroy(self, request: Request, *args, **kwargs) -> Response:  # type: ignore[no-untyped-def]
+        """Delete a recurring campaign (a template) and its periodic task; its runs stay. 409 otherwise."""
+        try:
+            services.delete_template(self.get_object())
+        except services.CampaignError as exc:
+            field, _, message = str(exc).partition(": ")
+            return Response({field: [message]}, status=status.HTTP_409_CONFLICT)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     def perform_create(self, serializer):  # type: ignore[no-untyped-def]
         try:

@@ -1,4 +1,4 @@
-"""``srcnet campaigns run|list|show|stop|resume|report``: data-challenge campaigns from the shell."""
+"""``srcnet campaigns run|list|show|stop|resume|delete|report``: data-challenge campaigns from the shell."""
 
 from __future__ import annotations
 
@@ -15,9 +15,23 @@ from ..output import human_bytes, human_rate
 # File sizes are binary (4M = 4 MiB, like the files on disk); rates are decimal bit/s (200M = 200 Mbit/s).
 SIZE_UNITS = {"k": 1024.0, "m": 1024.0**2, "g": 1024.0**3, "t": 1024.0**4}
 RATE_UNITS = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
-LIST_COLUMNS = ["id", "name", "mode", "state", "sources", "destinations", "target", "duration_s", "created"]
+TIME_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+LIST_COLUMNS = [
+    "id",
+    "name",
+    "mode",
+    "state",
+    "sources",
+    "destinations",
+    "target",
+    "duration_s",
+    "schedule",
+    "created",
+]
 SCORE_KEYS = [
     "state",
+    "schedule",
+    "runs",
     "target",
     "achieved",
     "planned_bytes",
@@ -45,6 +59,26 @@ def rate(text: str) -> float:
     return _with_unit(text, RATE_UNITS, "rate")
 
 
+def every(text: str) -> int:
+    """``90``, ``30s``, ``10m``, ``1h``, ``1d``: whole seconds (the server checks the bounds)."""
+    text = text.strip().lower()
+    try:
+        value = float(text[:-1]) * TIME_UNITS[text[-1]] if text and text[-1] in TIME_UNITS else float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a time: {text!r} (e.g. 90, 30s, 10m, 1h, 1d)") from exc
+    if value <= 0 or value != int(value):
+        raise argparse.ArgumentTypeError(f"not a whole positive number of seconds: {text!r}")
+    return int(value)
+
+
+def schedule(c: Row) -> str:
+    if c.get("every_seconds") is not None:
+        return f"every {c['every_seconds']} s"
+    if c.get("cron"):
+        return f"cron {c['cron']}"
+    return f"run of {c['template']}" if c.get("template") else "once"
+
+
 def size_range(text: str) -> tuple[int, int]:
     low, _, high = text.partition(":")
     return int(_with_unit(low, SIZE_UNITS, "size")), int(_with_unit(high or low, SIZE_UNITS, "size"))
@@ -63,7 +97,9 @@ def register(nouns: Any) -> None:
         "  srcnet campaigns run --source SKA1-Low --destination UKSRC_DISK --rate 200M --duration 30 "
         "--file-size 4M:16M\n"
         "  srcnet campaigns run --mode simulated --source SKA1-Low --destination UKSRC_DISK "
-        "--rate 100G --duration 86400 --file-size 10G:90G --topology reference",
+        "--rate 100G --duration 86400 --file-size 10G:90G --topology reference\n"
+        "  srcnet campaigns run --source SKA1-Low --destination UKSRC_DISK --rate 200M --duration 60 "
+        "--every 1h",
     )
     p.add_argument("--name", default="", help="default: made from the sources and destinations")
     p.add_argument("--source", action="append", required=True, help="telescope or SDP endpoint (repeatable)")
@@ -80,15 +116,26 @@ def register(nouns: Any) -> None:
     p.add_argument("--scenario", default="one_replica", help="simulated mode only")
     p.add_argument("--start-at", default=None, help="ISO 8601 time to start (default: now)")
     p.add_argument("--cleanup", action="store_true", help="delete the synthetic data afterwards")
+    recurring = p.add_mutually_exclusive_group()
+    recurring.add_argument(
+        "--every",
+        type=every,
+        default=None,
+        help="recurring: a new run every 90, 30s, 10m, 1h, 1d (the first at the start)",
+    )
+    recurring.add_argument(
+        "--cron", default=None, help='recurring: a new run at these UTC times, e.g. "0 * * * *"'
+    )
     p.add_argument("--no-wait", action="store_true", help="create and return at once")
     p.add_argument("--timeout", type=positive_float, default=7 * 86400.0, help="seconds to wait")
     p.add_argument("--interval", type=positive_float, default=2.0, help="seconds between polls")
     p = add_verb(verbs, "list", "Campaigns, newest first.", list_campaigns)
     add_limit(p)
     for name, fn, text in (
-        ("show", show, "One campaign and its score."),
-        ("stop", stop, "Stop generating (what was pushed keeps moving)."),
-        ("resume", resume, "Resume a stopped campaign."),
+        ("show", show, "One campaign and its score (a recurring one: its schedule and runs)."),
+        ("stop", stop, "Stop generating (what was pushed keeps moving); a recurring one: disable it."),
+        ("resume", resume, "Resume a stopped campaign; a recurring one: enable it again."),
+        ("delete", delete, "Delete a recurring campaign and its schedule (its runs stay)."),
     ):
         p = add_verb(verbs, name, text, fn)
         p.add_argument("id", type=int)
@@ -102,6 +149,8 @@ def _score(c: Row) -> Row:
     return {
         **s,
         "state": c["state"],
+        "schedule": schedule(c),
+        "runs": ",".join(str(r) for r in c.get("runs") or []),
         "target": human_rate(c.get("target_rate_bps")),
         "achieved": human_rate(s.get("achieved_rate_bps")),
         "planned_bytes": human_bytes(s.get("planned_bytes")),
@@ -117,6 +166,7 @@ def _row(c: Row) -> Row:
         "destinations": ",".join(c["destinations"]),
         "target": human_rate(c["target_rate_bps"]),
         "duration_s": c["duration_seconds"],
+        "schedule": schedule(c),
     }
 
 
@@ -160,8 +210,17 @@ def run(ctx: Context, args: argparse.Namespace) -> int:
         "start_at": args.start_at,
         "cleanup": args.cleanup,
     }
+    if args.every is not None:
+        body["every_seconds"] = args.every
+    if args.cron is not None:
+        body["cron"] = args.cron
     campaign = ctx.client.post("/api/campaigns/", body)
     ctx.info(f"srcnet: campaign {campaign['id']} created ({campaign['mode']}, {campaign['state']})")
+    if campaign["state"] == "recurring":
+        # A template never ends: its runs are campaigns of their own (srcnet campaigns list / show ID).
+        ctx.info(f"srcnet: campaign {campaign['id']} starts a new run {schedule(campaign)}")
+        _emit(ctx, campaign)
+        return ExitCode.OK
     if args.no_wait:
         _emit(ctx, campaign)
         return ExitCode.OK
@@ -198,6 +257,12 @@ def stop(ctx: Context, args: argparse.Namespace) -> int:
 
 def resume(ctx: Context, args: argparse.Namespace) -> int:
     _emit(ctx, ctx.client.post(f"/api/campaigns/{args.id}/resume/", {}))
+    return ExitCode.OK
+
+
+def delete(ctx: Context, args: argparse.Namespace) -> int:
+    ctx.client.request("DELETE", f"/api/campaigns/{args.id}/")
+    ctx.info(f"srcnet: campaign {args.id} deleted (its runs stay)")
     return ExitCode.OK
 
 

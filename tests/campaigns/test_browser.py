@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from campaigns.models import Campaign, CampaignSample
 from tests.browser.conftest import (  # noqa: F401  (fixtures, by name)
@@ -85,3 +85,59 @@ def test_the_scenarios_page_compares(browser, live_server, login, shoot, setting
         )
     )
     shoot("scenarios")
+
+
+def test_campaigns_started_from_the_form(browser, live_server, login, users, shoot, topology, celery_worker):  # noqa: F811
+    """The form: a bad schedule is refused naming the field; a recurring campaign is created with its
+    periodic task and disabled from its page; a one-shot campaign runs on the worker and its page shows
+    the report."""
+    from django_celery_beat.models import PeriodicTask
+
+    def fill(values: dict[str, str]) -> None:
+        for name, value in values.items():
+            field = browser.find_element(By.NAME, name)
+            if field.tag_name == "select":
+                Select(field).select_by_value(value)
+            else:
+                field.clear()
+                field.send_keys(value)
+
+    login("operator")
+    browser.get(f"{live_server.url}/campaigns/new/")
+    common = {
+        "sources": "SKA1-Low",
+        "destinations": "UKSRC_DISK",
+        "target_rate_bps": "46000000000",
+        "mode": "simulated",
+        "topology": "reference",
+        "duration_seconds": "3600",
+        "min_file_bytes": str(10 * 10**9),
+        "max_file_bytes": str(90 * 10**9),
+    }
+    fill({**common, "name": "nightly", "cron": "61 2 * * *"})
+    browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+    error = WebDriverWait(browser, 15).until(lambda b: b.find_elements(By.CSS_SELECTOR, "ul.errorlist"))
+    assert "Not a cron expression" in error[0].text and not Campaign.objects.exists()
+    shoot("campaign-form-validation")
+    fill({"cron": "0 2 * * *"})
+    browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+    schedule = WebDriverWait(browser, 15).until(lambda b: b.find_elements(By.ID, "schedule"))
+    assert "cron 0 2 * * *" in schedule[0].text and browser.find_element(By.ID, "state").text == "recurring"
+    template = Campaign.objects.get(name="nightly")
+    assert template.periodic_task is not None and template.periodic_task.enabled
+    shoot("campaign-recurring")
+    browser.find_element(By.ID, "stop").click()  # "Disable schedule"
+    WebDriverWait(browser, 15).until(lambda b: b.find_elements(By.ID, "resume"))
+    assert not PeriodicTask.objects.get(pk=template.periodic_task_id).enabled
+    # A one-shot campaign started from the form: the worker runs it, the page shows its report.
+    browser.get(f"{live_server.url}/campaigns/new/")
+    fill({**common, "name": "one-hour"})
+    shoot("campaign-form")
+    browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+    WebDriverWait(browser, 120).until(lambda b: b.find_element(By.ID, "state").text == "finished")
+    browser.refresh()
+    images = WebDriverWait(browser, 15).until(lambda b: b.find_elements(By.CSS_SELECTOR, "main img"))
+    WebDriverWait(browser, 15).until(lambda _: all(i.get_property("naturalWidth") > 0 for i in images))
+    links = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "main li a")]
+    assert {"summary.json", "samples.csv", "rate.png"} <= set(links), links
+    assert Campaign.objects.get(name="one-hour").created_by == users["operator"]

@@ -96,3 +96,40 @@ def test_run_a_real_campaign_shows_live_progress_then_the_score(
     rows = (out / "samples.csv").read_text().splitlines()
     assert rows[0].startswith("elapsed_seconds,") and "UKSRC_DISK_achieved_bytes" in rows[0] and len(rows) > 2
     assert (out / "destinations.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_recurring_campaigns_from_the_shell(campaigns_cli, topology):
+    from django_celery_beat.models import PeriodicTask
+
+    base = ["campaigns", "run", "--source", "SKA1-Low", "--destination", "UKSRC_DISK", "--rate", "16M"]
+    result = campaigns_cli(*base, "--duration", "30", "--every", "1h")
+    assert result.code == ExitCode.OK, result.err
+    assert "recurring" in result.err and "starts a new run every 3600 s" in result.err  # no waiting
+    template = json.loads(campaigns_cli("campaigns", "list", "-o", "json").out)[0]
+    assert template["state"] == "recurring" and template["every_seconds"] == 3600
+    task = PeriodicTask.objects.get(name=f"campaign {template['id']}")
+    assert task.enabled and task.interval is not None and task.interval.every == 3600
+    result = campaigns_cli(*base, "--duration", "30", "--cron", "0 2 * * *", "-o", "json")
+    assert result.code == ExitCode.OK and json.loads(result.out)["cron"] == "0 2 * * *", result.err
+    assert "cron 0 2 * * *" in campaigns_cli("campaigns", "list").out
+    # Disable, enable, delete.
+    shown = campaigns_cli("campaigns", "stop", str(template["id"])).out
+    fields = dict(line.split(None, 1) for line in shown.splitlines() if len(line.split(None, 1)) == 2)
+    assert fields["state"] == "stopped" and fields["schedule"] == "every 3600 s", shown
+    assert not PeriodicTask.objects.get(pk=task.pk).enabled
+    assert campaigns_cli("campaigns", "resume", str(template["id"])).code == ExitCode.OK
+    assert PeriodicTask.objects.get(pk=task.pk).enabled
+    result = campaigns_cli("campaigns", "delete", str(template["id"]))
+    assert result.code == ExitCode.OK and "deleted" in result.err
+    assert not PeriodicTask.objects.filter(pk=task.pk).exists()
+    assert campaigns_cli("campaigns", "show", str(template["id"])).code == ExitCode.NOT_FOUND
+    # Bad schedules: the server names the field; bad syntax is a usage error.
+    result = campaigns_cli(*base, "--duration", "30", "--every", "2")
+    assert result.code == ExitCode.VALIDATION and "every_seconds" in result.err
+    result = campaigns_cli(*base, "--duration", "30", "--cron", "61 * * * *")
+    assert result.code == ExitCode.VALIDATION and "cron" in result.err
+    assert campaigns_cli(*base, "--duration", "30", "--every", "soon").code == ExitCode.USAGE
+    assert (
+        campaigns_cli(*base, "--duration", "30", "--every", "1h", "--cron", "0 * * * *").code
+        == ExitCode.USAGE
+    )

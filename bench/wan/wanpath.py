@@ -124,6 +124,8 @@ class EmulatedPath:
     state_dir: str = ""
     created: list = field(default_factory=list)  # namespaces this path made
     final_stats: dict | None = field(default=None, repr=False)
+    # How busy other work kept the CPUs while the fixed cost was calibrated (CpuLoad), if it was.
+    calibration_cpu_busy: float | None = None
 
     # -- running commands at either end ------------------------------------
     def ns(self, side: str) -> str:
@@ -335,12 +337,14 @@ def _calibrate(p: EmulatedPath, binary: str) -> None:
         # neighbour shows up as spread between the 10th and 90th percentile:
         # keep the quietest of up to three measurements.
         r = None
+        load = CpuLoad().start()
         for _ in range(3):
             m = measure_rtt(p, count=50, interval_s=0.02)
             if m["received"] and (r is None or _spread(m) < _spread(r)):
                 r = m
             if r is not None and _spread(r) <= QUIET_SPREAD_MS:
                 break
+        p.calibration_cpu_busy = round(load.stop(), 3)
     finally:
         _stop_pid(p.emulator_pid)
         p.emulator_pid = 0
@@ -351,6 +355,44 @@ def _calibrate(p: EmulatedPath, binary: str) -> None:
     # a property of the path (0.4-0.8 ms measured on the idle-ish VM).
     p.config.overhead_ms = round(min(1.0, max(0.0, r["median_ms"] - cal_rtt)), 3)
     _save(p)
+
+
+class CpuLoad:
+    """How busy other work kept the machine's CPUs between start() and stop().
+
+    From /proc/stat: user, nice, system, irq, softirq and steal time (the last
+    is the hypervisor running other guests on our vCPUs: on a shared VM that
+    is the neighbour load that stretches every wake-up on the path), minus the
+    CPU time of this process and of the children it waited for (the test's own
+    `ip` commands, probes and emulator).  The fraction is of all CPUs together
+    (1.0 = every CPU busy with other work all the time)."""
+
+    def __init__(self) -> None:
+        self._start: tuple[float, float, float] | None = None
+        self.fraction: float | None = None
+
+    @staticmethod
+    def _read() -> tuple[float, float, float]:
+        """(busy seconds of all CPUs, wall seconds, CPU seconds of this process tree)."""
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+        hz = os.sysconf("SC_CLK_TCK")
+        t = os.times()
+        own = t.user + t.system + t.children_user + t.children_system
+        return (user + nice + system + irq + softirq + steal) / hz, time.monotonic(), own
+
+    def start(self) -> CpuLoad:
+        self._start = self._read()
+        return self
+
+    def stop(self) -> float:
+        assert self._start is not None, "CpuLoad.stop() before start()"
+        busy, wall, own = self._read()
+        span = (wall - self._start[1]) * (os.cpu_count() or 1)
+        other = (busy - self._start[0]) - (own - self._start[2])
+        self.fraction = max(0.0, other) / span if span > 0 else 0.0
+        return self.fraction
 
 
 def _spread(r: dict) -> float:

@@ -1,7 +1,6 @@
 """Helpers shared by the WAN emulator tests (iperf3 runs, port probes)."""
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -53,41 +52,3 @@ def receiver_rate_bps(result: dict, skip_s: float) -> float:
 def tcp_payload_fraction(mtu: int) -> float:
     """TCP payload per IP byte for full segments (20 IP + 20 TCP + 12 timestamps)."""
     return (mtu - 52) / mtu
-
-
-class CpuLoad:
-    """How busy other work kept the machine's CPUs between start() and stop().
-
-    From /proc/stat: user, nice, system, irq, softirq and steal time (the last
-    is the hypervisor running other guests on our vCPUs: on a shared VM that
-    is the neighbour load that stretches every wake-up on the path), minus the
-    CPU time of this process and of the children it waited for (the test's own
-    `ip` commands, probes and emulator).  The fraction is of all CPUs together
-    (1.0 = every CPU busy with other work all the time)."""
-
-    def __init__(self) -> None:
-        self._start: tuple[float, float, float] | None = None
-        self.fraction: float | None = None
-
-    @staticmethod
-    def _read() -> tuple[float, float, float]:
-        """(busy seconds of all CPUs, wall seconds, CPU seconds of this process tree)."""
-        with open("/proc/stat") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
-        user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
-        hz = os.sysconf("SC_CLK_TCK")
-        t = os.times()
-        own = t.user + t.system + t.children_user + t.children_system
-        return (user + nice + system + irq + softirq + steal) / hz, time.monotonic(), own
-
-    def start(self) -> "CpuLoad":
-        self._start = self._read()
-        return self
-
-    def stop(self) -> float:
-        assert self._start is not None, "CpuLoad.stop() before start()"
-        busy, wall, own = self._read()
-        span = (wall - self._start[1]) * (os.cpu_count() or 1)
-        other = (busy - self._start[0]) - (own - self._start[2])
-        self.fraction = max(0.0, other) / span if span > 0 else 0.0
-        return self.fraction

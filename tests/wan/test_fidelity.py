@@ -11,9 +11,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from wanpath import emulated_path, measure_rtt, rtt_is_quiet
+from wanpath import CpuLoad, emulated_path, measure_rtt, rtt_is_quiet
 
-from tests.wan.helpers import CpuLoad, iperf3_tcp, receiver_rate_bps, tcp_payload_fraction, wait_port
+from tests.wan.helpers import iperf3_tcp, receiver_rate_bps, tcp_payload_fraction, wait_port
 
 # The 2 vCPUs are shared with other work.  A measurement taken while a
 # neighbour saturates them is not an idle measurement: such runs are
@@ -26,8 +26,9 @@ ATTEMPTS = 3
 # ~0.2 ms without extra jitter.  Where the 2 % tolerance is smaller than that
 # swing (7.5 ms: 0.15 ms), a quiet spread is not enough to call the machine
 # idle, so it is checked directly as well: other work (including steal time,
-# i.e. other guests on the host) kept the CPUs at most IDLE_CPU_BUSY busy over
-# the bring-up and the measurement.  More attempts than elsewhere, because
+# i.e. other guests on the host, and the kernel still tearing down an earlier
+# path's namespaces) kept the CPUs at most IDLE_CPU_BUSY busy while the fixed
+# cost was calibrated and while the RTT was measured.  More attempts than elsewhere, because
 # each is short (~3 s) and a busy moment passes.
 IDLE_CPU_BUSY = 0.25
 LOAD_SWING_MS = 0.5
@@ -40,12 +41,14 @@ def test_idle_rtt_within_2_percent(rtt_ms):
     seen = []
     for _ in range(IDLE_ATTEMPTS):
         # new path each time: the bring-up calibration must be quiet too
-        load = CpuLoad().start()
         with emulated_path(rtt_ms=rtt_ms, rate_mbit=100) as path:
+            load = CpuLoad().start()
             r = measure_rtt(path, count=count, interval_s=0.02)
-        r["cpu_busy"] = round(load.stop(), 3)
+            r["cpu_busy"] = round(load.stop(), 3)
+            r["calibration_cpu_busy"] = path.calibration_cpu_busy
         seen.append(r)
-        idle_cpu = r["cpu_busy"] <= IDLE_CPU_BUSY or 0.02 * rtt_ms >= LOAD_SWING_MS
+        busy = max(r["cpu_busy"], r["calibration_cpu_busy"] or 0.0)
+        idle_cpu = busy <= IDLE_CPU_BUSY or 0.02 * rtt_ms >= LOAD_SWING_MS
         if rtt_is_quiet(r) and idle_cpu:
             break
     else:

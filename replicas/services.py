@@ -117,26 +117,38 @@ def place_product(*, product: DataProduct) -> list[Replica]:
     return [replica]
 
 
-@transaction.atomic
 def record_replica_transfer(*, replica_id: int, job) -> Replica:  # type: ignore[no-untyped-def]
-    """A replica's transfer job ended: the replica is available only if every file arrived verified."""
+    """A replica's transfer job of the embedded service ended (the ``job_finished`` signal)."""
+    reasons = sorted({r for r in job.files.exclude(reason="").values_list("reason", flat=True)})
+    return settle_replica(
+        replica_id=replica_id, job_id=str(job.job_id), state=str(job.state), reasons=reasons
+    )
+
+
+@transaction.atomic
+def settle_replica(*, replica_id: int, job_id: str, state: str, reasons: Sequence[str] = ()) -> Replica:
+    """A replica's transfer job ended in ``state`` (FTS3's job states): the replica is available only if
+    every file arrived verified (FINISHED), failed otherwise with the files' reasons; the product follows.
+
+    The one place replicas are settled from transfers: the embedded service's ``job_finished`` signal and
+    the poll of an external FTS3 (``schedulers.poll_external_jobs``) both come here. Settling the same
+    job again changes nothing."""
     from transfers.choices import JobState
 
     replica = Replica.objects.select_for_update().select_related("product").get(pk=replica_id)
     # Keep why the replica was placed here; say how its transfer ended after it.
     placement = replica.reason.split("; transfer job", 1)[0]
     prefix = f"{placement}; " if placement else ""
-    if job.state == JobState.FINISHED:
-        replica.state, replica.reason = ReplicaState.AVAILABLE, f"{prefix}transfer job {job.job_id} finished"
+    if state == JobState.FINISHED:
+        new_state, reason = ReplicaState.AVAILABLE, f"{prefix}transfer job {job_id} finished"
     else:
-        reasons = "; ".join(
-            sorted({r for r in job.files.exclude(reason="").values_list("reason", flat=True)})
-        )
-        replica.state, replica.reason = (
+        new_state, reason = (
             ReplicaState.FAILED,
-            f"{prefix}transfer job {job.job_id} {job.state}: {reasons}",
+            f"{prefix}transfer job {job_id} {state}: {'; '.join(sorted(set(reasons)))}",
         )
-    replica.save(update_fields=["state", "reason", "updated"])
+    if (replica.state, replica.reason) != (new_state, reason):
+        replica.state, replica.reason = new_state, reason
+        replica.save(update_fields=["state", "reason", "updated"])
     product = replica.product
     states = set(product.replicas.values_list("state", flat=True))
     if ReplicaState.FAILED in states:

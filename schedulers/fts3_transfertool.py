@@ -3,14 +3,41 @@ the real ``fts3`` client package. Only the URL and the credential differ between
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError
 
+# FTS3 answers a bulk query (and a bulk cancel or priority change) with 207 Multi-Status when any entry
+# failed, typically an unknown job id; each entry then carries its own "http_status".
+HTTP_OK = "200 Ok"
+HTTP_NOT_MODIFIED = "304 Not Modified"
+BULK_LIMIT = 100  # FTS3 caps the ids of one bulk request
+
+
+def _multistatus_request_class():  # type: ignore[no-untyped-def]
+    """The client's own ``Request`` class, except that a 207 answer is returned to the caller: the client
+    raises ``ClientError`` for it, and the per-entry statuses inside are what a bulk query is for."""
+    from fts3.rest.client.request import Request
+
+    class MultiStatusRequest(Request):  # type: ignore[misc]
+        def _handle_error(self, url, code, response_body=None):  # type: ignore[no-untyped-def]
+            if code == 207:
+                return None
+            return super()._handle_error(url, code, response_body)
+
+    return MultiStatusRequest
+
 
 class Fts3Transfertool(Transfertool):
-    """Submit, query and cancel through FTS3's REST API with a bearer token (or an X.509 certificate)."""
+    """Submit, query, reprioritise and cancel through FTS3's REST API with a bearer token (or an X.509
+    certificate).
+
+    With ``follow=True`` every submitted job is recorded (``schedulers.models.ExternalJob``) and the
+    periodic ``schedulers.poll_external_jobs`` task settles its replica from the endpoint's answers: an
+    external FTS3 sends no signal to the platform. The replica id then stays in the platform's record and
+    is not sent in the job's metadata, so nothing but the poll settles the replica."""
 
     def __init__(
         self,
@@ -20,20 +47,42 @@ class Fts3Transfertool(Transfertool):
         ucert: str | None = None,
         ukey: str | None = None,
         verify: bool | str = True,
+        follow: bool = False,
     ) -> None:
-        from fts3.rest.client.context import Context
+        self.endpoint = endpoint.rstrip("/")
+        self.follow = follow
+        self._credentials: dict[str, Any] = (
+            {"fts_access_token": token} if token else {"ucert": ucert, "ukey": ukey}
+        )
+        self._verify = verify
+        self._context: Any = None
 
-        try:
-            if token:
-                self.context = Context(endpoint, fts_access_token=token, verify=verify)
-            else:
-                self.context = Context(endpoint, ucert=ucert, ukey=ukey, verify=verify)
-        except Exception as exc:  # the client raises its own hierarchy and requests' errors
-            raise TransfertoolError(f"cannot use the FTS3 endpoint {endpoint}: {exc}") from exc
+    @property
+    def context(self) -> Any:
+        """The client's ``Context``, made on first use (it asks the endpoint for its API version)."""
+        if self._context is None:
+            from fts3.rest.client.context import Context
+
+            try:
+                # The client verifies against ``capath`` (default: X509_CERT_DIR, else
+                # /etc/grid-security/certificates) whenever ``verify`` is true.
+                ca = {"capath": self._verify} if isinstance(self._verify, str) else {}
+                self._context = Context(
+                    self.endpoint,
+                    verify=bool(self._verify),
+                    request_class=_multistatus_request_class(),
+                    **ca,
+                    **self._credentials,
+                )
+            except Exception as exc:  # the client raises its own hierarchy and requests' errors
+                raise TransfertoolError(f"cannot use the FTS3 endpoint {self.endpoint}: {exc}") from exc
+        return self._context
 
     def submit(self, files: Sequence[TransferRequest], params: JobParams) -> str:
         from fts3.rest.client import easy
 
+        metadata = dict(params.metadata)
+        replica_id = metadata.pop("replica_id", None) if self.follow else None
         transfers = [
             easy.new_transfer(
                 f.source,
@@ -50,32 +99,55 @@ class Fts3Transfertool(Transfertool):
             verify_checksum=params.verify_checksum,
             overwrite=params.overwrite,
             priority=params.priority,
-            metadata=params.metadata,
+            metadata=metadata,
             nostreams=params.streams or 1,
             multihop=params.multihop,
             # FTS3: 0 asks for the server default, a negative value for no retry.
             retry=0 if params.retry is None else (params.retry if params.retry > 0 else -1),
         )
         try:
-            return str(easy.submit(self.context, job))
+            job_id = str(easy.submit(self.context, job))
         except Exception as exc:
             raise TransfertoolError(f"submission refused: {exc}") from exc
+        if self.follow:
+            from .models import ExternalJob
+
+            ExternalJob.objects.create(
+                endpoint=self.endpoint,
+                job_id=job_id,
+                metadata={**metadata, **({"replica_id": replica_id} if replica_id is not None else {})},
+            )
+        return job_id
+
+    def _bulk(self, job_ids: Sequence[str], query: str = "") -> list[dict[str, Any]]:
+        """The entries FTS3 returns for ``job_ids`` (found or not), ``BULK_LIMIT`` ids per request."""
+        from fts3.rest.client.exceptions import NotFound
+
+        entries: list[dict[str, Any]] = []
+        ids = list(dict.fromkeys(job_ids))
+        for start in range(0, len(ids), BULK_LIMIT):
+            chunk = ids[start : start + BULK_LIMIT]
+            try:
+                answer: Any = json.loads(self.context.get(f"/jobs/{','.join(chunk)}{query}"))
+            except NotFound:
+                continue  # a single unknown id answers 404 with one object
+            except Exception as exc:
+                raise TransfertoolError(f"status query failed: {exc}") from exc
+            entries.extend([answer] if isinstance(answer, dict) else answer)
+        return entries
 
     def job_states(self, job_ids: Sequence[str]) -> dict[str, str]:
-        if not job_ids:
-            return {}
-        try:
-            answer: Any = self.context.get(f"/jobs/{','.join(job_ids)}")
-        except Exception as exc:
-            if len(job_ids) == 1 and "NotFound" in type(exc).__name__:
-                return {}
-            raise TransfertoolError(f"status query failed: {exc}") from exc
-        import json
+        """One bulk ``GET /jobs/{id1,id2,...}``; unknown ids (404 entries in a 207 answer) are left out."""
+        return {e["job_id"]: e["job_state"] for e in self._bulk(job_ids) if e.get("http_status") == HTTP_OK}
 
-        entries = json.loads(answer) if isinstance(answer, str | bytes) else answer
-        if isinstance(entries, dict):
-            entries = [entries]
-        return {e["job_id"]: e["job_state"] for e in entries if e.get("http_status") == "200 Ok"}
+    def failure_reasons(self, job_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for entry in self._bulk(job_ids, "?files=file_state,reason"):
+            if entry.get("http_status") != HTTP_OK:
+                continue
+            reasons = {f.get("reason") for f in entry.get("files") or [] if f.get("reason")}
+            out[entry["job_id"]] = sorted(str(r) for r in reasons)
+        return out
 
     def cancel(self, job_id: str) -> None:
         from fts3.rest.client import easy
@@ -84,3 +156,14 @@ class Fts3Transfertool(Transfertool):
             easy.cancel(self.context, job_id)
         except Exception as exc:
             raise TransfertoolError(f"cancel failed: {exc}") from exc
+
+    def update_priority(self, job_id: str, priority: int) -> None:
+        """FTS3's priority change as Rucio's FTS3 transfertool sends it (the ``fts3`` package has no ``easy``
+        helper for it): ``POST /jobs/{id}`` with ``{"params": {"priority": N}}``, through the client's
+        ``Context.post_json``."""
+        try:
+            answer = json.loads(self.context.post_json(f"/jobs/{job_id}", {"params": {"priority": priority}}))
+        except Exception as exc:
+            raise TransfertoolError(f"priority change refused for {job_id}: {exc}") from exc
+        if isinstance(answer, dict) and answer.get("http_status") not in (None, HTTP_OK, HTTP_NOT_MODIFIED):
+            raise TransfertoolError(f"priority change refused for {job_id}: {answer.get('http_message')}")

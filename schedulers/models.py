@@ -73,3 +73,26 @@ class Simulation(models.Model):
 
     def __str__(self) -> str:
         return f"simulation {self.pk} ({self.scenario}, {self.days:g} d): {self.state}"
+
+
+class ExternalJob(models.Model):
+    """A job submitted to an FTS3 endpoint the platform does not run (``SRCNET_TRANSFERTOOL=fts3``): such
+    an endpoint sends no ``job_finished`` signal, so ``schedulers.poll_external_jobs`` asks it for the
+    state of every job not yet settled and settles the job's replica the way the signal does."""
+
+    endpoint = models.CharField(max_length=500)
+    job_id = models.CharField(max_length=64)
+    metadata = models.JSONField(default=dict, blank=True, help_text="replica_id and what was submitted")
+    state = models.CharField(max_length=32, default="SUBMITTED", help_text="Last state the endpoint gave")
+    submitted = models.DateTimeField(auto_now_add=True)
+    polled = models.DateTimeField(null=True, blank=True)
+    misses = models.PositiveIntegerField(default=0, help_text="Polls in a row that did not find the job")
+    settled = models.DateTimeField(null=True, blank=True, help_text="When its replica was settled")
+
+    class Meta:
+        ordering = ["submitted", "id"]
+        constraints = [models.UniqueConstraint(fields=["endpoint", "job_id"], name="external_job_unique")]
+        indexes = [models.Index(fields=["settled"])]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} at {self.endpoint}: {self.state}"

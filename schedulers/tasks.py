@@ -22,3 +22,11 @@ def run_simulation(simulation_id: int) -> str:
     from .services import run_requested_simulation
 
     return run_requested_simulation(simulation_id)
+
+
+@shared_task(name="schedulers.poll_external_jobs", autoretry_for=(OperationalError,), max_retries=3)
+def poll_external_jobs() -> int:
+    """Settle the replicas of jobs an external FTS3 ended (nothing to do with the embedded service)."""
+    from .external import poll_external_jobs as poll
+
+    return len(poll().settled)

@@ -1,11 +1,13 @@
 """The transfertool interface the scheduler submits through (after Rucio's own Transfertool).
 
-The embedded implementation calls the platform's transfer service in-process; an FTS3 implementation
-speaking the REST protocol to any FTS3 endpoint comes with the FTS3 issue."""
+The embedded implementation calls the platform's transfer service in-process; ``Fts3Transfertool``
+(``schedulers/fts3_transfertool.py``) speaks the FTS3 REST protocol to any FTS3 endpoint.
+``default_transfertool()`` picks one from the settings (``SRCNET_TRANSFERTOOL``)."""
 
 from __future__ import annotations
 
 import abc
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +53,15 @@ class Transfertool(abc.ABC):
     def cancel(self, job_id: str) -> None:
         """Cancel a job's unfinished files."""
 
+    @abc.abstractmethod
+    def update_priority(self, job_id: str, priority: int) -> None:
+        """Change the priority (1-5) of a job that is not over (FTS3's POST /jobs/{id})."""
+
+    @abc.abstractmethod
+    def failure_reasons(self, job_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The distinct non-empty reasons of each known job's files (empty for a job whose files say
+        nothing); unknown ids are left out."""
+
 
 class EmbeddedTransfertool(Transfertool):
     """The platform's own transfer service, called in-process."""
@@ -91,15 +102,83 @@ class EmbeddedTransfertool(Transfertool):
 
         return {
             str(j): s
-            for j, s in TransferJob.objects.filter(job_id__in=job_ids).values_list("job_id", "state")
+            for j, s in TransferJob.objects.filter(job_id__in=_uuids(job_ids)).values_list("job_id", "state")
         }
 
     def cancel(self, job_id: str) -> None:
+        from django.core.exceptions import ValidationError
+
         from transfers.models import TransferJob
         from transfers.services import cancel_job
 
-        cancel_job(TransferJob.objects.get(job_id=job_id))
+        try:
+            cancel_job(TransferJob.objects.get(job_id=job_id))
+        except (TransferJob.DoesNotExist, ValidationError) as exc:
+            raise TransfertoolError(f"cancel failed: no job {job_id}") from exc
+
+    def update_priority(self, job_id: str, priority: int) -> None:
+        from django.core.exceptions import ValidationError
+
+        from transfers.models import TransferJob
+        from transfers.services import update_priority
+
+        try:
+            update_priority(TransferJob.objects.get(job_id=job_id), priority)
+        except (TransferJob.DoesNotExist, ValidationError) as exc:
+            raise TransfertoolError(f"priority change refused for {job_id}: {exc}") from exc
+
+    def failure_reasons(self, job_ids: Sequence[str]) -> dict[str, list[str]]:
+        from transfers.models import TransferFile, TransferJob
+
+        ids = _uuids(job_ids)
+        out: dict[str, set[str]] = {
+            str(j): set() for j in TransferJob.objects.filter(job_id__in=ids).values_list("job_id", flat=True)
+        }
+        rows = TransferFile.objects.filter(job__job_id__in=ids).exclude(reason="")
+        for job_id, reason in rows.values_list("job__job_id", "reason"):
+            out[str(job_id)].add(reason)
+        return {k: sorted(v) for k, v in out.items()}
+
+
+def _uuids(job_ids: Sequence[str]) -> list[uuid.UUID]:
+    """The ids that can be job ids (anything else is simply unknown, as FTS3 answers)."""
+    out = []
+    for text in job_ids:
+        try:
+            out.append(uuid.UUID(str(text)))
+        except ValueError:
+            continue
+    return out
 
 
 def default_transfertool() -> Transfertool:
-    return EmbeddedTransfertool()
+    """The transfertool the platform's flows use, from ``settings.SRCNET_TRANSFERTOOL``: the embedded
+    service (``KIND=embedded``), or an FTS3 endpoint (``KIND=fts3``, ``FTS3_URL`` with ``FTS3_TOKEN`` or
+    ``FTS3_CERT``/``FTS3_KEY``) whose jobs are recorded and followed by polling."""
+    from django.conf import settings
+
+    config = getattr(settings, "SRCNET_TRANSFERTOOL", {}) or {}
+    kind = str(config.get("KIND") or "embedded").lower()
+    if kind == "embedded":
+        return EmbeddedTransfertool()
+    if kind == "fts3":
+        return fts3_transfertool_for(str(config.get("FTS3_URL") or ""), follow=True)
+    raise TransfertoolError(f"SRCNET_TRANSFERTOOL must be 'embedded' or 'fts3', not {kind!r}")
+
+
+def fts3_transfertool_for(endpoint: str, *, follow: bool = True) -> Transfertool:
+    """An ``Fts3Transfertool`` for ``endpoint`` with the credentials of ``settings.SRCNET_TRANSFERTOOL``."""
+    from django.conf import settings
+
+    from .fts3_transfertool import Fts3Transfertool
+
+    config = getattr(settings, "SRCNET_TRANSFERTOOL", {}) or {}
+    if not endpoint:
+        raise TransfertoolError("SRCNET_TRANSFERTOOL=fts3 needs SRCNET_FTS3_URL")
+    ca = str(config.get("FTS3_CA") or "")
+    verify: bool | str = False if ca == "0" else (ca or True)
+    token = str(config.get("FTS3_TOKEN") or "") or None
+    cert, key = str(config.get("FTS3_CERT") or "") or None, str(config.get("FTS3_KEY") or "") or None
+    if not token and not cert:
+        raise TransfertoolError("SRCNET_TRANSFERTOOL=fts3 needs SRCNET_FTS3_TOKEN or SRCNET_FTS3_CERT")
+    return Fts3Transfertool(endpoint, token=token, ucert=cert, ukey=key or cert, verify=verify, follow=follow)

@@ -156,6 +156,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "schedulers.push_cycle",
         "schedule": float(_env("PUSH_INTERVAL", "30")),
     },
+    # Jobs submitted to an external FTS3 (SRCNET_TRANSFERTOOL=fts3): settle their replicas from its answers.
+    "schedulers-poll-external-jobs": {
+        "task": "schedulers.poll_external_jobs",
+        "schedule": float(_env("FTS3_POLL_INTERVAL", "60")),
+    },
 }
 
 # Where simulation reports (and later campaign reports) are written.
@@ -163,6 +168,19 @@ SRCNET_REPORTS_DIR = Path(_env("REPORTS_DIR", str(BASE_DIR / ".state" / "reports
 
 # The VO the FTS3 endpoint reports (deterministic job ids are derived from it, as in FTS3).
 SRCNET_FTS3_VO = _env("FTS3_VO", "ska")
+
+# The transfertool the platform's own flows submit through: "embedded" (the transfer service in-process,
+# the default) or "fts3" (any FTS3 REST endpoint, e.g. a production FTS3, with a bearer token or an X.509
+# certificate; its jobs are followed by the schedulers.poll_external_jobs task).
+SRCNET_TRANSFERTOOL = {
+    "KIND": _env("TRANSFERTOOL", "embedded"),
+    "FTS3_URL": _env("FTS3_URL", ""),
+    "FTS3_TOKEN": _env("FTS3_TOKEN", ""),
+    "FTS3_CERT": _env("FTS3_CERT", ""),
+    "FTS3_KEY": _env("FTS3_KEY", ""),
+    # A CA bundle or directory to verify the endpoint with; "0" does not verify; empty: the system's.
+    "FTS3_CA": _env("FTS3_CA", ""),
+}
 
 # Transfer execution (the embedded transfer service).
 SRCNET_TRANSFERS = {

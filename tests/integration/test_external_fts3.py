@@ -1,0 +1,135 @@
+"""The platform pointed at an FTS3 it does not run (``SRCNET_TRANSFERTOOL=fts3``): its flows submit
+through ``Fts3Transfertool``, and the periodic poll settles replicas and products from the endpoint's
+answers.
+
+No real FTS3 server can run here, so the "external" FTS3 is the embedded service's own FTS3 REST endpoint,
+reached over HTTP exactly as a production FTS3 would be. What makes it external for the platform: the job
+carries no replica id (the in-process ``job_finished`` signal has nothing to settle, and the test checks
+that the replica is still COPYING after the job ended), and only ``poll_external_jobs`` settles it."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from replicas.choices import ProductState, ReplicaState
+from replicas.models import PolicyShare, ReplicaPolicy
+from replicas.services import FileSpec, register_product
+from schedulers.external import poll_external_jobs
+from schedulers.fts3_transfertool import Fts3Transfertool
+from schedulers.models import ExternalJob
+from schedulers.services import push_product
+from schedulers.tasks import poll_external_jobs as poll_task
+from schedulers.transfertool import EmbeddedTransfertool, default_transfertool
+from tests.conftest import _worker_busy, wait_until
+from topology.models import StorageEndpoint, Telescope
+from transfers.choices import TERMINAL_JOB_STATES
+from transfers.models import TransferJob
+
+from .conftest import adler32_of, put_file, unique
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+MIB = 1024 * 1024
+
+
+@pytest.fixture
+def external_fts3(settings, live_server, operator):  # type: ignore[no-untyped-def]
+    """The platform's transfertool set to "fts3", at the embedded service's REST endpoint over HTTP."""
+    token, _ = Token.objects.get_or_create(user=operator)
+    url = f"{live_server.url}/fts3"
+    settings.SRCNET_TRANSFERTOOL = {"KIND": "fts3", "FTS3_URL": url, "FTS3_TOKEN": token.key, "FTS3_CA": "0"}
+    return url
+
+
+@pytest.fixture
+def to_uksrc(bound_topology):  # type: ignore[no-untyped-def]
+    telescope = Telescope.objects.get(name="SKA1-Low")
+    ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
+    policy = ReplicaPolicy.objects.create(name="low-to-uk", telescope=telescope)
+    PolicyShare.objects.create(
+        policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1
+    )
+    return telescope
+
+
+def _job_ended_and_worker_idle(job_id: str) -> bool:
+    job = TransferJob.objects.filter(job_id=job_id).first()
+    # Idle: whatever the worker does after a job ends (the job_finished receivers) has run.
+    return job is not None and job.state in TERMINAL_JOB_STATES and not _worker_busy()
+
+
+def test_the_settings_choose_the_transfertool(settings, external_fts3):
+    tool = default_transfertool()
+    assert isinstance(tool, Fts3Transfertool) and tool.follow and tool.endpoint == external_fts3
+    settings.SRCNET_TRANSFERTOOL = {"KIND": "embedded"}
+    assert isinstance(default_transfertool(), EmbeddedTransfertool)
+
+
+def test_replicas_settle_by_polling_the_external_fts3(celery_worker, bound_topology, to_uksrc, external_fts3):
+    sdp, uk = bound_topology["SKA1-LOW_SDP"], bound_topology["UKSRC_DISK"]
+    good, bad = unique("ext-ok"), unique("ext-missing")
+    checksum = put_file(sdp, f"ska/{good}/f.ms", 2 * MIB)
+    products = {
+        "good": register_product(
+            scope="ska", name=good, telescope=to_uksrc, files=[FileSpec("f.ms", 2 * MIB, checksum)]
+        ),
+        # Registered but never written at the SDP: the copy fails at the source.
+        "bad": register_product(
+            scope="ska", name=bad, telescope=to_uksrc, files=[FileSpec("f.ms", MIB, "0cc737eb")]
+        ),
+    }
+    replicas = {k: push_product(product=p)[0] for k, p in products.items()}  # default_transfertool()
+    rows = {k: ExternalJob.objects.get(metadata__replica_id=r.pk) for k, r in replicas.items()}
+    for key, row in rows.items():
+        assert row.endpoint == external_fts3 and row.settled is None
+        job = TransferJob.objects.get(job_id=row.job_id)
+        # Submitted through the REST endpoint with a token, without the replica id.
+        assert job.metadata["auth_method"] == "oauth2" and "replica_id" not in job.metadata
+        assert job.metadata["product"] == products[key].did
+        wait_until(lambda j=row.job_id: _job_ended_and_worker_idle(j), timeout=180, what=f"job {row.job_id}")
+
+    # The jobs are over at the "external" FTS3, and nothing has settled the replicas yet.
+    for replica in replicas.values():
+        replica.refresh_from_db()
+        assert replica.state == ReplicaState.COPYING
+    assert TransferJob.objects.get(job_id=rows["good"].job_id).state == "FINISHED"
+
+    report = poll_external_jobs()  # builds its tool from the settings, as the beat task does
+    assert sorted(report.settled) == sorted(r.job_id for r in rows.values()) and not report.errors
+    good_replica, bad_replica = (replicas[k] for k in ("good", "bad"))
+    good_replica.refresh_from_db()
+    bad_replica.refresh_from_db()
+    assert good_replica.state == ReplicaState.AVAILABLE
+    assert good_replica.reason.endswith(f"transfer job {rows['good'].job_id} finished")
+    assert adler32_of(uk.local_path(f"srcnet/ska/{good}/f.ms")) == checksum
+    assert bad_replica.state == ReplicaState.FAILED
+    assert f"transfer job {rows['bad'].job_id} FAILED" in bad_replica.reason
+    assert "No such file or directory" in bad_replica.reason  # the reason the FTS3 gave, via the poll
+    for key, state in (("good", ProductState.PLACED), ("bad", ProductState.FAILED)):
+        products[key].refresh_from_db()
+        assert products[key].state == state
+        rows[key].refresh_from_db()
+        assert rows[key].settled is not None
+
+    # Idempotent: polling again (the beat task) settles nothing and changes nothing.
+    before = {k: (r.state, r.reason, r.updated) for k, r in replicas.items()}
+    assert poll_task() == 0
+    for key, replica in replicas.items():
+        replica.refresh_from_db()
+        assert (replica.state, replica.reason, replica.updated) == before[key]
+
+
+def test_an_unreachable_endpoint_is_reported_and_retried(settings, db):
+    from schedulers.external import MAX_MISSES
+
+    row = ExternalJob.objects.create(endpoint="http://127.0.0.1:9/fts3", job_id="x", metadata={})
+    settings.SRCNET_TRANSFERTOOL = {
+        "KIND": "fts3",
+        "FTS3_URL": row.endpoint,
+        "FTS3_TOKEN": "t",
+        "FTS3_CA": "0",
+    }
+    report = poll_external_jobs()
+    assert report.settled == [] and "cannot use the FTS3 endpoint" in report.errors[0]
+    row.refresh_from_db()
+    assert row.settled is None and row.misses == 0 and MAX_MISSES > 1

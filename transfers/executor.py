@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 # XrdCl reads these when first used: fail fast on a dead endpoint instead of retrying for minutes.
 os.environ.setdefault("XRD_CONNECTIONRETRY", "1")
@@ -29,6 +30,8 @@ class CopyOutcome:
     source_checksum: str = ""
     dest_checksum: str = ""
     error: str = ""
+    # What gfal2's transfer parameters held when the copy started, read back from them (the attempt keeps it).
+    parameters: dict[str, Any] = field(default_factory=dict)
 
 
 def default_timeout(filesize: int | None) -> int:
@@ -55,11 +58,18 @@ def copy_file(
     filesize: int | None = None,
     bearer_token: str = "",
     nostreams: int | None = None,
+    buffer_size: int | None = None,
 ) -> CopyOutcome:
-    """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks."""
+    """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks.
+
+    ``nostreams`` becomes gfal2's ``nbstreams`` (TCP streams; gfal2's XRootD plugin hands it to XrdCl as the
+    copy's parallel streams, davix ignores it for HTTP-TPC) and ``buffer_size`` its ``tcp_buffersize``
+    (bytes; gfal2 passes it to the GridFTP plugin only, so for root:// and davs:// copies it is recorded but
+    has no effect)."""
     import gfal2
 
     started = time.monotonic()
+    parameters: dict[str, Any] = {}
     try:
         ctx = gfal2.creat_context()
         if bearer_token:
@@ -71,27 +81,59 @@ def copy_file(
         params.timeout = int(timeout or default_timeout(filesize))
         if nostreams:
             params.nbstreams = int(nostreams)
+        if buffer_size:
+            params.tcp_buffersize = int(buffer_size)
         algorithm, _, expected = checksum.partition(":")
         if verify != "none":
             params.set_checksum(
                 _checksum_mode(gfal2, verify), "ADLER32", expected.lower() if algorithm else ""
             )
+        parameters = _parameters_of(params)
         # Like FTS3's url-copy: look at the source first, so a missing file is reported as that and not as
         # whatever the third-party-copy handshake makes of it.
         try:
             ctx.stat(source)
         except gfal2.GError as exc:
-            return CopyOutcome(ok=False, seconds=time.monotonic() - started, error=f"SOURCE {_describe(exc)}")
+            return CopyOutcome(
+                ok=False,
+                seconds=time.monotonic() - started,
+                error=f"SOURCE {_describe(exc)}",
+                parameters=parameters,
+            )
         ctx.filecopy(params, source, destination)
         seconds = time.monotonic() - started
         size = ctx.stat(destination).st_size
         source_sum = ctx.checksum(source, "ADLER32") if verify in ("both", "source") else ""
         dest_sum = ctx.checksum(destination, "ADLER32") if verify in ("both", "target") else ""
         return CopyOutcome(
-            ok=True, seconds=seconds, bytes=int(size), source_checksum=source_sum, dest_checksum=dest_sum
+            ok=True,
+            seconds=seconds,
+            bytes=int(size),
+            source_checksum=source_sum,
+            dest_checksum=dest_sum,
+            parameters=parameters,
         )
     except gfal2.GError as exc:
-        return CopyOutcome(ok=False, seconds=time.monotonic() - started, error=f"TRANSFER {_describe(exc)}")
+        return CopyOutcome(
+            ok=False,
+            seconds=time.monotonic() - started,
+            error=f"TRANSFER {_describe(exc)}",
+            parameters=parameters,
+        )
+
+
+def _parameters_of(params) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """gfal2's transfer parameters as the copy gets them, read back from the object handed to filecopy."""
+    mode, algorithm, expected = params.get_checksum()
+    return {
+        "nbstreams": int(params.nbstreams),
+        "tcp_buffersize": int(params.tcp_buffersize),
+        "timeout": int(params.timeout),
+        "overwrite": bool(params.overwrite),
+        "checksum_mode": str(mode),
+        "checksum_type": str(algorithm),
+        "checksum_value": str(expected),
+    }
 
 
 def _describe(exc: Exception) -> str:

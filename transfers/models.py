@@ -142,6 +142,11 @@ class TransferAttempt(models.Model):
     reason = models.TextField(blank=True)
     worker = models.CharField(max_length=255, blank=True)
     task_id = models.CharField(max_length=64, blank=True, help_text="The Celery task running it (to stop it)")
+    copy_params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="gfal2's transfer parameters for the copy (nbstreams, tcp_buffersize, timeout, checksum)",
+    )
 
     class Meta:
         ordering = ["file", "number"]
@@ -168,7 +173,7 @@ class LinkLimit(models.Model):
         null=True,
         blank=True,
         validators=[MaxValueValidator(64)],
-        help_text="TCP streams per copy; empty: the job's or the protocol's",
+        help_text="TCP streams per copy on this link when a job sets no nostreams; empty: gfal2's default",
     )
 
     class Meta:

@@ -42,6 +42,7 @@ def execute_attempt(attempt_id: int) -> str:
         return "already claimed"
     row = attempt.file
     job = row.job
+    nostreams, buffer_size = services.stream_settings(row)
     outcome = copy_file(
         source=row.source_surl,
         destination=row.dest_surl,
@@ -51,6 +52,8 @@ def execute_attempt(attempt_id: int) -> str:
         timeout=job.timeout,
         filesize=row.filesize,
         bearer_token=str(settings.SRCNET_TRANSFERS["BEARER_TOKEN"]),
+        nostreams=nostreams,
+        buffer_size=buffer_size,
     )
     log.info(
         "attempt %s of %s -> %s: %s in %.2f s %s",

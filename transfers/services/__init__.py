@@ -2,7 +2,7 @@
 
 from .cancel import cancel_job, pause_link, resume_link, update_priority
 from .common import enqueue_dispatch as enqueue_dispatch_after_change
-from .dispatch import DISPATCH_LOCK_KEY, dispatch, expire_queued, link_limit
+from .dispatch import DISPATCH_LOCK_KEY, dispatch, expire_queued, link_limit, stream_settings
 from .outcomes import claim_attempt, finish_attempt, reap_lost_attempts
 from .submission import DuplicateJobError, FileRequest, submit_job
 
@@ -20,6 +20,7 @@ __all__ = [
     "pause_link",
     "reap_lost_attempts",
     "resume_link",
+    "stream_settings",
     "submit_job",
     "update_priority",
 ]

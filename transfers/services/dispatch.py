@@ -48,6 +48,25 @@ def link_limit(source_se: str, dest_se: str, limits: Any = None) -> int:
     return max(row.min_active, min(row.max_active, active))
 
 
+def stream_settings(row: TransferFile) -> tuple[int | None, int | None]:
+    """TCP streams and TCP buffer size for one file's copy: the job's ``nostreams``, else the most
+    specific ``LinkLimit`` of its link that sets ``nostreams``, else none (gfal2's default); the job's
+    ``buffer_size`` (bytes) or none."""
+    params = row.job.internal_params or {}
+    nostreams = _positive(params.get("nostreams"))
+    if nostreams is None:
+        rows = {(r.source_se, r.dest_se): r for r in LinkLimit.objects.filter(nostreams__gt=0)}
+        link = most_specific(row.source_se, row.dest_se, rows)
+        nostreams = link.nostreams if isinstance(link, LinkLimit) else None
+    return nostreams, _positive(params.get("buffer_size"))
+
+
+def _positive(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return None
+    return value
+
+
 def _se_caps() -> tuple[dict[str, int], dict[str, int]]:
     rows = {r.storage_element: r for r in StorageElementLimit.objects.all()}
     default = rows.get("*")

@@ -58,7 +58,8 @@ def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
     attempt.state = AttemptState.SUCCEEDED if outcome.ok else AttemptState.FAILED
     attempt.finished = now
     attempt.reason = outcome.error
-    attempt.save(update_fields=["state", "finished", "reason"])
+    attempt.copy_params = outcome.parameters
+    attempt.save(update_fields=["state", "finished", "reason", "copy_params"])
     job = row.job
     retry_in: float | None = None
     if row.state == FileState.ACTIVE:

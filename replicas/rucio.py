@@ -343,12 +343,15 @@ class RucioAdapter:
         return rses, self.sync_distances(endpoints)
 
     def sync_distances(self, endpoints: Iterable[StorageEndpoint]) -> DistanceSync:
-        """Make the distances among ``endpoints``' RSEs exactly those the network paths give: add or update
-        a row for each pair whose sites a path joins (in that direction), delete every other row."""
+        """Make the distances among ``endpoints``' RSEs exactly those the VRF paths give: add or update a
+        row for each pair whose sites a network path with a VRF joins (in that direction), delete every
+        other row. A path outside any VRF (no routing domain carries it) gives no distance."""
         endpoints = list(endpoints)
         sites = {e.name: e.site_id for e in endpoints}
         site_ids = set(sites.values())
-        paths = NetworkPath.objects.filter(source_id__in=site_ids, destination_id__in=site_ids)
+        paths = NetworkPath.objects.filter(
+            source_id__in=site_ids, destination_id__in=site_ids, vrf__isnull=False
+        )
         wanted = distance_table(
             sites,
             ((p.source_id, p.destination_id, PathMetrics(p.rtt_ms, p.opex_eur_per_year)) for p in paths),

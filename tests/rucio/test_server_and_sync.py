@@ -75,7 +75,7 @@ def test_distances_exist_only_where_paths_exist(reference_topology, rucio: Rucio
             if src == dst:
                 continue
             paths = NetworkPath.objects.filter(
-                source=by_name[src].site, destination=by_name[dst].site
+                source=by_name[src].site, destination=by_name[dst].site, vrf__isnull=False
             ).order_by("rtt_ms")
             got = rucio.distance(src, dst)
             if paths.exists():
@@ -88,6 +88,17 @@ def test_distances_exist_only_where_paths_exist(reference_topology, rucio: Rucio
     # nothing goes back into a telescope's SDP buffer: no path, no distance
     assert rucio.distance("UKSRC_DISK", "SKA1-LOW_SDP") is None
     assert rucio.distance("SKA1-LOW_SDP", "UKSRC_DISK") is not None
+    # A path outside any VRF gives no distance: AUSRC -> UKSRC's paths lose their VRF, and the row goes.
+    assert rucio.distance("AUSRC_DISK", "UKSRC_DISK") is not None
+    backed = NetworkPath.objects.filter(
+        source=by_name["AUSRC_DISK"].site, destination=by_name["UKSRC_DISK"].site
+    )
+    assert backed.exists() and all(p.vrf_id for p in backed)
+    backed.update(vrf=None)
+    result = rucio.sync_distances(eps)
+    assert ("AUSRC_DISK", "UKSRC_DISK") in result.removed
+    assert rucio.distance("AUSRC_DISK", "UKSRC_DISK") is None
+    assert rucio.distance("UKSRC_DISK", "AUSRC_DISK") is not None  # the other direction keeps its VRF path
 
 
 def test_sync_removes_a_distance_no_path_backs(reference_topology, rucio: RucioAdapter) -> None:

@@ -7,18 +7,21 @@ It speaks the project's own types (``StorageEndpoint``, ``DataProduct``, ``Repli
   (the endpoint's host, ports and prefix; its TPC scheme preferred), attributes ``fts`` (the FTS3 endpoint),
   ``supported_checksums=adler32``, ``verify_checksum=True``, ``lfn2pfn_algorithm=identity`` and the site's
   ``site``/``country``/``region``/``role``, and an account limit (its capacity, unlimited when unset);
-* a network path between two endpoints' sites is a Rucio distance in the path's direction
-  (``replicas.rucio_sync.distance_from_path``); no path, no distance row;
+* a VRF path (a network path with a ``vrf``) between two endpoints' sites is a Rucio distance in the path's
+  direction (``replicas.rucio_sync.distance_from_path``); no VRF path, no distance row;
 * a data product is a dataset ``<scope>:<product>`` with one file DID ``<scope>:<product>/<file>`` per file
   (bytes, adler32), registered with a replica at the product's SDP RSE in one server-side transaction;
 * a placement is one replication rule on the dataset: copies, RSE expression, activity, priority,
   lifetime, source expression; its per-RSE lock states give the replicas' states;
-* rules others created on a product's dataset are picked up as replicas too, with a reason naming the rule.
+* rules others created on a product's dataset are picked up as replicas too, with a reason naming the rule;
+  ``follow_rules`` does that for every product whose rules changed (the periodic
+  ``replicas.follow_rucio_rules`` task and ``manage.py rucio_sync``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -138,6 +141,15 @@ class ProductDids:
     files: tuple[str, ...]
     source_rse: str
     created: bool
+
+
+@dataclass
+class FollowReport:
+    """What one ``follow_rules`` round did."""
+
+    products: list[str] = field(default_factory=list)  # DIDs synced
+    replicas: int = 0  # replica rows touched
+    errors: list[str] = field(default_factory=list)  # one per product that could not be synced
 
 
 @dataclass(frozen=True)
@@ -612,6 +624,47 @@ class RucioAdapter:
         touched. Rules the platform did not create are picked up with a reason naming the rule."""
         rules = self.product_rules(product)
         return self._record(product, rules, policy=None)
+
+    def rules_changed_since(self, since: datetime.datetime | None) -> set[tuple[str, str]]:
+        """(scope, name) of every DID with a rule created or changed at or after ``since`` (a rule's
+        ``updated_at`` moves with its state and lock counts); every DID with a rule when ``since`` is None."""
+        filters: dict[str, Any] = {}
+        if since is not None:
+            stamp = since.astimezone(datetime.UTC).strftime("%a, %d %b %Y %H:%M:%S UTC")  # Rucio's format
+            filters["updated_after"] = stamp
+        with self._errors("cannot list the rules that changed"):
+            return {(str(r["scope"]), str(r["name"])) for r in self.client.list_replication_rules(filters)}
+
+    def follow_rules(
+        self, *, since: datetime.datetime | None, products: Iterable[DataProduct] = ()
+    ) -> FollowReport:
+        """Sync (``sync_product``) every product whose dataset has a rule that changed since ``since``
+        (every product with a rule when None), every product still PLACING, and ``products``. Rules that
+        scientists created are picked up the same way. A product that cannot be synced is reported and
+        the others go on."""
+        dids = self.rules_changed_since(since)
+        by_scope: dict[str, set[str]] = {}
+        for scope, name in dids:
+            by_scope.setdefault(scope, set()).add(name)
+        wanted: dict[int, DataProduct] = {p.pk: p for p in products}
+        for scope, names in by_scope.items():
+            for product in DataProduct.objects.filter(scope=scope, name__in=sorted(names)):
+                wanted.setdefault(product.pk, product)
+        # A catch-up for changes older than ``since`` (e.g. while the workers were down): products still
+        # being placed, when Rucio knows them (the embedded push flow places products without Rucio).
+        for product in DataProduct.objects.filter(state=ProductState.PLACING).exclude(pk__in=list(wanted)):
+            with self._errors(f"cannot look up {product.did}"):
+                if self._did_exists(product.scope, product.name):
+                    wanted[product.pk] = product
+        report = FollowReport()
+        for product in sorted(wanted.values(), key=lambda p: p.pk):
+            try:
+                report.replicas += len(self.sync_product(product))
+            except RucioAdapterError as exc:
+                report.errors.append(f"{product.did}: {exc}")
+                continue
+            report.products.append(product.did)
+        return report
 
     def _record(
         self, product: DataProduct, rules: Sequence[RuleInfo], *, policy: ReplicaPolicy | None

@@ -156,6 +156,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "schedulers.push_cycle",
         "schedule": float(_env("PUSH_INTERVAL", "30")),
     },
+    # Rule state and scientists' own rules into replicas; does nothing unless SRCNET_RUCIO_URL is set.
+    "replicas-follow-rucio-rules": {
+        "task": "replicas.follow_rucio_rules",
+        "schedule": float(_env("RUCIO_FOLLOW_INTERVAL", "60")),
+    },
     # Jobs submitted to an external FTS3 (SRCNET_TRANSFERTOOL=fts3): settle their replicas from its answers.
     "schedulers-poll-external-jobs": {
         "task": "schedulers.poll_external_jobs",
@@ -165,6 +170,10 @@ CELERY_BEAT_SCHEDULE = {
 
 # Where simulation reports (and later campaign reports) are written.
 SRCNET_REPORTS_DIR = Path(_env("REPORTS_DIR", str(BASE_DIR / ".state" / "reports")))
+
+# How far back each round of replicas.follow_rucio_rules looks for changed rules (seconds; overlapping rounds
+# are harmless, the sync is idempotent).
+SRCNET_RUCIO_FOLLOW_WINDOW = float(_env("RUCIO_FOLLOW_WINDOW", "600"))
 
 # The VO the FTS3 endpoint reports (deterministic job ids are derived from it, as in FTS3).
 SRCNET_FTS3_VO = _env("FTS3_VO", "ska")

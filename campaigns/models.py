@@ -14,6 +14,24 @@ MIN_SIMULATED_PRODUCT_BYTES = 10**9
 MIN_EVERY_SECONDS = 5
 MAX_EVERY_SECONDS = 366 * 86400
 CRON_FIELDS = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
+# What a campaign is asked to do: the mode, where from and to, the rate curve, the files, the simulator's
+# settings. A recurring campaign's runs copy these from their template (services.RUN_FIELDS).
+PARAMETER_FIELDS = (
+    "mode",
+    "sources",
+    "destinations",
+    "target_rate_bps",
+    "ramp_seconds",
+    "duration_seconds",
+    "min_file_bytes",
+    "max_file_bytes",
+    "files_per_product",
+    "scenario",
+    "topology",
+)
+# What whoever creates a campaign sets, in this order (the portal's form, the API's writable fields):
+# its name, its parameters, when it starts, the clean-up and a recurring schedule.
+INPUT_FIELDS = ("name", *PARAMETER_FIELDS, "start_at", "cleanup", "every_seconds", "cron")
 
 
 def cron_fields(expression: str) -> dict[str, str]:

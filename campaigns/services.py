@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from .models import Campaign, CampaignProduct, CampaignSample
+from .models import PARAMETER_FIELDS, Campaign, CampaignProduct, CampaignSample
 
 TICK_SECONDS = 2.0
 # One tick generates at most this many products; a backlog is caught up by the next ticks.
@@ -74,20 +74,7 @@ def advance(campaign_id: int, generation: int) -> str:
 # --- recurring campaigns ---------------------------------------------------------------------------------
 
 # What a run copies from its template (the schedule, the state and the score are the run's own).
-RUN_FIELDS = (
-    "mode",
-    "sources",
-    "destinations",
-    "target_rate_bps",
-    "ramp_seconds",
-    "duration_seconds",
-    "min_file_bytes",
-    "max_file_bytes",
-    "files_per_product",
-    "scenario",
-    "topology",
-    "cleanup",
-)
+RUN_FIELDS = (*PARAMETER_FIELDS, "cleanup")
 FIRE_TASK = "campaigns.fire"
 
 

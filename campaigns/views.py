@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 from srcnet.views import operator_required
 
 from . import services
-from .models import Campaign
+from .models import INPUT_FIELDS, Campaign
 from .report import report_files
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -29,24 +29,7 @@ class CampaignForm(forms.ModelForm):
 
     class Meta:
         model = Campaign
-        fields = [
-            "name",
-            "mode",
-            "sources",
-            "destinations",
-            "target_rate_bps",
-            "ramp_seconds",
-            "duration_seconds",
-            "min_file_bytes",
-            "max_file_bytes",
-            "files_per_product",
-            "scenario",
-            "topology",
-            "start_at",
-            "cleanup",
-            "every_seconds",
-            "cron",
-        ]
+        fields = list(INPUT_FIELDS)
         labels = {"every_seconds": "Repeat every (seconds)", "cron": "Or repeat on a cron schedule"}
 
     def clean_sources(self) -> list[str]:

@@ -4,7 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from ..models import Campaign, CampaignSample
+from ..models import INPUT_FIELDS, Campaign, CampaignSample
 from ..report import report_files
 
 READ_ONLY = [
@@ -33,26 +33,7 @@ class CampaignSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Campaign
-        fields = [
-            "id",
-            "name",
-            "mode",
-            "sources",
-            "destinations",
-            "target_rate_bps",
-            "ramp_seconds",
-            "duration_seconds",
-            "min_file_bytes",
-            "max_file_bytes",
-            "files_per_product",
-            "scenario",
-            "topology",
-            "start_at",
-            "cleanup",
-            "every_seconds",
-            "cron",
-            *READ_ONLY,
-        ]
+        fields = ["id", *INPUT_FIELDS, *READ_ONLY]
         read_only_fields = READ_ONLY
 
     def get_report_files(self, obj: Campaign) -> list[str]:

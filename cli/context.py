@@ -97,8 +97,9 @@ def common_options(*, output: bool, suppress: bool) -> argparse.ArgumentParser:
     return parser
 
 
-def add_noun(subparsers: Any, name: str, help_text: str) -> Any:
-    noun = subparsers.add_parser(name, help=help_text, description=help_text)
+def add_noun(subparsers: Any, name: str, help_text: str, *, aliases: Sequence[str] = ()) -> Any:
+    """A noun and its verbs' subparsers; ``aliases`` are other names for the same noun."""
+    noun = subparsers.add_parser(name, aliases=list(aliases), help=help_text, description=help_text)
     return noun.add_subparsers(dest="verb", metavar="VERB", required=True)
 
 

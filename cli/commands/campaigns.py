@@ -1,4 +1,5 @@
-"""``srcnet campaigns run|list|show|stop|resume|delete|report``: data-challenge campaigns from the shell."""
+"""``srcnet campaigns run|list|show|stop|resume|delete|report`` (or ``srcnet campaign ...``): data-challenge
+campaigns from the shell."""
 
 from __future__ import annotations
 
@@ -85,8 +86,12 @@ def size_range(text: str) -> tuple[int, int]:
 
 
 def register(nouns: Any) -> None:
+    # "campaign" too: the issue and people say "srcnet campaign run ..."; the other nouns are plural.
     verbs = add_noun(
-        nouns, "campaigns", "Data-challenge campaigns: synthetic products at a target rate, scored."
+        nouns,
+        "campaigns",
+        "Data-challenge campaigns: synthetic products at a target rate, scored.",
+        aliases=["campaign"],
     )
     p = add_verb(
         verbs,

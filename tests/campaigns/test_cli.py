@@ -133,3 +133,25 @@ def test_recurring_campaigns_from_the_shell(campaigns_cli, topology):
         campaigns_cli(*base, "--duration", "30", "--every", "1h", "--cron", "0 * * * *").code
         == ExitCode.USAGE
     )
+
+
+def test_campaign_is_an_alias_of_campaigns(campaigns_cli, topology):
+    """``srcnet campaign ...`` (as issue 7 writes it) runs the same commands as ``srcnet campaigns ...``."""
+    run = ["run", "--source", "SKA1-Low", "--destination", "UKSRC_DISK", "--rate", "16M", "--duration", "30"]
+    # Recurring: created and returned at once, nothing queued for a worker.
+    result = campaigns_cli("campaign", *run, "--every", "1h")
+    assert result.code == ExitCode.OK, result.err
+    singular, plural = campaigns_cli("campaign", "list"), campaigns_cli("campaigns", "list")
+    assert singular.code == plural.code == ExitCode.OK, singular.err
+    assert singular.out == plural.out and "every 3600 s" in singular.out
+    campaigns = json.loads(campaigns_cli("campaign", "list", "-o", "json").out)
+    assert campaigns == json.loads(campaigns_cli("campaigns", "list", "-o", "json").out)
+    assert len(campaigns) == 1 and campaigns[0]["state"] == "recurring"
+    campaign_id = str(campaigns[0]["id"])
+    assert (
+        campaigns_cli("campaign", "show", campaign_id).out
+        == campaigns_cli("campaigns", "show", campaign_id).out
+    )
+    assert campaigns_cli("campaign", "delete", campaign_id).code == ExitCode.OK
+    assert campaigns_cli("campaign", "show", campaign_id).code == ExitCode.NOT_FOUND
+    assert campaigns_cli("campaign", "report", "--help").code == ExitCode.OK

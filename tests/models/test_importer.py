@@ -2,9 +2,11 @@
 
 import pytest
 
+from topology.graph import LinkEdge, build_graph, shortest_paths
 from topology.models import Link, NetworkPath, RegionalCentre, Site, StorageEndpoint, Telescope
 from topology.services.exporter import export_topology
 from topology.services.importer import import_topology
+from topology.services.paths import STORAGE_KINDS
 from topology.yamlio import TopologyFileError
 
 pytestmark = pytest.mark.django_db
@@ -28,6 +30,18 @@ paths:
 """
 
 
+def shortest_rtt_ms(source: str, destination: str) -> float:
+    """RTT of the shortest path between two sites over the stored links, storage sites not transit."""
+    links = list(Link.objects.select_related("a_end", "b_end"))
+    graph = build_graph(
+        LinkEdge(lk.name, lk.a_end.name, lk.b_end.name, lk.capacity_bps, lk.rtt_ms, lk.is_up) for lk in links
+    )
+    storage = Site.objects.filter(kind__in=STORAGE_KINDS).values_list("name", flat=True)
+    (hops,) = shortest_paths(graph, source, destination, avoid_sites=list(storage))
+    rtt = {lk.name: lk.rtt_ms for lk in links}
+    return sum(rtt[name] for name in hops)
+
+
 def test_reference_topology_matches_the_measured_anchors(reference_topology):
     assert Telescope.objects.count() == 2
     assert RegionalCentre.objects.filter(is_distribution_centre=False).count() >= 10
@@ -41,6 +55,12 @@ def test_reference_topology_matches_the_measured_anchors(reference_topology):
     rtt = {p.name: p.rtt_ms for p in NetworkPath.objects.all()}
     assert rtt["Paris--Canberra--pacific"] == pytest.approx(303.0)
     assert rtt["UKSRC--FRSRC"] == pytest.approx(14.6)  # Jodrell Bank-Paris 14.1 ms plus the campus links
+    # The anchors the file's header claims, between the sites they were measured at, over the same
+    # shortest-RTT computation the stored paths use (MRO is SKA1-Low's site, Jodrell Bank is UKSRC's).
+    assert shortest_rtt_ms("SKA1-Low", "Canberra") == pytest.approx(56.5)
+    assert shortest_rtt_ms("London", "Canberra") == pytest.approx(259.0)
+    assert shortest_rtt_ms("London", "Paris") == pytest.approx(7.5)
+    assert shortest_rtt_ms("UKSRC", "Paris") == pytest.approx(14.1)
     # Every telescope reaches every SRC and distribution centre.
     for telescope in ("SKA1-Low", "SKA1-Mid"):
         reached = set(

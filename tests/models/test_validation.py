@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 
 from replicas.models import DataProduct, PolicyShare, ProductFile, ReplicaPolicy
 from topology.models import (
+    Dtn,
     Link,
     NetworkPath,
     PointOfPresence,
@@ -187,3 +188,70 @@ def test_transfer_rules():
     )
     assert_invalid(TransferJob(priority=6), "priority")
     assert_invalid(LinkLimit(max_active=0), "max_active")
+
+
+@pytest.mark.parametrize(
+    ("field", "bad", "lowest_good"),
+    [("nic_speed_bps", 0, 1), ("nic_speed_bps", -1, 1), ("tcp_window_bytes", 65535, 65536)],
+)
+def test_dtn_numbers(field, bad, lowest_good):
+    dtn = Dtn(name="dtn1.perth", site=site(), hostname="h", **{field: lowest_good})
+    dtn.full_clean()
+    setattr(dtn, field, bad)
+    assert_invalid(dtn, field)
+
+
+@pytest.mark.parametrize(
+    ("field", "bad", "lowest_good"),
+    [("daily_volume_bytes", -1, 0), ("sdp_buffer_bytes", 0, 1), ("sdp_buffer_bytes", -1, 1)],
+)
+def test_telescope_volumes(field, bad, lowest_good):
+    telescope = Telescope(name="SKA1-Low", region="oceania", country="AU", latitude=0, longitude=0)
+    setattr(telescope, field, lowest_good)
+    telescope.full_clean()
+    setattr(telescope, field, bad)
+    assert_invalid(telescope, field)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("share_weight", -0.5), ("peak_bps", -1), ("budget_per_telescope_bps", -1)],
+)
+def test_src_numbers_cannot_be_negative(field, value):
+    src = RegionalCentre(name="UKSRC", region="europe", country="GB", latitude=0, longitude=0)
+    src.full_clean()
+    setattr(src, field, value)
+    assert_invalid(src, field)
+
+
+@pytest.mark.parametrize(("field", "value"), [("capex_eur", -1.0), ("opex_eur_per_year", -0.01)])
+def test_link_costs_cannot_be_negative(field, value):
+    a, b = site(name="A"), site(name="B")
+    link = Link(name="a-b", a_end=a, b_end=b, capacity_bps=10**9, rtt_ms=10, **{field: 0.0})
+    link.full_clean()
+    setattr(link, field, value)
+    assert_invalid(link, field)
+
+
+def test_link_names_are_unique():
+    a, b, c = site(name="A"), site(name="B"), site(name="C")
+    Link.objects.create(name="a-b", a_end=a, b_end=b, capacity_bps=10**9, rtt_ms=10)
+    assert_invalid(Link(name="a-b", a_end=b, b_end=c, capacity_bps=10**9, rtt_ms=10), "name")
+
+
+def test_storage_capacity_cannot_be_negative():
+    src = site(RegionalCentre, name="UKSRC")
+    endpoint = StorageEndpoint(name="UKSRC_DISK", site=src, hostname="h", capacity_bytes=0)
+    endpoint.full_clean()
+    endpoint.capacity_bytes = -1
+    assert_invalid(endpoint, "capacity_bytes")
+
+
+def test_job_retries_are_bounded():
+    TransferJob(retry=10).full_clean()
+    assert_invalid(TransferJob(retry=11), "retry")
+
+
+def test_link_limit_minimum_cannot_exceed_maximum():
+    LinkLimit(source_se="a", dest_se="b", min_active=3, max_active=3).full_clean()
+    assert_invalid(LinkLimit(source_se="a", dest_se="b", min_active=4, max_active=3), "min_active")

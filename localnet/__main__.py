@@ -49,11 +49,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
     return run_demo(
-        state_name=args.state, once=args.once, products_per_telescope=args.products, rucio=args.rucio
+        state_name=args.state,
+        once=args.once,
+        products_per_telescope=args.products,
+        rucio=args.rucio,
+        fail_one=args.fail_one,
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; defaults read from the environment when it is built."""
     parser = argparse.ArgumentParser(prog="python -m localnet", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func in (("up", _cmd_up), ("down", _cmd_down), ("status", _cmd_status)):
@@ -83,8 +88,22 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("SRCNET_DEMO_RUCIO") == "1",
         help="place products through a real Rucio server and its conveyor (docs/rucio.md)",
     )
+    p.add_argument(
+        "--fail-one",
+        action="store_true",
+        default=os.environ.get("SRCNET_DEMO_FAIL_ONE") == "1",
+        help="delete one source file of the first product before the push, so that product fails "
+        "(shows the failure path; with --once the exit status is 1)",
+    )
     p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "fail_one", False) and args.rucio:
+        parser.error("--fail-one works with the embedded transfer path only, not with --rucio")
     return int(args.func(args))
 
 

@@ -29,7 +29,9 @@ def _prepare_environment(state: StateDir, name: str) -> None:
     os.environ.update(service_env(state, name))
 
 
-def run_demo(*, state_name: str, once: bool, products_per_telescope: int, rucio: bool = False) -> int:
+def run_demo(
+    *, state_name: str, once: bool, products_per_telescope: int, rucio: bool = False, fail_one: bool = False
+) -> int:
     from .stack import down, ensure_core, ensure_web, ensure_workers
 
     state = StateDir.named(state_name)
@@ -58,7 +60,7 @@ def run_demo(*, state_name: str, once: bool, products_per_telescope: int, rucio:
             from . import demo_rucio
 
             rucio_context = demo_rucio.prepare(state, state_name)
-        rows, failed = _push(products_per_telescope, rucio_context)
+        rows, failed = _push(products_per_telescope, rucio_context, fail_one=fail_one)
         _print_summary(rows)
         base = f"http://127.0.0.1:{web_port}"
         print(f"\nportal:  {base}/  (user 'operator', password 'operator')")
@@ -110,7 +112,14 @@ def _prepare_database(state: StateDir) -> str:
     return str(token.key)
 
 
-def _push(per_telescope: int, rucio: dict[str, Any] | None = None) -> tuple[list[dict[str, object]], int]:
+def _push(
+    per_telescope: int, rucio: dict[str, Any] | None = None, *, fail_one: bool = False
+) -> tuple[list[dict[str, object]], int]:
+    """Write, register and push the products; wait for them; return the summary rows and how many failed.
+
+    With ``fail_one``, the first product's last file is deleted from the SDP storage after the product is
+    registered and before it is pushed: its copy fails for real (missing source, after the retries), so the
+    product ends FAILED."""
     from replicas.choices import ProductState
     from replicas.models import DataProduct
     from replicas.services import FileSpec, register_product
@@ -118,11 +127,11 @@ def _push(per_telescope: int, rucio: dict[str, Any] | None = None) -> tuple[list
     from topology.choices import StorageRole
     from topology.models import StorageEndpoint, Telescope
 
-    from .synthetic import write_file
+    from .synthetic import remove_file, write_file
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     rng = random.Random(stamp)
-    products = []
+    products: list[int] = []
     for telescope in Telescope.objects.order_by("name"):
         sdp = StorageEndpoint.objects.get(site=telescope, role=StorageRole.SDP)
         for index in range(per_telescope):
@@ -137,6 +146,10 @@ def _push(per_telescope: int, rucio: dict[str, Any] | None = None) -> tuple[list
                 )
                 files.append(FileSpec(name=file_name, size_bytes=size, adler32=adler))
             product = register_product(scope="ska", name=name, telescope=telescope, files=files, priority=3)
+            if fail_one and not products:
+                url = f"root://127.0.0.1:{sdp.root_port}/{sdp.prefix}{path}"
+                remove_file(url)
+                _say(f"--fail-one: removed {file_name} from {sdp.name}; {name} must fail")
             if rucio is None:
                 push_product(product=product)
             products.append(product.pk)
@@ -155,7 +168,7 @@ def _push(per_telescope: int, rucio: dict[str, Any] | None = None) -> tuple[list
         if finished != shown:
             # In place on a terminal; one line per change in a log.
             prefix, end = ("\r", "") if tty else ("", "\n")
-            message = f"{prefix}  {finished}/{len(products)} products placed"
+            message = f"{prefix}  {finished}/{len(products)} products ended (placed or failed)"
             print(message, end=end, file=sys.stderr, flush=True)
             shown = finished
         if finished == len(products):

@@ -48,6 +48,18 @@ def write_file(url: str, size_bytes: int, *, seed: int) -> str:
     return f"{checksum & 0xFFFFFFFF:08x}"
 
 
+def remove_file(url: str) -> None:
+    """Delete the file at ``url`` (root://host:port//path) from its storage."""
+    from urllib.parse import urlsplit
+
+    from XRootD import client
+
+    parts = urlsplit(url)
+    status, _ = client.FileSystem(f"root://{parts.netloc}").rm(parts.path)
+    if not status.ok:
+        raise UploadError(f"rm {url}: {status.message}")
+
+
 def _seeded_block(seed: int) -> bytes:
     import random
 

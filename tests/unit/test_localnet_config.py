@@ -2,6 +2,10 @@
 
 from pathlib import Path
 
+import pytest
+
+from localnet.__main__ import build_parser
+from localnet.__main__ import main as localnet_main
 from localnet.state import StateDir
 from localnet.xrootd import render_config
 
@@ -56,3 +60,30 @@ def test_sites_load_the_plugin_unless_switched_off(tmp_path: Path, monkeypatch):
     assert (tmp_path / "xrootd-plugin" / xrootd.PLUGIN_LIBRARY).exists()
     monkeypatch.setenv("SRCNET_XROOTD_PLUGIN", "off")
     assert xrootd.plugin_lines(state) == []
+
+
+@pytest.mark.parametrize(
+    ("environment", "argv", "once", "fail_one"),
+    [
+        ({}, [], False, False),
+        ({"SRCNET_DEMO_ONCE": "1"}, [], True, False),
+        ({"SRCNET_DEMO_ONCE": "0"}, [], False, False),
+        ({}, ["--once"], True, False),
+        ({"SRCNET_DEMO_FAIL_ONE": "1"}, [], False, True),
+        ({}, ["--once", "--fail-one"], True, True),
+    ],
+)
+def test_demo_modes_come_from_flags_or_the_environment(monkeypatch, environment, argv, once, fail_one):
+    for name in ("SRCNET_DEMO_ONCE", "SRCNET_DEMO_FAIL_ONE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    args = build_parser().parse_args(["demo", *argv])
+    assert (args.once, args.fail_one) == (once, fail_one)
+
+
+def test_demo_fail_one_is_refused_with_rucio(capsys):
+    with pytest.raises(SystemExit) as info:
+        localnet_main(["demo", "--rucio", "--fail-one"])
+    assert info.value.code == 2
+    assert "--fail-one works with the embedded transfer path only" in capsys.readouterr().err

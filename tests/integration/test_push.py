@@ -10,6 +10,8 @@ from replicas.services import FileSpec, register_product
 from schedulers.services import push_product
 from tests.conftest import wait_until
 from topology.models import StorageEndpoint, Telescope
+from transfers.choices import FileState
+from transfers.models import TransferJob
 
 from .conftest import adler32_of, put_file, unique
 
@@ -86,5 +88,14 @@ def test_a_product_whose_file_is_missing_is_not_marked_complete(
     assert product.state == ProductState.FAILED
     replica = product.replicas.exclude(endpoint__name="SKA1-LOW_SDP").get()
     assert replica.state == ReplicaState.FAILED
-    assert "absent.ms" not in replica.reason or "FINISHEDDIRTY" in replica.reason
-    assert "FINISHEDDIRTY" in replica.reason
+    # The job ended dirty: present.ms arrived verified, absent.ms failed at its source on every one of the
+    # configured tries; the replica's reason is that job's outcome with that file's failure, and nothing else.
+    job = TransferJob.objects.get(metadata__replica_id=replica.pk)
+    files = {f.metadata["file"]: f for f in job.files.all()}
+    assert files["present.ms"].state == FileState.FINISHED
+    absent = files["absent.ms"]
+    assert absent.state == FileState.FAILED
+    assert absent.attempts == job.retry + 1
+    assert absent.reason.startswith(f"after {job.retry + 1} attempts: SOURCE "), absent.reason
+    expected = f"transfer job {job.job_id} FINISHEDDIRTY: {absent.reason}"
+    assert replica.reason.endswith(expected), replica.reason

@@ -100,10 +100,25 @@ def copy_file(
                 error=f"SOURCE {_describe(exc)}",
                 parameters=parameters,
             )
+        source_sum = ""
+        if verify == "source" and algorithm and expected:
+            # gfal2 hands a source-only check to XrdCl, which copies a source that does not match the
+            # user-defined checksum; FTS3 compares them before the copy, and so does this.
+            source_sum = ctx.checksum(source, "ADLER32")
+            if source_sum.lower() != expected.lower():
+                return CopyOutcome(
+                    ok=False,
+                    seconds=time.monotonic() - started,
+                    source_checksum=source_sum,
+                    error=f"SOURCE checksum mismatch: ADLER32 of the source {source_sum} differs from the "
+                    f"user-defined {expected.lower()}",
+                    parameters=parameters,
+                )
         ctx.filecopy(params, source, destination)
         seconds = time.monotonic() - started
         size = ctx.stat(destination).st_size
-        source_sum = ctx.checksum(source, "ADLER32") if verify in ("both", "source") else ""
+        if verify in ("both", "source") and not source_sum:
+            source_sum = ctx.checksum(source, "ADLER32")
         dest_sum = ctx.checksum(destination, "ADLER32") if verify in ("both", "target") else ""
         return CopyOutcome(
             ok=True,

@@ -82,3 +82,111 @@ def test_the_default_timeout_is_600_s_plus_2_s_per_mib(celery_worker, one_file):
     assert params_of(job)["timeout"] == default_timeout(one_file["size"]) == 600 + 2 * 4
     explicit = submit_job(files=[one_file["request"]("t.ms")], timeout=77)
     assert ended(explicit).state == JobState.FINISHED and params_of(explicit)["timeout"] == 77
+
+
+def test_target_only_checks_the_destination_against_the_given_checksum(celery_worker, one_file):
+    # The source's checksum is never asked for (as for a source that has none stored): only the
+    # destination is compared with the checksum the job gives.
+    job = submit_job(files=[one_file["request"]("t1.ms")], verify_checksum="target", retry=0)
+    assert ended(job).state == JobState.FINISHED
+    row = job.files.get()
+    assert row.source_checksum == "" and row.dest_checksum == one_file["checksum"]
+    assert params_of(job)["checksum_mode"] == "target"
+    assert params_of(job)["checksum_value"] == one_file["checksum"]
+    wrong = submit_job(
+        files=[one_file["request"]("t2.ms", "ADLER32:00000001")], verify_checksum="target", retry=0
+    )
+    assert ended(wrong).state == JobState.FAILED
+    assert "checksum" in wrong.files.get().reason.lower()
+
+
+def test_source_mode_checks_the_source_only(celery_worker, one_file):
+    job = submit_job(files=[one_file["request"]("s1.ms")], verify_checksum="source", retry=0)
+    assert ended(job).state == JobState.FINISHED
+    row = job.files.get()
+    assert row.source_checksum == one_file["checksum"] and row.dest_checksum == ""
+    assert params_of(job)["checksum_mode"] == "source"
+    wrong = submit_job(
+        files=[one_file["request"]("s2.ms", "ADLER32:00000001")], verify_checksum="source", retry=0
+    )
+    assert ended(wrong).state == JobState.FAILED
+    assert "SOURCE checksum mismatch" in wrong.files.get().reason
+    assert not one_file["path"]("s2.ms").exists()  # compared before the copy, as FTS3 does
+
+
+def test_none_mode_does_not_verify(celery_worker, one_file):
+    # A wrong checksum is not looked at: the copy finishes, nothing was compared or read.
+    job = submit_job(files=[one_file["request"]("n.ms", "ADLER32:00000001")], verify_checksum="none", retry=0)
+    assert ended(job).state == JobState.FINISHED
+    row = job.files.get()
+    assert row.source_checksum == row.dest_checksum == ""
+    assert params_of(job)["checksum_mode"] == "none" and params_of(job)["checksum_value"] == ""
+    assert adler32_of(one_file["path"]("n.ms")) == one_file["checksum"]
+
+
+def test_overwrite_false_fails_on_an_existing_destination_and_true_replaces_it(
+    celery_worker, xrootd_sites, one_file
+):
+    destination = xrootd_sites["UKSRC_DISK"]
+    # Something else already at the destination path.
+    relative = str(one_file["path"]("o.ms")).split("/srcnet/", 1)[1]
+    other = put_file(destination, relative, 1000)
+    assert other != one_file["checksum"]
+    kept = submit_job(files=[one_file["request"]("o.ms")], overwrite=False, retry=0)
+    assert ended(kept).state == JobState.FAILED
+    reason = kept.files.get().reason
+    assert "exists" in reason.lower() and params_of(kept)["overwrite"] is False
+    assert adler32_of(one_file["path"]("o.ms")) == other  # untouched
+    replaced = submit_job(files=[one_file["request"]("o.ms")], overwrite=True, retry=0)
+    assert ended(replaced).state == JobState.FINISHED and params_of(replaced)["overwrite"] is True
+    assert adler32_of(one_file["path"]("o.ms")) == one_file["checksum"]
+
+
+def test_a_cancelled_copy_leaves_no_partial_destination(celery_worker, tmp_path):
+    """A copy that has written part of its destination and is then cancelled: the copying process is
+    killed and the partial file removed. The source is a FIFO the test feeds 1 MiB and then holds open, so
+    the (real, gfal2) copy is stuck half-way with a real partial destination."""
+    import os
+    import threading
+
+    from transfers.services import cancel_job
+
+    fifo = tmp_path / "source.fifo"
+    os.mkfifo(fifo)
+    destination = tmp_path / "out" / "partial.ms"
+    release = threading.Event()
+
+    def feed() -> None:
+        fd = os.open(fifo, os.O_WRONLY)
+        try:
+            os.write(fd, b"x" * MIB)
+            release.wait(120)
+        finally:
+            os.close(fd)
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        job = submit_job(
+            files=[FileRequest(f"file://{fifo}", f"file://{destination}")],
+            verify_checksum="none",
+            timeout=600,
+            retry=0,
+        )
+        wait_until(
+            lambda: destination.exists() and destination.stat().st_size == MIB,
+            timeout=60,
+            what="the partial destination",
+        )
+        wait_until(
+            lambda: TransferAttempt.objects.filter(file__job=job).exclude(task_id="").exists(),
+            timeout=30,
+            what="the task id to be recorded",
+        )
+        cancel_job(job)
+        wait_until(lambda: not destination.exists(), timeout=60, what="the partial destination to be removed")
+        job.refresh_from_db()
+        assert job.state == JobState.CANCELED
+    finally:
+        release.set()
+        feeder.join(timeout=10)

@@ -44,8 +44,48 @@ class PolicyForm(forms.ModelForm):
 
     class Meta:
         model = ReplicaPolicy
-        fields = ["name", "telescope", "kind", "is_active", "description"]
-        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+        fields = [
+            "name",
+            "telescope",
+            "kind",
+            "is_active",
+            "description",
+            "partners",
+            "copy_site",
+            "relay_centre",
+            "relay_all",
+            "degrade_order",
+            "degrade_at",
+            "recover_at",
+        ]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 2}),
+            "partners": forms.Textarea(attrs={"rows": 2, "placeholder": '{"UKSRC": "AUSRC"}'}),
+            "degrade_order": forms.Textarea(attrs={"rows": 1}),
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("degrade_at", "recover_at"):
+            self.fields[name].required = False  # left empty: the model's default
+
+    def _or_default(self, name: str) -> Any:
+        value = self.cleaned_data.get(name)
+        return ReplicaPolicy._meta.get_field(name).get_default() if value is None else value
+
+    def clean_degrade_at(self) -> Any:
+        return self._or_default("degrade_at")
+
+    def clean_recover_at(self) -> Any:
+        return self._or_default("recover_at")
+
+    def clean_partners(self) -> Any:
+        # An empty box is no partners (every SRC takes the next by name), not JSON null.
+        return self.cleaned_data.get("partners") or {}
+
+    def clean_degrade_order(self) -> Any:
+        value = self.cleaned_data.get("degrade_order")
+        return [] if value is None else value
 
 
 class ShareForm(forms.Form):

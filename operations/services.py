@@ -265,5 +265,12 @@ def save_policy(
             "kind": policy.kind,
             "is_active": policy.is_active,
             "shares": {d.name: w for d, w in shares},
+            "partners": policy.partners,
+            "copy_site": policy.copy_site.name if policy.copy_site else None,
+            "relay_centre": policy.relay_centre.name if policy.relay_centre else None,
+            "relay_all": policy.relay_all,
+            "degrade_order": policy.degrade_order,
+            "degrade_at": policy.degrade_at,
+            "recover_at": policy.recover_at,
         },
     )

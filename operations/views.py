@@ -209,7 +209,9 @@ def _details(details: dict[str, Any]) -> str:
 
 @login_required
 def policies(request: HttpRequest) -> HttpResponse:
-    rows = ReplicaPolicy.objects.select_related("telescope").prefetch_related("shares__destination")
+    rows = ReplicaPolicy.objects.select_related("telescope", "copy_site", "relay_centre").prefetch_related(
+        "shares__destination"
+    )
     return render(request, "operations/policy_list.html", {"policies": rows})
 
 

@@ -11,7 +11,22 @@ class ReplicaState(models.TextChoices):
 
 
 class PolicyKind(models.TextChoices):
+    """The four AENEAS replica scenarios (the planner's ``one_replica`` is ``weighted_share`` here)."""
+
     WEIGHTED_SHARE = "weighted_share", "1 replica by weighted share"
+    TWO_REPLICAS = "two_replicas", "2 replicas: redistribution from the SRC to its partner SRC"
+    FULL_COPY = "full_copy", "Full copy at one SRC, besides the share SRC"
+    DISTRIBUTION = "distribution", "1 replica, relayed through a distribution centre (multihop)"
+
+
+class DegradeStep(models.TextChoices):
+    """What the planner gives up, in a policy's order, as a telescope's SDP buffer fills."""
+
+    DEFER_SECOND_COPIES = "defer_second_copies", "Defer second copies"
+    RELAY = "relay", "Relay through the distribution centre"
+
+
+DEFAULT_DEGRADE_ORDER = [DegradeStep.DEFER_SECOND_COPIES.value, DegradeStep.RELAY.value]
 
 
 class ProductState(models.TextChoices):

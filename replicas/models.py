@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-from .choices import PolicyKind, ProductState, ReplicaState
+from .choices import DEFAULT_DEGRADE_ORDER, DegradeStep, PolicyKind, ProductState, ReplicaState
 
 scope_validator = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9._-]{0,24}$", "A Rucio scope: up to 25 letters, digits, '.-_'."
@@ -76,14 +76,66 @@ class ProductFile(models.Model):
         return f"{self.product.scope}/{self.product.name}/{self.name}"
 
 
+def default_degrade_order() -> list[str]:
+    return list(DEFAULT_DEGRADE_ORDER)
+
+
 class ReplicaPolicy(models.Model):
-    """How a telescope's products are placed at SRCs."""
+    """How a telescope's products are placed at SRCs: one of the four AENEAS scenarios and its parameters.
+
+    Every kind picks the product's first SRC by weighted share. ``two_replicas`` then copies it from that
+    SRC to its partner (``partners``, SRC name -> partner SRC name; an SRC not named there takes the next
+    SRC by name), ``full_copy`` from that SRC to ``copy_site`` (unless it is the copy site), and
+    ``distribution`` relays the first copy through ``relay_centre`` (a multihop job) when the direct path
+    runs through the centre's city, or always with ``relay_all``. ``relay_centre`` is also where any kind
+    relays when the SDP buffer passes ``degrade_at`` and ``degrade_order`` reaches ``relay``."""
 
     name = models.CharField(max_length=64, unique=True)
     telescope = models.ForeignKey("topology.Telescope", on_delete=models.PROTECT, related_name="policies")
     kind = models.CharField(max_length=32, choices=PolicyKind.choices, default=PolicyKind.WEIGHTED_SHARE)
     is_active = models.BooleanField(default=True)
     description = models.TextField(blank=True)
+    partners = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='two_replicas: SRC name -> partner SRC name, e.g. {"UKSRC": "AUSRC"}; '
+        "SRCs not named take the next SRC by name",
+    )
+    copy_site = models.ForeignKey(
+        "topology.RegionalCentre",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="copy_policies",
+        help_text="full_copy: the SRC that keeps a copy of every product",
+    )
+    relay_centre = models.ForeignKey(
+        "topology.RegionalCentre",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="relay_policies",
+        help_text="The distribution centre the telescope relays through (distribution; any kind's relay "
+        "step). Empty: the reference centre for the telescope, if the topology has it",
+    )
+    relay_all = models.BooleanField(
+        default=False, help_text="distribution: relay every product, not only those whose path passes it"
+    )
+    degrade_order = models.JSONField(
+        default=default_degrade_order,
+        blank=True,
+        help_text="What to give up, in order, as the SDP buffer fills: defer_second_copies, relay",
+    )
+    degrade_at = models.FloatField(
+        default=0.8,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Fraction of the SDP buffer at which the next degrade step starts",
+    )
+    recover_at = models.FloatField(
+        default=0.5,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Fraction of the SDP buffer below which the full policy returns",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -98,6 +150,140 @@ class ReplicaPolicy(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def parameters(self) -> str:
+        """The kind's parameters in a line (the portal's policy list)."""
+        parts = []
+        if self.kind == PolicyKind.TWO_REPLICAS:
+            named = ", ".join(f"{k} -> {v}" for k, v in sorted((self.partners or {}).items()))
+            parts.append(
+                f"partners {named}; others: the next SRC by name" if named else "partners: ring by name"
+            )
+        if self.copy_site_id is not None:
+            parts.append(f"copy site {self.copy_site}")
+        if self.relay_centre_id is not None:
+            parts.append(f"relay {self.relay_centre}{' (every product)' if self.relay_all else ''}")
+        order = ", ".join(self.degrade_order or []) or "never"
+        parts.append(f"degrade ({order}) at {self.degrade_at:.0%}, recover at {self.recover_at:.0%}")
+        return "; ".join(parts)
+
+    def clean(self) -> None:
+        super().clean()
+        errors: dict[str, str] = {}
+        for check in (
+            self._clean_partners,
+            self._clean_copy_site,
+            self._clean_relay,
+            self._clean_degrade,
+        ):
+            for field_name, message in check():
+                errors.setdefault(field_name, message)
+        if errors:
+            raise ValidationError(errors)
+
+    def _has_path(self, source_id: int, destination_id: int) -> bool:
+        from topology.models import NetworkPath
+
+        return NetworkPath.objects.filter(source_id=source_id, destination_id=destination_id).exists()
+
+    def _has_storage(self, site_id: int, role: str) -> bool:
+        from topology.models import StorageEndpoint
+
+        return StorageEndpoint.objects.filter(site_id=site_id, role=role, is_active=True).exists()
+
+    def _clean_partners(self) -> list[tuple[str, str]]:
+        from topology.choices import StorageRole
+        from topology.models import RegionalCentre
+
+        partners = self.partners
+        if partners in (None, {}):
+            return []
+        if not isinstance(partners, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in partners.items()
+        ):
+            return [("partners", 'A mapping of SRC name to partner SRC name, e.g. {"UKSRC": "AUSRC"}.')]
+        if self.kind != PolicyKind.TWO_REPLICAS:
+            return [("partners", "Only the two-replicas policy has partners.")]
+        centres = {
+            rc.name: rc for rc in RegionalCentre.objects.filter(name__in=[*partners, *partners.values()])
+        }
+        for source, partner in sorted(partners.items()):
+            for name in (source, partner):
+                rc = centres.get(name)
+                if rc is None or rc.is_distribution_centre:
+                    return [("partners", f"{name} is not an SKA Regional Centre.")]
+            if source == partner:
+                return [("partners", f"{source} cannot be its own partner.")]
+            if not self._has_storage(centres[partner].pk, StorageRole.DISK):
+                return [("partners", f"{partner} has no active SRC disk storage.")]
+            if not self._has_path(centres[source].pk, centres[partner].pk):
+                return [("partners", f"No network path from {source} to its partner {partner}.")]
+        return []
+
+    def _clean_copy_site(self) -> list[tuple[str, str]]:
+        from topology.choices import StorageRole
+        from topology.models import RegionalCentre
+
+        if self.copy_site_id is None:
+            if self.kind == PolicyKind.FULL_COPY:
+                return [("copy_site", "The full-copy policy needs a copy site.")]
+            return []
+        if self.kind != PolicyKind.FULL_COPY:
+            return [("copy_site", "Only the full-copy policy has a copy site.")]
+        site = RegionalCentre.objects.get(pk=self.copy_site_id)
+        if site.is_distribution_centre:
+            return [("copy_site", f"{site.name} is a distribution centre: a full copy is kept at an SRC.")]
+        if not self._has_storage(site.pk, StorageRole.DISK):
+            return [("copy_site", f"{site.name} has no active SRC disk storage.")]
+        if self.telescope_id is not None and not self._has_path(self.telescope_id, site.pk):
+            return [("copy_site", f"No network path from {self.telescope.name} to {site.name}.")]
+        # The copy is made from whichever SRC received the product: each must reach the copy site.
+        for src in RegionalCentre.objects.filter(is_distribution_centre=False, share_weight__gt=0).exclude(
+            pk=site.pk
+        ):
+            if not self._has_path(src.pk, site.pk):
+                return [("copy_site", f"No network path from {src.name} to {site.name}.")]
+        return []
+
+    def _clean_relay(self) -> list[tuple[str, str]]:
+        from topology.choices import StorageRole
+        from topology.models import RegionalCentre
+
+        out = []
+        if self.relay_all and self.kind != PolicyKind.DISTRIBUTION:
+            out.append(("relay_all", "Only the distribution policy relays every product."))
+        if self.relay_centre_id is None:
+            if self.kind == PolicyKind.DISTRIBUTION:
+                out.append(("relay_centre", "The distribution policy needs a relay centre."))
+            return out
+        centre = RegionalCentre.objects.get(pk=self.relay_centre_id)
+        if not centre.is_distribution_centre:
+            out.append(
+                ("relay_centre", f"{centre.name} is an SRC: a relay goes through a distribution centre.")
+            )
+        elif not self._has_storage(centre.pk, StorageRole.BUFFER):
+            out.append(("relay_centre", f"{centre.name} has no active buffer storage."))
+        elif self.telescope_id is not None and not self._has_path(self.telescope_id, centre.pk):
+            out.append(("relay_centre", f"No network path from {self.telescope.name} to {centre.name}."))
+        return out
+
+    def _clean_degrade(self) -> list[tuple[str, str]]:
+        out = []
+        order = self.degrade_order
+        steps = set(DegradeStep.values)
+        if not isinstance(order, list) or not all(isinstance(s, str) and s in steps for s in order):
+            out.append(("degrade_order", f"A list of steps out of {', '.join(DegradeStep.values)}."))
+        elif len(set(order)) != len(order):
+            out.append(("degrade_order", "A step appears twice."))
+        if self.degrade_at is not None and not 0 < self.degrade_at <= 1:
+            out.append(("degrade_at", "Degrade at a fraction of the SDP buffer above 0 and at most 1."))
+        elif (
+            self.degrade_at is not None
+            and self.recover_at is not None
+            and not 0 < self.recover_at < self.degrade_at
+        ):
+            out.append(("recover_at", "Recover at a fraction above 0 and below degrade_at."))
+        return out
 
     def weights(self) -> dict[str, float]:
         """Destination storage endpoint name -> weight: explicit shares, else the SRCs' own share weights."""
@@ -153,6 +339,23 @@ class Replica(models.Model):
         ReplicaPolicy, on_delete=models.SET_NULL, null=True, blank=True, related_name="replicas"
     )
     reason = models.TextField(blank=True, help_text="Why it is here, or why it failed")
+    upstream = models.ForeignKey(
+        "self",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="downstream",
+        help_text="The replica it is copied from once that one is available (a second or full copy); "
+        "empty: copied from the SDP",
+    )
+    via = models.ForeignKey(
+        "topology.RegionalCentre",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="relayed_replicas",
+        help_text="The distribution centre a relayed (multihop) copy goes through",
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -61,19 +61,24 @@ def register_product(
     return product
 
 
-def active_policy(telescope: Telescope) -> ReplicaPolicy:
-    """The telescope's active policy, creating the default (1 replica by the SRCs' share weights) if none."""
-    policy = ReplicaPolicy.objects.filter(telescope=telescope, is_active=True).first()
+def active_policy(telescope: Telescope, *, create: bool = True) -> ReplicaPolicy:
+    """The telescope's active policy, creating the default (1 replica by the SRCs' share weights) if none;
+    with ``create=False`` the default is returned unsaved (for reads that must not write)."""
+    policy = (
+        ReplicaPolicy.objects.filter(telescope=telescope, is_active=True)
+        .select_related("telescope", "copy_site", "relay_centre")
+        .first()
+    )
     if policy is None:
-        policy, _ = ReplicaPolicy.objects.get_or_create(
-            name=f"{telescope.name}-1-replica-by-share",
-            telescope=telescope,
-            defaults={
-                "kind": PolicyKind.WEIGHTED_SHARE,
-                "is_active": True,
-                "description": "Default: one replica per product, SRCs weighted by their share.",
-            },
-        )
+        defaults = {
+            "kind": PolicyKind.WEIGHTED_SHARE,
+            "is_active": True,
+            "description": "Default: one replica per product, SRCs weighted by their share.",
+        }
+        name = f"{telescope.name}-1-replica-by-share"
+        if not create:
+            return ReplicaPolicy(name=name, telescope=telescope, **defaults)
+        policy, _ = ReplicaPolicy.objects.get_or_create(name=name, telescope=telescope, defaults=defaults)
     return policy
 
 
@@ -149,6 +154,14 @@ def settle_replica(*, replica_id: int, job_id: str, state: str, reasons: Sequenc
     if (replica.state, replica.reason) != (new_state, reason):
         replica.state, replica.reason = new_state, reason
         replica.save(update_fields=["state", "reason", "updated"])
+    if new_state == ReplicaState.FAILED:
+        # A copy that was to be made from this one never will be.
+        for waiting in replica.downstream.select_for_update().filter(state=ReplicaState.PLANNED):
+            waiting.state = ReplicaState.FAILED
+            waiting.reason = (
+                f"{waiting.reason}; not copied: the copy at {replica.endpoint.name} it waits for failed"
+            )
+            waiting.save(update_fields=["state", "reason", "updated"])
     product = replica.product
     states = set(product.replicas.values_list("state", flat=True))
     if ReplicaState.FAILED in states:

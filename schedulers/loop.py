@@ -1,41 +1,59 @@
 """The push loop: plan the SDP queue with the planner, hand the legs that are due to the transfertool.
 
-Each cycle (a Celery beat task, ``schedulers.push_cycle``) snapshots the topology and the products waiting
-at the SDPs, plans them under the telescope's policy with what the lanes delivered so far (the
-measurement history), and submits, for every free lane, the first leg whose slot has come: a primary leg
-as one job (streams and concurrent files from the plan), a relay leg and the forward leg that waits for it
-as one multihop job through the distribution centre. A lane carries one product at a time, so a product
-on a busy lane waits for the next cycle, in the planner's order (priority and deadline)."""
+Each cycle (a Celery beat task, ``schedulers.push_cycle``) snapshots the topology, the products waiting at
+the SDPs and the second copies whose first copy has arrived, plans each telescope's share of them under
+the telescope's stored policy (translated by ``snapshot.planner_policy``) with what the lanes delivered so
+far (the measurement history), and submits, for every free lane, the first leg whose slot has come:
+
+* a primary leg as one job (streams and concurrent files from the plan);
+* a relay leg and the forward leg that waits for it as one multihop job through the distribution centre;
+* a second copy (``two_replicas``: the SRC to its partner; ``full_copy``: the SRC to the copy site) as one
+  job from the SRC that received the product, once that copy is available.
+
+When a product's first leg goes, every replica its policy asks for gets a row: the first copy COPYING, a
+second or full copy PLANNED with ``upstream`` pointing at the first. The product is PLACED only when all of
+them are available (``replicas.services.settle_replica``). A lane carries one product at a time, so a
+product on a busy lane waits for the next cycle, in the planner's order (priority and deadline)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Count, Sum
 from django.utils import timezone
 
+from replicas.choices import PolicyKind as StoredKind
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica, ReplicaPolicy
 from replicas.services import active_policy
 from topology.choices import StorageRole
-from topology.models import StorageEndpoint
+from topology.models import RegionalCentre, StorageEndpoint, Telescope
 from transfers.models import LinkLimit
 from transfers.storage_urls import storage_element
 
 from .models import PathMeasurement, PushCycle
-from .planning.dispatch import due_legs, job_hints
+from .planning.dispatch import JobHints, due_legs, job_hints
+from .planning.lanes import lane_demands
 from .planning.planner import plan
-from .planning.policies import PolicyKind
-from .planning.policies import ReplicaPolicy as PlannerPolicy
-from .planning.types import Leg, LegRole, LiveState, Measurement, PlanConfig, PlanInputError
-from .snapshot import queued_products, topology_snapshot
+from .planning.types import (
+    Leg,
+    LegRole,
+    LiveState,
+    Measurement,
+    Plan,
+    PlanConfig,
+    PlanInputError,
+    Product,
+    Topology,
+)
+from .snapshot import planner_policy, queued_products, topology_snapshot
 from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError, default_transfertool
 
 MEASUREMENT_HISTORY = 200
-DISTRIBUTION_CENTRES = {"SKA1-Low": "SingaporeDC", "SKA1-Mid": "LondonDC"}
 
 
 @dataclass
@@ -44,18 +62,25 @@ class CycleReport:
     legs_planned: int = 0
     submitted: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
 
-def _planner_policy() -> PlannerPolicy:
-    # The 1-replica policy is what the control plane's ReplicaPolicy kinds offer today; relaying through
-    # the distribution centres is the planner's backpressure step when an SDP buffer fills.
-    return PlannerPolicy(kind=PolicyKind.ONE_REPLICA, relays=DISTRIBUTION_CENTRES)
+@dataclass(frozen=True)
+class WaitingCopy:
+    """A second or full copy whose upstream replica is available: the next plan carries its leg."""
+
+    replica_id: int
+    telescope: str
+    leg: Leg
 
 
 def _placed_bytes() -> dict[str, float]:
+    """Bytes each SRC has received as a product's first copy (second copies do not count to shares, as in
+    the planner)."""
     rows = (
         Replica.objects.exclude(state=ReplicaState.FAILED)
         .exclude(endpoint__role=StorageRole.SDP)
+        .filter(upstream__isnull=True)
         .values("endpoint__site__name")
         .annotate(total=Sum("product__files__size_bytes"))
     )
@@ -63,13 +88,60 @@ def _placed_bytes() -> dict[str, float]:
 
 
 def _busy_lanes() -> set[tuple[str, str]]:
-    """Lanes (telescope site, destination site) with a product on its way."""
+    """Lanes (source site, destination site) with a product on its way. A copy waiting for its upstream
+    replica holds no lane; a relayed copy holds both its hops."""
+    busy: set[tuple[str, str]] = set()
     rows = (
         Replica.objects.filter(state__in=(ReplicaState.PLANNED, ReplicaState.COPYING))
         .exclude(endpoint__role=StorageRole.SDP)
-        .values_list("product__telescope__name", "endpoint__site__name")
+        .values_list(
+            "state",
+            "product__telescope__name",
+            "endpoint__site__name",
+            "upstream__endpoint__site__name",
+            "via__name",
+        )
     )
-    return set(rows)
+    for state, telescope, site, upstream, via in rows:
+        if upstream is not None:
+            if state == ReplicaState.COPYING:
+                busy.add((upstream, site))
+        elif via is not None:
+            busy |= {(telescope, via), (via, site)}
+        else:
+            busy.add((telescope, site))
+    return busy
+
+
+def _waiting_copies() -> list[WaitingCopy]:
+    """Planned copies whose upstream replica has arrived, oldest first, as legs for the planner to carry."""
+    rows = (
+        Replica.objects.filter(state=ReplicaState.PLANNED, upstream__state=ReplicaState.AVAILABLE)
+        .select_related("product__telescope", "endpoint__site", "upstream__endpoint__site")
+        .annotate(total=Sum("product__files__size_bytes"), nfiles=Count("product__files", distinct=True))
+        .order_by("created", "id")
+    )
+    out = []
+    for r in rows:
+        upstream = r.upstream
+        assert upstream is not None
+        leg = Leg(
+            product_id=r.product.did,
+            role=LegRole.SECOND,
+            source=upstream.endpoint.site.name,
+            destination=r.endpoint.site.name,
+            links=(),
+            streams=1,
+            files=max(1, r.nfiles),
+            start_s=0.0,
+            start_slot=0,
+            finish_s=0.0,
+            rate_bps=0.0,
+            priority=r.product.priority,
+            size_bytes=float(r.total or 0),
+        )
+        out.append(WaitingCopy(r.pk, r.product.telescope.name, leg))
+    return out
 
 
 def _measurements() -> tuple[Measurement, ...]:
@@ -82,12 +154,80 @@ def _measurements() -> tuple[Measurement, ...]:
     )
 
 
-def _disk_endpoint(site: str) -> StorageEndpoint:
-    role = StorageRole.BUFFER if site in DISTRIBUTION_CENTRES.values() else StorageRole.DISK
+def _site_endpoint(site: str) -> StorageEndpoint:
+    """Where copies land at ``site``: a distribution centre's buffer, else the SRC's disk."""
+    centre = RegionalCentre.objects.filter(name=site, is_distribution_centre=True).exists()
+    role = StorageRole.BUFFER if centre else StorageRole.DISK
     endpoint = StorageEndpoint.objects.filter(site__name=site, role=role, is_active=True).first()
     if endpoint is None:
         raise TransfertoolError(f"{site} has no active {role} storage endpoint")
     return endpoint
+
+
+@dataclass
+class TelescopePlan:
+    """One telescope's plan in a cycle: its queue and its waiting copies under its active policy."""
+
+    telescope: str
+    policy: ReplicaPolicy
+    result: Plan
+    carried: list[WaitingCopy]
+    due: list[int]
+    unplanned: list[WaitingCopy]
+
+    @property
+    def first_carried(self) -> int:
+        """Index of the first carried leg (they come last in the plan, in the order given)."""
+        return len(self.result.legs) - len(self.carried)
+
+
+def plan_telescope(
+    telescope: str,
+    products: list[Product],
+    waiting: list[WaitingCopy],
+    topology: Topology,
+    measurements: tuple[Measurement, ...],
+    busy: set[tuple[str, str]],
+    config: PlanConfig,
+) -> TelescopePlan:
+    """Plan one telescope's products and waiting copies under its active stored policy (nothing is
+    submitted); raises ``PlanInputError`` if the policy does not fit the topology."""
+    stored = active_policy(Telescope.objects.get(name=telescope), create=False)
+    policy = planner_policy(stored, topology)
+    lanes = lane_demands(policy, topology, config).keys()
+    carried = [c for c in waiting if (c.leg.source, c.leg.destination) in lanes]
+    # A copy placed before its policy changed may have no lane in the policy now: it goes outside the plan.
+    unplanned = [c for c in waiting if (c.leg.source, c.leg.destination) not in lanes]
+    state = LiveState(placed_bytes=_placed_bytes(), measurements=measurements)
+    result = plan(products, topology, policy, state, config, carry_over=[c.leg for c in carried])
+    # Legs that wait for another leg of this plan go with it (forward) or in a later plan (second copies).
+    skip = {i for i, leg in enumerate(result.legs) if leg.depends_on is not None}
+    due = due_legs(
+        result, now_s=0.0, slot_seconds=config.slot_seconds, done=set(), busy_lanes=busy, skip=skip
+    )
+    return TelescopePlan(telescope, stored, result, carried, due, unplanned)
+
+
+def cycle_plans(
+    *, now: dt.datetime, config: PlanConfig, errors: list[str]
+) -> Iterator[tuple[TelescopePlan, set[tuple[str, str]]]]:
+    """The plans of one cycle, telescope by telescope, with the busy lanes (the caller adds the lanes it
+    fills before asking for the next plan). A telescope whose plan fails goes to ``errors``."""
+    products = queued_products(now=now)
+    waiting = _waiting_copies()
+    telescopes = sorted({p.telescope for p in products} | {w.telescope for w in waiting})
+    if not telescopes:
+        return
+    topology = topology_snapshot()
+    busy = _busy_lanes()
+    measurements = _measurements()
+    for telescope in telescopes:
+        mine = [p for p in products if p.telescope == telescope]
+        copies = [w for w in waiting if w.telescope == telescope]
+        try:
+            yield plan_telescope(telescope, mine, copies, topology, measurements, busy, config), busy
+        except PlanInputError as exc:
+            errors.append(f"{telescope}: {exc}")
 
 
 def push_cycle(
@@ -96,73 +236,198 @@ def push_cycle(
     transfertool: Transfertool | None = None,
     config: PlanConfig | None = None,
 ) -> PushCycle:
-    """One pass of the push loop; returns the recorded cycle (its ``error`` says why nothing moved)."""
+    """One pass of the push loop; returns the recorded cycle (its ``error`` says why something did not
+    move: a telescope whose plan fails does not stop the others)."""
     now = now or timezone.now()
     config = config or PlanConfig()
     tool = transfertool or default_transfertool()
     report = CycleReport()
-    error = ""
     try:
-        products = queued_products(now=now)
-        report.products_queued = len(products)
-        if products:
-            topology = topology_snapshot()
-            state = LiveState(placed_bytes=_placed_bytes(), measurements=_measurements())
-            result = plan(products, topology, _planner_policy(), state, config)
-            report.legs_planned = len(result.legs)
-            report.events = [
+        report.products_queued = len(queued_products(now=now))
+        for planned, busy in cycle_plans(now=now, config=config, errors=report.errors):
+            report.legs_planned += len(planned.result.legs)
+            report.events += [
                 {"time_s": e.time_s, "telescope": e.telescope, "kind": e.kind, "detail": e.detail}
-                for e in result.events
+                for e in planned.result.events
             ]
-            due = due_legs(
-                result, now_s=0.0, slot_seconds=config.slot_seconds, done=set(), busy_lanes=_busy_lanes()
-            )
-            by_dependency = {leg.depends_on: leg for leg in result.legs if leg.depends_on is not None}
-            for index in due:
-                leg = result.legs[index]
-                if leg.role not in (LegRole.PRIMARY, LegRole.RELAY):
-                    continue  # forward legs travel with their relay; second copies are not offered yet
-                forward = by_dependency.get(index) if leg.role == LegRole.RELAY else None
-                report.submitted.append(_submit(leg, forward, tool))
+            try:
+                _dispatch(planned, busy, tool, report, config)
+            except TransfertoolError as exc:
+                report.errors.append(f"{planned.telescope}: {exc}")
     except (PlanInputError, TransfertoolError) as exc:
-        error = str(exc)
+        report.errors.append(str(exc))
     return PushCycle.objects.create(
         products_queued=report.products_queued,
         legs_planned=report.legs_planned,
         legs_submitted=len(report.submitted),
         submitted=report.submitted,
         events=report.events,
-        error=error,
+        error="; ".join(report.errors),
+    )
+
+
+def _dispatch(
+    planned: TelescopePlan,
+    busy: set[tuple[str, str]],
+    tool: Transfertool,
+    report: CycleReport,
+    config: PlanConfig,
+) -> None:
+    """Submit the plan's due legs: first copies (with the replicas their policy asks for) and copies whose
+    upstream replica has arrived."""
+    legs = planned.result.legs
+    by_dependency = {leg.depends_on: leg for leg in legs if leg.depends_on is not None}
+    seconds = {
+        leg.product_id: leg for leg in legs if leg.role == LegRole.SECOND and leg.depends_on is not None
+    }
+    for index in planned.due:
+        leg = legs[index]
+        if index >= planned.first_carried:
+            entry = _submit_copy(planned.carried[index - planned.first_carried].replica_id, leg, tool)
+        elif leg.role in (LegRole.PRIMARY, LegRole.RELAY):
+            forward = by_dependency.get(index) if leg.role == LegRole.RELAY else None
+            entry = _submit_first(leg, forward, seconds.get(leg.product_id), planned.policy, tool)
+            if forward is not None:
+                busy.add((forward.source, forward.destination))
+        else:
+            continue
+        busy.add((leg.source, leg.destination))
+        report.submitted.append(entry)
+    for copy in planned.unplanned:
+        lane = (copy.leg.source, copy.leg.destination)
+        if lane in busy:
+            continue
+        # No plan for this lane: one stream, as many files at once as the planner would allow.
+        leg = replace(copy.leg, streams=1, files=min(copy.leg.files, config.max_files))
+        note = f"outside the plan ({planned.policy.name} has no lane {lane[0]} -> {lane[1]} now)"
+        report.submitted.append(_submit_copy(copy.replica_id, leg, tool, note=note))
+        busy.add(lane)
+
+
+def _why(leg: Leg, hints: JobHints, final: str, via: str | None) -> str:
+    return (
+        f"push plan: {leg.source} -> {final}{' via ' + via if via else ''}, slot {leg.start_slot}, "
+        f"{hints.streams} streams x {hints.concurrent_files} files, priority {leg.priority}"
+    )
+
+
+def copy_placement(policy: ReplicaPolicy, source: str, destination: str) -> str:
+    """Why a second or full copy was placed (the start of its replica's reason)."""
+    if policy.kind == StoredKind.FULL_COPY:
+        what = f"full copy at {destination}"
+    else:
+        what = "second copy (redistribution to the partner SRC)"
+    return (
+        f"{policy.name} ({policy.kind}): {what}, {source} -> {destination} "
+        f"once the copy at {source} is available"
     )
 
 
 @transaction.atomic
-def _submit(leg: Leg, forward: Leg | None, tool: Transfertool) -> dict[str, Any]:
-    """Place the product at the leg's final destination and submit its copy (multihop for a relay)."""
+def _submit_first(
+    leg: Leg, forward: Leg | None, second: Leg | None, policy: ReplicaPolicy, tool: Transfertool
+) -> dict[str, Any]:
+    """Place the product's replicas (its first copy at the leg's final destination, and the second or full
+    copy its policy asks for) and submit the first copy (multihop for a relay)."""
     scope, _, name = leg.product_id.partition(":")
     product = (
         DataProduct.objects.select_for_update()
         .select_related("source", "telescope")
         .get(scope=scope, name=name)
     )
+    if policy.pk is None:  # the telescope's default policy, first used now
+        policy = active_policy(product.telescope)
     final = forward.destination if forward else leg.destination
-    destination = _disk_endpoint(final)
-    policy: ReplicaPolicy = active_policy(product.telescope)
+    via = leg.destination if forward else None
+    destination = _site_endpoint(final)
     hints = job_hints(leg)
-    why = (
-        f"push plan: {leg.source} -> {final}{' via ' + leg.destination if forward else ''}, "
-        f"slot {leg.start_slot}, {hints.streams} streams x {hints.concurrent_files} files, "
-        f"priority {leg.priority}"
-    )
+    role = "relayed first copy" if via else "first copy"
+    why = f"{policy.name} ({policy.kind}): {role}; {_why(leg, hints, final, via)}"
     replica = Replica.objects.create(
-        product=product, endpoint=destination, policy=policy, state=ReplicaState.COPYING, reason=why
+        product=product,
+        endpoint=destination,
+        policy=policy,
+        state=ReplicaState.COPYING,
+        reason=why,
+        via=RegionalCentre.objects.get(name=via) if via else None,
     )
+    if second is not None:
+        Replica.objects.create(
+            product=product,
+            endpoint=_site_endpoint(second.destination),
+            policy=policy,
+            state=ReplicaState.PLANNED,
+            upstream=replica,
+            reason=copy_placement(policy, second.source, second.destination),
+        )
     product.state = ProductState.PLACING
     product.save(update_fields=["state"])
-    scheme = destination.tpc_scheme
-    hops = [(product.source, _disk_endpoint(leg.destination))] if forward else [(product.source, destination)]
-    if forward:
+    hops = [(product.source, _site_endpoint(via))] if via else [(product.source, destination)]
+    if via:
         hops.append((hops[0][1], destination))
+    job_id = _submit_job(product, hops, hints, replica, [leg.source, final], tool)
+    replica.reason = f"{why}; transfer job {job_id}"
+    replica.save(update_fields=["reason", "updated"])
+    return {
+        "product": product.did,
+        "role": leg.role.value,
+        "lane": [leg.source, final],
+        "via": via,
+        "job_id": job_id,
+        "priority": hints.priority,
+        "streams": hints.streams,
+        "files": hints.concurrent_files,
+        "slot": leg.start_slot,
+    }
+
+
+@transaction.atomic
+def _submit_copy(replica_id: int, leg: Leg, tool: Transfertool, *, note: str = "") -> dict[str, Any]:
+    """Submit a second or full copy from the SRC that holds the product to the replica's SRC."""
+    replica = (
+        Replica.objects.select_for_update(of=("self",))
+        .select_related("product", "endpoint", "upstream__endpoint")
+        .get(pk=replica_id)
+    )
+    upstream = replica.upstream
+    assert upstream is not None
+    hints = job_hints(leg)
+    why = f"{replica.reason}; {note or _why(leg, hints, leg.destination, None)}"
+    replica.state = ReplicaState.COPYING
+    job_id = _submit_job(
+        replica.product,
+        [(upstream.endpoint, replica.endpoint)],
+        hints,
+        replica,
+        [leg.source, leg.destination],
+        tool,
+    )
+    replica.reason = f"{why}; transfer job {job_id}"
+    replica.save(update_fields=["state", "reason", "updated"])
+    return {
+        "product": replica.product.did,
+        "role": leg.role.value if not note else "unplanned copy",
+        "lane": [leg.source, leg.destination],
+        "via": None,
+        "job_id": job_id,
+        "priority": hints.priority,
+        "streams": hints.streams,
+        "files": hints.concurrent_files,
+        "slot": leg.start_slot,
+    }
+
+
+def _submit_job(
+    product: DataProduct,
+    hops: list[tuple[StorageEndpoint, StorageEndpoint]],
+    hints: JobHints,
+    replica: Replica,
+    lane: list[str],
+    tool: Transfertool,
+) -> str:
+    """One transfer job over ``hops`` (more than one: a multihop job), every file of the product per hop."""
+    scheme = hops[-1][1].tpc_scheme
+    multihop = len(hops) > 1
     requests = []
     for source_endpoint, target in hops:
         for f in product.files.all():
@@ -182,32 +447,20 @@ def _submit(leg: Leg, forward: Leg | None, tool: Transfertool) -> dict[str, Any]
             dest_se=storage_element(target.url(scheme, "probe")),
             defaults={"max_active": hints.concurrent_files, "min_active": 1},
         )
-    job_id = tool.submit(
+    return tool.submit(
         requests,
         JobParams(
             priority=hints.priority,
             activity="SKA Data Products",
             streams=hints.streams,
-            multihop=bool(forward),
+            multihop=multihop,
             metadata={
                 "replica_id": replica.pk,
                 "product": product.did,
-                "lane": [leg.source, final],
+                "lane": lane,
                 "streams": hints.streams,
                 "files": hints.concurrent_files,
-                "multihop": bool(forward),
+                "multihop": multihop,
             },
         ),
     )
-    replica.reason = f"{why}; transfer job {job_id}"
-    replica.save(update_fields=["reason", "updated"])
-    return {
-        "product": product.did,
-        "lane": [leg.source, final],
-        "via": leg.destination if forward else None,
-        "job_id": job_id,
-        "priority": hints.priority,
-        "streams": hints.streams,
-        "files": hints.concurrent_files,
-        "slot": leg.start_slot,
-    }

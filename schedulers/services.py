@@ -5,24 +5,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from replicas.choices import ReplicaState
 from replicas.models import DataProduct, Replica
 from replicas.services import place_product
 
-from .transfertool import JobParams, TransferRequest, Transfertool, default_transfertool
+from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError, default_transfertool
 
 
 @transaction.atomic
 def push_product(*, product: DataProduct, transfertool: Transfertool | None = None) -> list[Replica]:
-    """Place ``product`` and submit one transfer job per planned replica; idempotent for a placed product."""
+    """Place ``product`` and submit one transfer job per planned replica; idempotent for a placed product.
+
+    A second or full copy its policy asks for is placed too (PLANNED, waiting for the first copy); the push
+    loop submits it once the first copy is available."""
     tool = transfertool or default_transfertool()
     replicas = place_product(product=product)
+    replicas += _place_second_copies(product, replicas)
     source = product.source
     files = list(product.files.all())
     for replica in replicas:
-        if replica.state != ReplicaState.PLANNED:
+        if replica.state != ReplicaState.PLANNED or replica.upstream_id is not None:
             continue
         destination = replica.endpoint
         # The destination pulls: both ends speak the destination's third-party-copy protocol.
@@ -49,6 +54,46 @@ def push_product(*, product: DataProduct, transfertool: Transfertool | None = No
         replica.reason = f"{replica.reason}; transfer job {job_id}"
         replica.save(update_fields=["state", "reason", "updated"])
     return replicas
+
+
+def _place_second_copies(product: DataProduct, replicas: list[Replica]) -> list[Replica]:
+    """The second or full copy of a product just placed by a two-replicas or full-copy policy."""
+    from replicas.choices import PolicyKind
+
+    from .loop import _site_endpoint, copy_placement
+    from .planning.types import PlanInputError
+    from .snapshot import second_copy_site
+
+    placed = []
+    for replica in replicas:
+        policy = replica.policy
+        if (
+            replica.state != ReplicaState.PLANNED
+            or replica.upstream_id is not None
+            or policy is None
+            or policy.kind not in (PolicyKind.TWO_REPLICAS, PolicyKind.FULL_COPY)
+            or replica.downstream.exists()
+        ):
+            continue
+        primary = replica.endpoint.site.name
+        try:
+            site = second_copy_site(policy, primary)
+            endpoint = _site_endpoint(site) if site is not None else None
+        except (PlanInputError, TransfertoolError) as exc:
+            raise ValidationError({"policy": f"{policy.name}: {exc}"}) from exc
+        if site is None or endpoint is None or any(r.endpoint.site.name == site for r in replicas):
+            continue
+        placed.append(
+            Replica.objects.create(
+                product=product,
+                endpoint=endpoint,
+                policy=policy,
+                state=ReplicaState.PLANNED,
+                upstream=replica,
+                reason=copy_placement(policy, primary, site),
+            )
+        )
+    return placed
 
 
 def report_dir(simulation_id: int) -> Path:

@@ -1,7 +1,9 @@
-"""Read the Django topology (and the SDP queue) into the planner's pure input types.
+"""Read the Django topology, the SDP queue and the stored replica policies into the planner's pure input
+types.
 
 This module and the simulate command are the only scheduler modules that touch the ORM; the planner and
-the simulator see frozen dataclasses only."""
+the simulator see frozen dataclasses only. ``planner_policy`` is the one translation from a stored
+``replicas.ReplicaPolicy`` to the planner's ``ReplicaPolicy``."""
 
 from __future__ import annotations
 
@@ -9,14 +11,59 @@ import datetime as dt
 
 from django.db.models import Count, Prefetch, Sum
 
+from replicas.choices import PolicyKind as StoredKind
 from replicas.choices import ProductState
 from replicas.models import DataProduct
+from replicas.models import ReplicaPolicy as StoredPolicy
 from topology.choices import LinkKind
 from topology.models import Dtn, Link, NetworkPath, PathHop, RegionalCentre, Telescope
 
-from .planning.types import LinkSpec, PathSpec, Product, SiteSpec, TelescopeSpec, Topology
+from .planning.policies import DegradeStep, PolicyKind, routes
+from .planning.policies import ReplicaPolicy as PlannerPolicy
+from .planning.types import (
+    LegRole,
+    LinkSpec,
+    PathSpec,
+    PlanInputError,
+    Product,
+    SiteSpec,
+    TelescopeSpec,
+    Topology,
+)
 
 DEFAULT_WINDOW_BYTES = 2**30
+# Where a telescope relays when its stored policy names no relay centre (the AENEAS distribution centres),
+# used only if the topology has that centre.
+REFERENCE_RELAYS = {"SKA1-Low": "SingaporeDC", "SKA1-Mid": "LondonDC"}
+PLANNER_KINDS = {
+    StoredKind.WEIGHTED_SHARE: PolicyKind.ONE_REPLICA,
+    StoredKind.TWO_REPLICAS: PolicyKind.TWO_REPLICAS,
+    StoredKind.FULL_COPY: PolicyKind.FULL_COPY,
+    StoredKind.DISTRIBUTION: PolicyKind.DISTRIBUTION,
+}
+
+
+def planner_policy(stored: StoredPolicy, topology: Topology) -> PlannerPolicy:
+    """The planner's policy for a stored one (which is one telescope's): the same kind and parameters, the
+    relay keyed by the stored policy's telescope. With no ``relay_centre``, the telescope's reference
+    centre (``REFERENCE_RELAYS``) is its relay when the topology has that distribution centre."""
+    telescope = stored.telescope.name
+    centres = {s.name for s in topology.sites if s.is_distribution_centre}
+    if stored.relay_centre_id is not None:
+        centre: str | None = stored.relay_centre.name  # type: ignore[union-attr]
+    else:
+        fallback = REFERENCE_RELAYS.get(telescope)
+        centre = fallback if fallback in centres else None
+    return PlannerPolicy(
+        kind=PLANNER_KINDS[StoredKind(stored.kind)],
+        partners=dict(stored.partners or {}),
+        copy_site=stored.copy_site.name if stored.copy_site_id is not None else None,  # type: ignore[union-attr]
+        relays={telescope: centre} if centre else {},
+        relay_all=stored.relay_all,
+        degrade_order=tuple(DegradeStep(step) for step in stored.degrade_order),
+        degrade_at=stored.degrade_at,
+        recover_at=stored.recover_at,
+    )
 
 
 def topology_snapshot() -> Topology:
@@ -101,3 +148,17 @@ def queued_products(*, now: dt.datetime) -> list[Product]:
             )
         )
     return products
+
+
+def second_copy_site(stored: StoredPolicy, primary: str) -> str | None:
+    """The SRC that gets the second (two_replicas) or full (full_copy) copy of a product of the stored
+    policy's telescope whose first copy went to ``primary``; None when the policy asks for one copy."""
+    if stored.kind not in (StoredKind.TWO_REPLICAS, StoredKind.FULL_COPY):
+        return None
+    topology = topology_snapshot()
+    policy = planner_policy(stored, topology)
+    try:
+        hops = routes(policy, topology, stored.telescope.name, primary)
+    except ValueError as exc:  # not in the partner ring and not named in partners
+        raise PlanInputError(f"partners: {stored.name} names no partner for {primary}") from exc
+    return next((h.destination for h in hops if h.role == LegRole.SECOND), None)

@@ -9,7 +9,7 @@ from django.db import IntegrityError
 from rest_framework import serializers
 
 from srcnet.api.serializers import ValidatedModelSerializer, name_field
-from topology.models import StorageEndpoint, Telescope
+from topology.models import RegionalCentre, StorageEndpoint, Telescope
 
 from ..models import DataProduct, PolicyShare, ProductFile, Replica, ReplicaPolicy
 from ..services import FileSpec, register_product
@@ -26,10 +26,29 @@ class ReplicaSerializer(serializers.ModelSerializer):
     endpoint: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="name", read_only=True)
     site = serializers.CharField(source="endpoint.site.name", read_only=True)
     policy: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    upstream = serializers.CharField(
+        source="upstream.endpoint.name",
+        read_only=True,
+        allow_null=True,
+        help_text="The storage it is copied from (a second or full copy); null: from the SDP",
+    )
+    via: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
         model = Replica
-        fields = ["id", "product", "endpoint", "site", "state", "policy", "reason", "created", "updated"]
+        fields = [
+            "id",
+            "product",
+            "endpoint",
+            "site",
+            "state",
+            "policy",
+            "upstream",
+            "via",
+            "reason",
+            "created",
+            "updated",
+        ]
 
 
 class DataProductSerializer(serializers.ModelSerializer):
@@ -106,6 +125,8 @@ class PolicyShareSerializer(serializers.ModelSerializer):
 class ReplicaPolicySerializer(ValidatedModelSerializer):
     telescope = name_field(Telescope.objects.all())
     shares = PolicyShareSerializer(many=True, required=False)
+    copy_site = name_field(RegionalCentre.objects.all(), required=False, allow_null=True)
+    relay_centre = name_field(RegionalCentre.objects.all(), required=False, allow_null=True)
     effective_weights = serializers.SerializerMethodField()
 
     class Meta:
@@ -119,6 +140,13 @@ class ReplicaPolicySerializer(ValidatedModelSerializer):
             "description",
             "shares",
             "effective_weights",
+            "partners",
+            "copy_site",
+            "relay_centre",
+            "relay_all",
+            "degrade_order",
+            "degrade_at",
+            "recover_at",
         ]
         validators: list[Any] = []
 

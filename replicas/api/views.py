@@ -27,7 +27,12 @@ class DataProductViewSet(
 ):
     queryset = DataProduct.objects.select_related("telescope", "source").prefetch_related(
         "files",
-        Prefetch("replicas", queryset=Replica.objects.select_related("endpoint__site", "policy", "product")),
+        Prefetch(
+            "replicas",
+            queryset=Replica.objects.select_related(
+                "endpoint__site", "policy", "product", "upstream__endpoint", "via"
+            ),
+        ),
     )
     serializer_class = s.DataProductSerializer
     filterset_class = filtersets.DataProductFilterSet
@@ -47,12 +52,16 @@ class DataProductViewSet(
 
 
 class ReplicaViewSet(viewsets.ReadOnlyModelViewSet):
-    queryset = Replica.objects.select_related("product", "endpoint__site", "policy")
+    queryset = Replica.objects.select_related(
+        "product", "endpoint__site", "policy", "upstream__endpoint", "via"
+    )
     serializer_class = s.ReplicaSerializer
     filterset_class = filtersets.ReplicaFilterSet
 
 
 class ReplicaPolicyViewSet(viewsets.ModelViewSet):
-    queryset = ReplicaPolicy.objects.select_related("telescope").prefetch_related("shares__destination")
+    queryset = ReplicaPolicy.objects.select_related(
+        "telescope", "copy_site", "relay_centre"
+    ).prefetch_related("shares__destination")
     serializer_class = s.ReplicaPolicySerializer
     filterset_class = filtersets.ReplicaPolicyFilterSet

@@ -23,60 +23,60 @@ from . import serializers as s
 def plan_preview(request: Request) -> Response:
     """What the push loop would do with the products waiting at the SDPs now: every leg, when and why.
     Nothing is submitted."""
-    from ..loop import _busy_lanes, _measurements, _placed_bytes, _planner_policy
-    from ..planning.dispatch import due_legs, job_hints
-    from ..planning.planner import plan
-    from ..planning.types import LiveState, PlanConfig, PlanInputError
-    from ..snapshot import queued_products, topology_snapshot
+    from ..loop import cycle_plans
+    from ..planning.dispatch import job_hints
+    from ..planning.types import PlanConfig, PlanInputError
+    from ..snapshot import queued_products
 
     config = PlanConfig()
-    products = queued_products(now=timezone.now())
-    if not products:
-        return Response({"products_queued": 0, "legs": [], "events": []})
+    now = timezone.now()
+    products = queued_products(now=now)
+    errors: list[str] = []
+    legs, events = [], []
     try:
-        result = plan(
-            products,
-            topology_snapshot(),
-            _planner_policy(),
-            LiveState(placed_bytes=_placed_bytes(), measurements=_measurements()),
-            config,
-        )
+        plans = list(cycle_plans(now=now, config=config, errors=errors))
     except PlanInputError as exc:
-        return Response({"detail": str(exc)}, status=400)
-    due = set(
-        due_legs(result, now_s=0.0, slot_seconds=config.slot_seconds, done=set(), busy_lanes=_busy_lanes())
-    )
-    legs = []
-    for index, leg in enumerate(result.legs):
-        hints = job_hints(leg)
-        legs.append(
-            {
-                "product": leg.product_id,
-                "role": str(leg.role),
-                "source": leg.source,
-                "destination": leg.destination,
-                "links": list(leg.links),
-                "start_s": leg.start_s,
-                "start_slot": leg.start_slot,
-                "finish_s": leg.finish_s,
-                "rate_bps": leg.rate_bps,
-                "streams": hints.streams,
-                "files": hints.concurrent_files,
-                "priority": leg.priority,
-                "cost_eur": leg.cost_eur,
-                "due_now": index in due,
-                "depends_on": leg.depends_on,
-            }
-        )
+        errors.append(str(exc))
+    if errors:
+        return Response({"detail": "; ".join(errors)}, status=400)
+    if not plans:
+        return Response({"products_queued": 0, "legs": [], "events": []})
+    for planned, _busy in plans:
+        due = set(planned.due)
+        for index, leg in enumerate(planned.result.legs):
+            hints = job_hints(leg)
+            legs.append(
+                {
+                    "product": leg.product_id,
+                    "telescope": planned.telescope,
+                    "policy": planned.policy.name,
+                    "role": str(leg.role),
+                    "source": leg.source,
+                    "destination": leg.destination,
+                    "links": list(leg.links),
+                    "start_s": leg.start_s,
+                    "start_slot": leg.start_slot,
+                    "finish_s": leg.finish_s,
+                    "rate_bps": leg.rate_bps,
+                    "streams": hints.streams,
+                    "files": hints.concurrent_files,
+                    "priority": leg.priority,
+                    "cost_eur": leg.cost_eur,
+                    "due_now": index in due,
+                    "depends_on": leg.depends_on,
+                    "carried": index >= planned.first_carried,
+                }
+            )
+        events += [
+            {"time_s": e.time_s, "telescope": e.telescope, "kind": e.kind, "detail": e.detail}
+            for e in planned.result.events
+        ]
     return Response(
         {
             "products_queued": len(products),
             "slot_seconds": config.slot_seconds,
             "legs": legs,
-            "events": [
-                {"time_s": e.time_s, "telescope": e.telescope, "kind": e.kind, "detail": e.detail}
-                for e in result.events
-            ],
+            "events": events,
         }
     )
 

@@ -31,16 +31,20 @@ def due_legs(
     slot_seconds: float,
     done: Collection[int],
     busy_lanes: Collection[tuple[str, str]],
+    skip: Collection[int] = (),
 ) -> list[int]:
     """Indexes (into ``plan.legs``) of the legs to submit now, at most one per free lane.
 
-    ``done``: indexes of legs that have delivered; ``busy_lanes``: lanes with a transfer in flight."""
+    ``done``: indexes of legs that have delivered; ``busy_lanes``: lanes with a transfer in flight;
+    ``skip``: legs the caller carries some other way (the push loop sends a forward leg with its relay
+    leg, and a second copy in a later plan once its first copy is there): they neither go nor hold their
+    lane."""
     slot = int(now_s // slot_seconds)
     seen: set[tuple[str, str]] = set()
     due = []
     for index, leg in enumerate(plan.legs):
         lane = (leg.source, leg.destination)
-        if index in done or lane in seen:
+        if index in done or index in skip or lane in seen:
             continue
         seen.add(lane)  # the lane's first unfinished leg decides for the lane
         if lane in busy_lanes or not math.isfinite(leg.start_s) or leg.start_slot > slot:

@@ -2,8 +2,11 @@
 """Stock XRootD server vs the wanio plugin, in the same run, on 127.0.0.1.
 
 For each scenario it reports throughput, server CPU seconds per GB (utime+stime
-of the xrootd process, plus waited-for children for TPC, from /proc) and, in a
-separate strace'd run, server syscalls per GB. Ratios are plugin / stock.
+of the xrootd process, plus waited-for children for TPC, from /proc), the plugin's
+own backpressure wait (its blocked_ms counter) and, in a separate run under
+`strace -f -T -yy` (strace_stats.py), server syscalls per GB and the time the
+socket thread(s) spent in disk writes (uploads, TPC) or in socket sends
+(downloads). Ratios are plugin / stock.
 
 Usage (as root; builds the plugin if needed):
     /usr/bin/python3 bench/xrootd_plugin/bench.py [--size-mib 1024] [--reps 3] [--no-strace]
@@ -11,18 +14,18 @@ Only the standard library, subprocess and the xrootd/xrdcp binaries are used.
 """
 
 import argparse
-import contextlib
 import os
 import platform
-import signal
+import re
 import statistics
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "xrootd_plugin"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import strace_stats
 import wanio_harness as h
 
 GB = 1e9
@@ -36,25 +39,12 @@ def cpu(server, children=False):
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def strace_counts(server, action):
-    out = server.base / "strace.txt"
-    cmd = ["strace", "-f", "-c", "-o", str(out)]
-    for tid in os.listdir(f"/proc/{server.proc.pid}/task"):
-        cmd += ["-p", tid]
-    tracer = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
-    try:
-        action()
-    finally:
-        tracer.send_signal(signal.SIGINT)
-        tracer.wait(timeout=60)
-    counts = {}
-    for line in out.read_text().splitlines():
-        parts = line.split()
-        if len(parts) >= 5 and parts[0][0].isdigit() and parts[-1] != "total":
-            with contextlib.suppress(ValueError):
-                counts[parts[-1]] = int(parts[3])
-    return counts
+BLOCKED = re.compile(r"wanio: close \S+ .*?blocked_ms=(\d+)")
+
+
+def blocked_s(server, log_offset):
+    """The plugin's own backpressure wait (blocked_ms at close) logged after log_offset."""
+    return sum(int(m.group(1)) for m in BLOCKED.finditer(server.log()[log_offset:])) / 1e3
 
 
 def main():
@@ -66,13 +56,14 @@ def main():
     args = ap.parse_args()
     h.ensure_built()
     size = args.size_mib * h.MiB
+    load0 = os.getloadavg()[0]
 
     with h.scratch_dir("wanio-bench-") as scratch:
         src = h.make_file(scratch / "src.bin", size, seed=5)
         stock = h.XrootdServer(scratch, "stock", plugin=False)
-        plugin = h.XrootdServer(scratch, "plugin", extra=["wanio.trace none"])
+        plugin = h.XrootdServer(scratch, "plugin", extra=["wanio.trace info"])
         fslib = h.XrootdServer(
-            scratch, "fslib", extra=["wanio.trace none", f"xrootd.fslib ++ {h.PLUGIN_REF}"]
+            scratch, "fslib", extra=["wanio.trace info", f"xrootd.fslib ++ {h.PLUGIN_REF}"]
         )
         # TPC destinations pull from the stock server, each with its own program.
         tpc_stock = h.XrootdServer(scratch, "tpcstock", plugin=False)
@@ -160,26 +151,36 @@ def main():
             scenarios = [sc for sc in scenarios if args.only in sc[0]]
             for title, actions, targets, children in scenarios:
                 result = {}
+                way = "send" if title.startswith("download") else "recv"
                 for kind in ("stock", "plugin"):
                     server = targets[kind]
-                    rates, cpus = [], []
+                    rates, cpus, waits = [], [], []
                     for _ in range(args.reps):
+                        off = len(server.log())
                         c0, t0 = cpu(server, children), time.monotonic()
                         actions[kind]()
                         dt, dc = time.monotonic() - t0, cpu(server, children) - c0
                         rates.append(size / dt / 1e6)
                         cpus.append(dc / (size / GB))
-                    sys_per_gb = None
+                        waits.append(blocked_s(server, off) / (size / GB))
+                    r = {
+                        "mb_s": statistics.median(rates),
+                        "cpu": statistics.median(cpus),
+                        "backpressure": statistics.median(waits) if server.plugin else None,
+                        "syscalls": None,
+                        "blocked": None,
+                    }
                     if not args.no_strace:
-                        counts = strace_counts(server, actions[kind])
-                        sys_per_gb = sum(counts.values()) / (size / GB)
-                    result[kind] = (statistics.median(rates), statistics.median(cpus), sys_per_gb)
-                    print(
-                        f"{title:52s} {kind:6s} {result[kind][0]:8.0f} MB/s "
-                        f"{result[kind][1]:6.3f} CPU s/GB "
-                        f"{'' if sys_per_gb is None else f'{sys_per_gb:8.0f} syscalls/GB'}",
-                        file=sys.stderr,
-                    )
+                        st = strace_stats.trace(
+                            server.proc.pid, actions[kind], server.base / f"strace-{kind}.txt"
+                        )
+                        r["syscalls"] = st.calls / (size / GB)
+                        what = "sock_send" if way == "send" else "disk_write"
+                        r["blocked"] = st.socket_thread_seconds(way, what) / (size / GB)
+                        r["disk_read"] = st.socket_thread_seconds(way, "disk_read") / (size / GB)
+                        r["socket_threads"] = len(st.socket_threads(way))
+                    result[kind] = r
+                    print(f"{title:52s} {kind:6s} {r}", file=sys.stderr, flush=True)
                 rows.append((title, result))
         finally:
             for s in (stock, plugin, fslib, tpc_stock, tpc_wan):
@@ -190,23 +191,27 @@ def main():
 
     print(
         f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: {platform.node()}, "
-        f"{os.cpu_count()} CPUs, {platform.platform()}; file {args.size_mib} MiB, "
+        f"{os.cpu_count()} CPUs, {platform.platform()}; load average {load0:.1f} -> "
+        f"{os.getloadavg()[0]:.1f}; file {args.size_mib} MiB, "
         f"median of {args.reps} runs; strace in a separate run\n"
     )
     print(
         "| Scenario | Stock MB/s | Plugin MB/s | Throughput ratio | Stock CPU s/GB | "
-        "Plugin CPU s/GB | CPU ratio | Stock syscalls/GB | Plugin syscalls/GB | Syscall ratio |"
+        "Plugin CPU s/GB | CPU ratio | Stock syscalls/GB | Plugin syscalls/GB | Syscall ratio "
+        "| Socket thread blocked s/GB stock | plugin | plugin backpressure s/GB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+    def fmt(v, spec=".0f"):
+        return "n/a" if v is None else format(v, spec)
+
     for title, r in rows:
-        (sr, sc, ss), (pr, pc, ps) = r["stock"], r["plugin"]
-
-        def fmt(v):
-            return "n/a" if v is None else f"{v:.0f}"
-
+        s, p = r["stock"], r["plugin"]
         print(
-            f"| {title} | {sr:.0f} | {pr:.0f} | {ratio(sr, pr)} | {sc:.3f} | {pc:.3f} | "
-            f"{ratio(sc, pc)} | {fmt(ss)} | {fmt(ps)} | {ratio(ss, ps)} |"
+            f"| {title} | {s['mb_s']:.0f} | {p['mb_s']:.0f} | {ratio(s['mb_s'], p['mb_s'])} "
+            f"| {s['cpu']:.3f} | {p['cpu']:.3f} | {ratio(s['cpu'], p['cpu'])} "
+            f"| {fmt(s['syscalls'])} | {fmt(p['syscalls'])} | {ratio(s['syscalls'], p['syscalls'])} "
+            f"| {fmt(s['blocked'], '.3f')} | {fmt(p['blocked'], '.3f')} | {fmt(p['backpressure'], '.3f')} |"
         )
 
 

@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
 """Stock vs wanio over an emulated long-RTT path (bench/wan, userspace emulator).
 
-Two XRootD sites, A (10.250.1.2) and B (10.250.2.2), in the network namespaces
-of one emulated path. Scenarios, each with stock and plugin servers in the same run:
+Sites in the network namespaces of one emulated path: A (10.250.1.2, stock, the
+source of TPC pulls) and, at B (10.250.2.2), a stock server and a plugin server.
+Scenarios, each with the stock and the plugin server of B in the same run:
   * upload A -> B with xrdcp (client in A, server in B);
+  * download B -> A with xrdcp (client in A, server in B; kXR_pgread, the default);
   * xroot TPC pull B <- A (destination B runs `xrdcp --server` or `xrdcp-wan`).
-Reports throughput and destination-server CPU s/GB (with waited-for children, i.e.
-the TPC program). Usage (root):
+Per scenario and server: throughput (median of --reps), server CPU s/GB (with
+waited-for children, i.e. the TPC program), emulator drops in the data direction
+and, in one more run under `strace -f -T -yy` (see strace_stats.py), syscalls/GB
+and the time the socket thread(s) spent in disk writes (uploads, TPC), disk reads
+and socket sends (downloads); plus the plugin's own backpressure wait (its
+`blocked_ms` counter, logged at close). Usage (root):
     /usr/bin/python3 bench/xrootd_plugin/wan_bench.py --rtt-ms 300 --rate-mbit 1000 --size-mib 512
 """
 
 import argparse
+import json
 import os
+import platform
+import re
 import statistics
 import sys
 import time
@@ -21,10 +30,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "xrootd_plugin"))
 sys.path.insert(0, str(ROOT / "bench" / "wan"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import strace_stats  # noqa: E402
 import wanio_harness as h  # noqa: E402
 import wanpath  # noqa: E402
 
 PROBE = "import socket,sys\nsocket.create_connection(('127.0.0.1', int(sys.argv[1])), 0.5).close()\n"
+BLOCKED = re.compile(r"wanio: close (\S+) .*?blocked_ms=(\d+)")
+SCENARIOS = ("upload", "download", "tpc")
 
 
 def cpu(server):
@@ -51,6 +64,20 @@ def url(server, name):
     return f"root://{server.ip}:{server.port}//{name}"
 
 
+def blocked_ms(server, name, log_offset):
+    """Sum of the plugin's backpressure wait over closes of `name` logged after log_offset."""
+    return sum(
+        int(m.group(2))
+        for m in BLOCKED.finditer(server.log()[log_offset:])
+        if m.group(1).endswith("/" + name)
+    )
+
+
+def emu_drops(path, direction):
+    st = path.stats()
+    return st[direction]["drop_queue"] + st[direction]["drop_loss"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--rtt-ms", type=float, default=300)
@@ -61,98 +88,181 @@ def main():
         "--inflight",
         type=int,
         default=0,
-        help="xrdcp-wan reads in flight (default: enough 8 MiB reads for the BDP)",
+        help="xrdcp-wan reads in flight (default: xrdcp-wan --bdp <--bdp-factor x the BDP>)",
     )
+    ap.add_argument("--bdp-factor", type=float, default=1.0, help="reads in flight as a multiple of the BDP")
     ap.add_argument("--cc", default="cubic", choices=["cubic", "bbr", "reno"])
-    ap.add_argument("--only", choices=["upload", "tpc"], default=None)
+    ap.add_argument("--only", default=",".join(SCENARIOS), help="comma list of upload,download,tpc")
+    ap.add_argument("--no-strace", action="store_true", help="skip the syscall / blocked-time run")
     ap.add_argument(
         "--parallel-chunks",
         type=int,
         default=4,
-        help="XRD_CPPARALLELCHUNKS for the uploading client and stock TPC",
+        help="XRD_CPPARALLELCHUNKS for the xrdcp clients and the stock TPC program",
     )
+    ap.add_argument(
+        "--stock-tpc-chunks",
+        type=int,
+        default=0,
+        help="XRD_CPPARALLELCHUNKS in the stock destination server's environment (inherited by its "
+        "`xrdcp --server`); 0 = the XRootD default (4)",
+    )
+    ap.add_argument("--json", help="also write the results as JSON to this file")
     args = ap.parse_args()
+    only = [s for s in args.only.split(",") if s]
+    for s in only:
+        if s not in SCENARIOS:
+            ap.error(f"unknown scenario {s}")
     h.ensure_built()
     size = args.size_mib * h.MiB
+    gb = size / 1e9
     bdp = args.rate_mbit * 1e6 / 8 * args.rtt_ms / 1e3
-    if not args.inflight:
-        args.inflight = max(1, -(-int(bdp) // (8 * h.MiB)))
+    # xrdcp-wan sizes its reads in flight itself from --bdp (ceil(BDP / chunk) + 1)
+    reads = f"--inflight {args.inflight}" if args.inflight else f"--bdp {int(bdp * args.bdp_factor)}"
     env = h.client_env(
         XRD_CPPARALLELCHUNKS=args.parallel_chunks, XRD_REQUESTTIMEOUT=600, XRD_STREAMTIMEOUT=600
     )
+    load0 = os.getloadavg()
+    started = datetime.now(UTC)
     rows = []
     with (
         h.scratch_dir("wanio-wanbench-") as scratch,
         wanpath.emulated_path(rtt_ms=args.rtt_ms, rate_mbit=args.rate_mbit, cc=args.cc) as path,
     ):
         src = h.make_file(scratch / "src.bin", size, seed=9)
+        src_adler = h.adler32_file(src)
         a = h.XrootdServer(scratch, "siteA", plugin=False)
         b_stock = h.XrootdServer(scratch, "siteBstock", plugin=False)
         b_wan = h.XrootdServer(
-            scratch, "siteBwan", tpc_program=f"{h.TPC_PROGRAM} --server --inflight {args.inflight}"
+            scratch,
+            "siteBwan",
+            tpc_program=f"{h.TPC_PROGRAM} --server {reads}",
+            extra=["wanio.trace info"],
         )
         servers = [a, b_stock, b_wan]
         try:
             for side, s in (("a", a), ("b", b_stock), ("b", b_wan)):
-                start_in(path, side, s)
-            os.link(src, a.data / "src.bin")
+                saved = os.environ.get("XRD_CPPARALLELCHUNKS")
+                if s is b_stock and args.stock_tpc_chunks:
+                    os.environ["XRD_CPPARALLELCHUNKS"] = str(args.stock_tpc_chunks)
+                try:
+                    start_in(path, side, s)
+                finally:
+                    os.environ.pop("XRD_CPPARALLELCHUNKS", None)
+                    if saved is not None:
+                        os.environ["XRD_CPPARALLELCHUNKS"] = saved
+            for s in (a, b_stock, b_wan):
+                os.link(src, s.data / "src.bin")
             h.chown_tree(a.data)
-            scenarios = {
-                "upload A->B (xrdcp, kXR_pgwrite)": lambda dst: path.run_a(
-                    ["xrdcp", "-f", "-s", str(src), url(dst, "up.bin")],
-                    env=env,
-                    capture_output=True,
-                    timeout=1800,
-                ),
-                "TPC pull B<-A": lambda dst: path.run_b(
-                    ["xrdcp", "-f", "--tpc", "only", url(a, "src.bin"), url(dst, "tpc.bin")],
-                    env=env,
-                    capture_output=True,
-                    timeout=1800,
-                ),
-            }
-            if args.only:
-                scenarios = {k: v for k, v in scenarios.items() if k.lower().startswith(args.only)}
-            for title, action in scenarios.items():
+            h.chown_tree(b_stock.data)
+            h.chown_tree(b_wan.data)
+            down = scratch / "down.bin"
+
+            def do(title, dst):
+                if title == "upload":
+                    argv = ["xrdcp", "-f", "-s", str(src), url(dst, "up.bin")]
+                    run, out = path.run_a, dst.data / "up.bin"
+                elif title == "download":
+                    argv = ["xrdcp", "-f", "-s", url(dst, "src.bin"), str(down)]
+                    run, out = path.run_a, down
+                else:
+                    argv = ["xrdcp", "-f", "--tpc", "only", url(a, "src.bin"), url(dst, "tpc.bin")]
+                    run, out = path.run_b, dst.data / "tpc.bin"
+                r = run(argv, env=env, capture_output=True, timeout=3600)
+                if r.returncode != 0:
+                    raise SystemExit(f"{title} to {dst.name} failed: {r.stderr}")
+                return out
+
+            for title in only:
+                direction = "ba" if title == "download" else "ab"
                 res = {}
                 for kind, dst in (("stock", b_stock), ("plugin", b_wan)):
-                    rates, cpus = [], []
+                    rates, cpus, drops, blocked = [], [], [], []
                     for _ in range(args.reps):
-                        c0, t0 = cpu(dst), time.monotonic()
-                        r = action(dst)
-                        if r.returncode != 0:
-                            raise SystemExit(f"{title} {kind} failed: {r.stderr}")
+                        off = len(dst.log())
+                        d0, c0, t0 = emu_drops(path, direction), cpu(dst), time.monotonic()
+                        out = do(title, dst)
                         dt = time.monotonic() - t0
+                        cpus.append((cpu(dst) - c0) / gb)
+                        drops.append(emu_drops(path, direction) - d0)
                         rates.append(size / dt / 1e6)
-                        cpus.append((cpu(dst) - c0) / (size / 1e9))
-                    res[kind] = (statistics.median(rates), statistics.median(cpus))
-                    print(
-                        f"{title:36s} {kind:6s} {res[kind][0]:7.1f} MB/s {res[kind][1]:6.2f} CPU s/GB",
-                        file=sys.stderr,
-                        flush=True,
-                    )
+                        if title != "download":
+                            blocked.append(blocked_ms(dst, out.name, off) / 1e3 / gb)
+                        if h.adler32_file(out) != src_adler:
+                            raise SystemExit(f"{title} to {dst.name}: adler32 mismatch")
+                        out.unlink()
+                    r = {
+                        "mb_s": statistics.median(rates),
+                        "rates": [round(x, 1) for x in rates],
+                        "fraction_of_bottleneck": statistics.median(rates) * 8 / args.rate_mbit,
+                        "cpu_s_per_gb": statistics.median(cpus),
+                        "emu_drops": statistics.median(drops),
+                        "plugin_blocked_s_per_gb": statistics.median(blocked) if blocked else None,
+                    }
+                    if not args.no_strace:
+                        outs = []
+
+                        def traced(title=title, dst=dst, outs=outs):
+                            outs.append(do(title, dst))
+
+                        stats = strace_stats.trace(
+                            dst.proc.pid, traced, scratch / f"strace-{title}-{kind}.txt"
+                        )
+                        outs[0].unlink()
+                        way = "send" if title == "download" else "recv"
+                        r.update(
+                            syscalls_per_gb=stats.calls / gb,
+                            socket_threads=len(stats.socket_threads(way)),
+                            sock_disk_write_s_per_gb=stats.socket_thread_seconds(way, "disk_write") / gb,
+                            sock_disk_read_s_per_gb=stats.socket_thread_seconds(way, "disk_read") / gb,
+                            sock_send_s_per_gb=stats.socket_thread_seconds(way, "sock_send") / gb,
+                            all_disk_write_s_per_gb=stats.all_seconds("disk_write") / gb,
+                        )
+                    res[kind] = r
+                    print(f"{title:9s} {kind:6s} {json.dumps(r)}", file=sys.stderr, flush=True)
                 rows.append((title, res))
         finally:
             for s in servers:
                 s.stop()
-    print(
-        f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; emulated path "
-        f"RTT {args.rtt_ms} ms, {args.rate_mbit} Mbit/s, {args.cc} (bench/wan, tuning dtn, "
-        f"BDP {bdp / 1e6:.0f} MB); file "
-        f"{args.size_mib} MiB; median of {args.reps}; XRD_CPPARALLELCHUNKS="
-        f"{args.parallel_chunks}; xrdcp-wan --inflight {args.inflight}\n"
+    load1 = os.getloadavg()
+    header = (
+        f"Date: {started:%Y-%m-%d %H:%M}-{datetime.now(UTC):%H:%M} UTC; machine {platform.node()}, "
+        f"{os.cpu_count()} CPUs, kernel {platform.release()}; load average {load0[0]:.1f} -> "
+        f"{load1[0]:.1f}; emulated path RTT {args.rtt_ms:g} ms, {args.rate_mbit:g} Mbit/s, {args.cc} "
+        f"(bench/wan, tuning dtn, buffer 1 BDP = {bdp / 1e6:.1f} MB); file {args.size_mib} MiB; "
+        f"median of {args.reps}; XRD_CPPARALLELCHUNKS={args.parallel_chunks}; "
+        f"xrdcp-wan {reads}; stock TPC XRD_CPPARALLELCHUNKS={args.stock_tpc_chunks or 4}"
     )
+    print(header + "\n")
     print(
-        "| Scenario | Stock MB/s | Plugin MB/s | Throughput ratio | Stock CPU s/GB | "
-        "Plugin CPU s/GB | CPU ratio |"
+        "| Scenario | Stock MB/s | Plugin MB/s | Throughput ratio | of bottleneck stock/plugin "
+        "| Stock CPU s/GB | Plugin CPU s/GB | CPU ratio | Stock syscalls/GB | Plugin syscalls/GB "
+        "| Syscall ratio | Socket thread blocked s/GB stock | plugin | plugin backpressure s/GB |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+    def fmt(v, spec=".0f"):
+        return "n/a" if v is None else format(v, spec)
+
+    def ratio(a, b):
+        return "n/a" if a is None or b is None or not a else f"{b / a:.2f}"
+
     for title, r in rows:
-        (sr, sc), (pr, pc) = r["stock"], r["plugin"]
+        s, p = r["stock"], r["plugin"]
+        key = "sock_send_s_per_gb" if title == "download" else "sock_disk_write_s_per_gb"
         print(
-            f"| {title} | {sr:.1f} | {pr:.1f} | {pr / sr:.2f} | {sc:.2f} | {pc:.2f} | "
-            f"{(pc / sc) if sc else float('nan'):.2f} |"
+            f"| {title} | {s['mb_s']:.1f} | {p['mb_s']:.1f} | {ratio(s['mb_s'], p['mb_s'])} "
+            f"| {s['fraction_of_bottleneck']:.3f} / {p['fraction_of_bottleneck']:.3f} "
+            f"| {s['cpu_s_per_gb']:.2f} | {p['cpu_s_per_gb']:.2f} "
+            f"| {ratio(s['cpu_s_per_gb'], p['cpu_s_per_gb'])} "
+            f"| {fmt(s.get('syscalls_per_gb'))} | {fmt(p.get('syscalls_per_gb'))} "
+            f"| {ratio(s.get('syscalls_per_gb'), p.get('syscalls_per_gb'))} "
+            f"| {fmt(s.get(key), '.3f')} | {fmt(p.get(key), '.3f')} "
+            f"| {fmt(p.get('plugin_blocked_s_per_gb'), '.3f')} |"
         )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"header": header, "argv": sys.argv, "rows": dict(rows)}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ class PolicyForm(forms.ModelForm):
 
     def _or_default(self, name: str) -> Any:
         value = self.cleaned_data.get(name)
-        return ReplicaPolicy._meta.get_field(name).get_default() if value is None else value
+        return ReplicaPolicy._meta.get_field(name).get_default() if value is None else value  # type: ignore[union-attr]
 
     def clean_degrade_at(self) -> Any:
         return self._or_default("degrade_at")

@@ -7,7 +7,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from replicas.choices import ProductState, ReplicaState
-from replicas.models import PolicyShare, ReplicaPolicy
+from replicas.models import PolicyShare, Replica, ReplicaPolicy
 from replicas.services import FileSpec, register_product
 from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.loop import push_cycle
@@ -75,3 +75,74 @@ def test_the_loop_pushes_by_priority_and_learns_the_lane(
 def _placed(product) -> bool:  # type: ignore[no-untyped-def]
     product.refresh_from_db()
     return product.state in (ProductState.PLACED, ProductState.FAILED)
+
+
+def test_two_replicas_make_a_second_verified_copy_from_the_first_src(
+    celery_worker, bound_topology, live_server, operator
+):
+    """Redistribution: the SDP pushes to UKSRC, then UKSRC copies to its partner AUSRC (third-party copy
+    between the two SRCs' XRootD servers), both through the FTS3 endpoint; only then is the product placed."""
+    from topology.models import RegionalCentre
+
+    telescope = Telescope.objects.get(name="SKA1-Low")
+    ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
+    RegionalCentre.objects.exclude(name="UKSRC").update(share_weight=0)
+    policy = ReplicaPolicy(
+        name="low-uk-then-au", telescope=telescope, kind="two_replicas", partners={"UKSRC": "AUSRC"}
+    )
+    policy.full_clean()
+    policy.save()
+    sdp = bound_topology["SKA1-LOW_SDP"]
+    name = unique("loop-two")
+    checksums = {f: put_file(sdp, f"ska/{name}/{f}", 3 * MIB) for f in ("a.ms", "b.ms")}
+    product = register_product(
+        scope="ska",
+        name=name,
+        telescope=telescope,
+        files=[FileSpec(f, 3 * MIB, c) for f, c in checksums.items()],
+    )
+    token, _ = Token.objects.get_or_create(user=operator)
+    tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token.key, verify=False)
+
+    cycle = push_cycle(transfertool=tool)
+    assert cycle.error == "" and [(e["role"], e["lane"]) for e in cycle.submitted] == [
+        ("primary", ["SKA1-Low", "UKSRC"])
+    ]
+    first = product.replicas.get(endpoint__name="UKSRC_DISK")
+    second = product.replicas.get(endpoint__name="AUSRC_DISK")
+    assert second.state == ReplicaState.PLANNED and second.upstream == first
+    wait_until(
+        lambda: Replica.objects.get(pk=first.pk).state != ReplicaState.COPYING,
+        timeout=120,
+        what="the first copy at UKSRC",
+    )
+    first.refresh_from_db()
+    product.refresh_from_db()
+    assert first.state == ReplicaState.AVAILABLE, first.reason
+    assert product.state == ProductState.PLACING  # one replica of two
+
+    cycle = push_cycle(transfertool=tool)
+    assert cycle.error == "" and [(e["role"], e["lane"]) for e in cycle.submitted] == [
+        ("second", ["UKSRC", "AUSRC"])
+    ]
+    job = TransferJob.objects.get(job_id=cycle.submitted[0]["job_id"])
+    assert all(
+        f.source_surl.startswith(f"root://127.0.0.1:{bound_topology['UKSRC_DISK'].root_port}")
+        or f"127.0.0.1:{bound_topology['UKSRC_DISK'].http_port}" in f.source_surl
+        for f in job.files.all()
+    )
+    wait_until(lambda: _placed(product), timeout=120, what=f"{product.did} to be placed")
+    assert product.state == ProductState.PLACED
+    for replica in (first, second):
+        replica.refresh_from_db()
+        assert replica.state == ReplicaState.AVAILABLE and replica.reason.endswith("finished"), replica.reason
+    assert first.reason.startswith("low-uk-then-au (two_replicas): first copy; push plan: SKA1-Low -> UKSRC")
+    assert second.reason.startswith("low-uk-then-au (two_replicas): second copy (redistribution")
+    assert "push plan: UKSRC -> AUSRC" in second.reason
+    # Both copies are on disk with the adler32 the SDP recorded.
+    for endpoint in ("UKSRC_DISK", "AUSRC_DISK"):
+        for f in product.files.all():
+            path = bound_topology[endpoint].local_path(f"srcnet/{f.relative_path}")
+            assert adler32_of(path) == f.adler32, (endpoint, f.name)
+    assert PathMeasurement.objects.filter(source="UKSRC", destination="AUSRC").count() == 1
+    assert push_cycle(transfertool=tool).legs_submitted == 0

@@ -99,7 +99,7 @@ def test_a_relay_centre_needs_buffer_storage_and_a_path(reference_topology) -> N
 
 
 def test_the_api_stores_every_kind_with_its_parameters(operator_client, reference_topology) -> None:  # type: ignore[no-untyped-def]
-    payloads = [
+    payloads: list[dict[str, Any]] = [
         {"kind": "two_replicas", "partners": {"UKSRC": "AUSRC"}},
         {"kind": "full_copy", "copy_site": "UKSRC"},
         {"kind": "distribution", "relay_centre": "SingaporeDC", "relay_all": True, "degrade_order": []},
@@ -110,7 +110,8 @@ def test_the_api_stores_every_kind_with_its_parameters(operator_client, referenc
         assert response.status_code == 201, response.json()
         for key, value in extra.items():
             assert response.json()[key] == value
-    assert ReplicaPolicy.objects.get(name="low-1").copy_site.name == "UKSRC"
+    copy_site = ReplicaPolicy.objects.get(name="low-1").copy_site
+    assert copy_site is not None and copy_site.name == "UKSRC"
 
 
 @pytest.mark.parametrize(

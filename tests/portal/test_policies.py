@@ -103,3 +103,31 @@ def test_a_scientist_cannot_edit(client, scientist, low):
     assert response.status_code == 403
     policy.refresh_from_db()
     assert policy.name != "mine" and not AuditEvent.objects.exists()
+
+
+def test_operator_stores_the_parameters_of_each_kind(client, operator, low):
+    from topology.models import RegionalCentre
+
+    client.force_login(operator)
+    data = _form(low, name="low-two") | {"kind": "two_replicas", "partners": '{"UKSRC": "AUSRC"}'}
+    assert client.post(reverse("operations:policy-new"), data).status_code == 302
+    assert ReplicaPolicy.objects.get(name="low-two").partners == {"UKSRC": "AUSRC"}
+    page = client.get(reverse("operations:policies")).content.decode()
+    assert "partners UKSRC -&gt; AUSRC" in page
+    centre = RegionalCentre.objects.get(name="SingaporeDC")
+    data = _form(low, name="low-relay") | {
+        "kind": "distribution",
+        "relay_centre": centre.pk,
+        "relay_all": "on",
+    }
+    assert client.post(reverse("operations:policy-new"), data).status_code == 302
+    stored = ReplicaPolicy.objects.get(name="low-relay")
+    assert stored.relay_centre == centre and stored.relay_all and stored.degrade_at == 0.8
+
+
+def test_a_full_copy_without_a_copy_site_shows_the_models_message(client, operator, low):
+    client.force_login(operator)
+    response = client.post(reverse("operations:policy-new"), _form(low) | {"kind": "full_copy"})
+    assert response.status_code == 400
+    assert "The full-copy policy needs a copy site." in response.content.decode()
+    assert not ReplicaPolicy.objects.filter(name="low-europe").exists() and not AuditEvent.objects.exists()

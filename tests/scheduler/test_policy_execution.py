@@ -154,7 +154,8 @@ def test_full_copy_at_the_copy_site_and_none_when_the_first_copy_is_there(refere
     product, tool = _product("a"), RecordingTool()
     push_cycle(transfertool=tool)
     copy = product.replicas.get(endpoint__name="AUSRC_DISK")
-    assert copy.upstream.endpoint.name == "UKSRC_DISK" and "full copy at AUSRC, UKSRC -> AUSRC" in copy.reason
+    assert copy.upstream is not None and copy.upstream.endpoint.name == "UKSRC_DISK"
+    assert "full copy at AUSRC, UKSRC -> AUSRC" in copy.reason
     policy.copy_site = RegionalCentre.objects.get(name="UKSRC")
     policy.save()
     first = product.replicas.get(endpoint__name="UKSRC_DISK")
@@ -185,7 +186,11 @@ def test_distribution_relays_as_one_multihop_job(reference_topology) -> None:  #
     assert params.multihop and len(requests) == 4  # two files, each SDP -> buffer then buffer -> SRC
     assert "singaporedc" in requests[0].destination and "singaporedc" in requests[2].source
     (replica,) = product.replicas.exclude(endpoint__role="sdp")
-    assert replica.endpoint.name == "UKSRC_DISK" and replica.via.name == "SingaporeDC"
+    assert (
+        replica.endpoint.name == "UKSRC_DISK"
+        and replica.via is not None
+        and replica.via.name == "SingaporeDC"
+    )
     assert (
         "(distribution): relayed first copy; push plan: SKA1-Low -> UKSRC via SingaporeDC" in replica.reason
     )

@@ -1,5 +1,6 @@
 // xrdcp-wan: command line front end of TpcPull, invoked by the XRootD server as
 //   <pgm> [fixed args] [-C cks] [-S streams] <source URL> <destination path>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,10 +13,10 @@
 namespace {
 
 void usage() {
-    fprintf(
-        stderr,
-        "usage: xrdcp-wan [--server] [--inflight N] [--bdp SIZE] [--chunk SIZE] "
-        "[--writers N] [-C adler32[:source|print|<hex>]] [-S N] [-v] <source URL> <dest path>\n");
+    fprintf(stderr,
+            "usage: xrdcp-wan [--server] [--inflight N] [--bdp SIZE] [--chunk SIZE] "
+            "[--writers N] [--max-streams N] [-C adler32[:source|print|<hex>]] [-S N] [-v] "
+            "<source URL> <dest path>\n");
 }
 
 bool parseCount(const char* text, int lo, int hi, int& out) {
@@ -31,6 +32,10 @@ bool parseCount(const char* text, int lo, int hi, int& out) {
 int main(int argc, char** argv) {
     wanio::TpcOptions options;
     std::uint64_t bdp = 0;
+    // The server passes -S 1 by default: one extra TCP sub-stream that XrdCl connects
+    // after the first reads and then moves all data to, so on a long path the pull
+    // goes through slow start twice. Sub-streams are used only up to --max-streams.
+    int maxStreams = 0;
     std::vector<std::string> positional;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
@@ -53,6 +58,8 @@ int main(int argc, char** argv) {
             if (!parseCount(value("--writers"), 1, 64, options.writerThreads)) return 2;
         } else if (arg == "-S" || arg == "--streams") {
             if (!parseCount(value("-S"), 0, 15, options.streams)) return 2;
+        } else if (arg == "--max-streams") {
+            if (!parseCount(value("--max-streams"), 0, 15, maxStreams)) return 2;
         } else if (arg == "-C" || arg == "--cksum") {
             options.checksum = value("-C");
         } else if (arg == "--chunk") {
@@ -83,6 +90,7 @@ int main(int argc, char** argv) {
         // Enough chunk reads in flight to keep the whole delay-bandwidth product moving.
         options.inflight = wanio::readsInFlightForBdp(bdp, options.chunkSize);
     }
+    options.streams = std::min(options.streams, maxStreams);
     options.source = positional[0];
     options.destination = positional[1];
 

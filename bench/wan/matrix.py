@@ -10,6 +10,12 @@ transfer tools on the same path, one after another.  Writes one JSON file
         --tools iperf3,xrdcp-up,xrdcp-down,xrd-tpc,gfal-copy,davix-put \\
         --sizes 100M,1G --batch 8x100M --out bench/wan/results/matrix.json
 
+Many-file batches run consecutively (one xrdcp per file, one after the other),
+simultaneously (one xrdcp per file, all at once) and recursively (one
+``xrdcp -r`` of the directory), as in the AENEAS tables.  ``--plugin off,on``
+runs every file cell against stock sites and against sites with the project's
+wanio plugin (bench/wan/xrdsite.py ``plugin=True``), back to back on the same path.
+
 Throughput is TCP payload (file bytes) per wall-clock second of the whole
 transfer including connection set-up, as a fraction of the emulated
 bottleneck (IP-layer rate).  Root required.
@@ -180,8 +186,9 @@ def parse_size(s: str) -> int:
 class Cell:
     """Runs the tools on one live path with two XRootD sites."""
 
-    def __init__(self, path, site_a, site_b, srcdir, args):
-        self.path, self.sa, self.sb, self.srcdir, self.args = path, site_a, site_b, srcdir, args
+    def __init__(self, path, sites, srcdir, args):
+        # sites: {"off": (site_a, site_b), "on": (site_a, site_b) with the plugin}
+        self.path, self.sites, self.srcdir, self.args = path, sites, srcdir, args
         self.results = []
         self.ceiling = None
         # Idle RTT as the end hosts see it, measured once per path.
@@ -338,10 +345,12 @@ class Cell:
             )
         )
 
-    def file_tool(self, tool, size, nfiles=1, mode="single"):
+    def file_tool(self, tool, size, nfiles=1, mode="single", plugin="off"):
         src = [self.src_file(size, i) for i in range(nfiles)]
-        p, sa, sb = self.path, self.sa, self.sb
-        tag = f"{tool}-{size}-{mode}"
+        p, (sa, sb) = self.path, self.sites[plugin]
+        tag = f"{tool}-{size}-{mode}-{plugin}"
+        if mode == "recursive":
+            return self.recursive(tool, size, nfiles, src, tag, plugin)
         if tool == "xrdcp-up":
             argvs = [p.cmd("a", ["xrdcp", "-f", s, sb.root_url(f"{tag}-{i}")]) for i, s in enumerate(src)]
             direction, srv, env = "ab", [sb.proc.pid], XRD_ENV
@@ -389,8 +398,82 @@ class Cell:
             raise ValueError(tool)
         subprocess.run(["sync"], timeout=120)  # staged copies must not flush mid-run
         r = self.measure(
-            tool, argvs, direction, size * nfiles, env, srv, mode=mode, files=nfiles, file_bytes=size
+            tool,
+            argvs,
+            direction,
+            size * nfiles,
+            env,
+            srv,
+            mode=mode,
+            files=nfiles,
+            file_bytes=size,
+            plugin=plugin,
         )
+        self.verify_and_clean(r, src, dst, [sb.local_path(f"{tag}-{i}") for i in range(nfiles)])
+
+    def recursive(self, tool, size, nfiles, src, tag, plugin):
+        """One `xrdcp -r` of a directory holding the batch's files."""
+        p, (sa, sb) = self.path, self.sites[plugin]
+        names = [f"{tag}-{i}" for i in range(nfiles)]
+        top = f"dir-{tag}"  # the directory copied; xrdcp -r recreates it inside the target
+        cleanup = []
+        if tool == "xrdcp-up":
+            local = os.path.join(self.srcdir, top)
+            os.makedirs(local)
+            for s, n in zip(src, names, strict=True):
+                os.link(s, os.path.join(local, n))  # same inode: same page cache
+            target = sb.local_path(f"to-{tag}")
+            self._mkdir_xrootd(target)
+            argv = p.cmd("a", ["xrdcp", "-r", "-f", local, sb.root_url(f"to-{tag}") + "/"])
+            direction, srv = "ab", [sb.proc.pid]
+            dst = [os.path.join(target, top, n) for n in names]
+            cleanup = [local, target]
+        elif tool in ("xrdcp-down", "xrd-tpc"):
+            remote = sb.local_path(top)
+            self._mkdir_xrootd(remote)
+            for s, n in zip(src, names, strict=True):
+                shutil.copyfile(s, os.path.join(remote, n))
+                shutil.chown(os.path.join(remote, n), "xrootd", "xrootd")
+            if tool == "xrdcp-down":
+                target = os.path.join(self.srcdir, f"to-{tag}")
+                os.makedirs(target)
+                argv = p.cmd("a", ["xrdcp", "-r", "-f", sb.root_url(top), target])
+                direction, srv = "ba", [sb.proc.pid]
+            else:
+                target = sa.local_path(f"to-{tag}")
+                self._mkdir_xrootd(target)
+                argv = p.cmd(
+                    "a",
+                    ["xrdcp", "-r", "-f", "--tpc", "only", sb.root_url(top), sa.root_url(f"to-{tag}") + "/"],
+                )
+                direction, srv = "ba", [sa.proc.pid, sb.proc.pid]
+            dst = [os.path.join(target, top, n) for n in names]
+            cleanup = [remote, target]
+        else:
+            raise ValueError(f"recursive mode is implemented for xrdcp-up, xrdcp-down, xrd-tpc, not {tool}")
+        subprocess.run(["sync"], timeout=120)
+        r = self.measure(
+            tool,
+            [argv],
+            direction,
+            size * nfiles,
+            XRD_ENV,
+            srv,
+            mode="recursive",
+            files=nfiles,
+            file_bytes=size,
+            plugin=plugin,
+        )
+        self.verify_and_clean(r, src, dst, [])
+        for d in cleanup:
+            shutil.rmtree(d, ignore_errors=True)
+
+    @staticmethod
+    def _mkdir_xrootd(path):
+        os.makedirs(path)
+        shutil.chown(path, "xrootd", "xrootd")
+
+    def verify_and_clean(self, r, src, dst, staged):
         if r["ok"]:
             r["adler32_ok"] = all(
                 os.path.exists(d) and adler32_file(d) == _SUMS[s] for s, d in zip(src, dst, strict=True)
@@ -398,7 +481,7 @@ class Cell:
             if not r["adler32_ok"]:
                 r["ok"] = False
                 r["throughput_mbit"] = None
-        for d in [*dst, *(sb.local_path(f"{tag}-{i}") for i in range(nfiles))]:
+        for d in [*dst, *staged]:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(d)  # keep disk use to one cell's files
         self.record(r)
@@ -448,7 +531,15 @@ def main(argv=None) -> int:
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--sizes", default="100M,1G", help="single-file sizes")
     ap.add_argument("--batch", default="8x100M", help="NxSIZE many-file batch ('' = none)")
-    ap.add_argument("--batch-tool", default="xrdcp-up")
+    ap.add_argument("--batch-tool", default="xrdcp-up", help="comma list of tools for the batch")
+    ap.add_argument("--batch-modes", default="consecutive,simultaneous,recursive")
+    ap.add_argument("--plugin", default="off", help="comma list: off (stock sites), on (wanio plugin)")
+    ap.add_argument(
+        "--plugin-bdp-factor",
+        type=float,
+        default=1.0,
+        help="xrdcp-wan reads in flight on plugin sites, as a multiple of the path's BDP",
+    )
     ap.add_argument("--iperf-seconds", type=int, default=20)
     ap.add_argument("--loss", type=float, default=0.0)
     ap.add_argument("--cc", default="cubic")
@@ -470,6 +561,12 @@ def main(argv=None) -> int:
         if t not in TOOLS:
             ap.error(f"unknown tool {t}")
     sizes = [parse_size(s) for s in a.sizes.split(",") if s]
+    plugins = [x for x in a.plugin.split(",") if x]
+    if not plugins or any(x not in ("off", "on") for x in plugins):
+        ap.error("--plugin takes off, on or off,on")
+    modes = [m for m in a.batch_modes.split(",") if m]
+    if any(m not in ("consecutive", "simultaneous", "recursive") for m in modes):
+        ap.error("--batch-modes: consecutive, simultaneous, recursive")
     batch = None
     if a.batch:
         n, s = a.batch.lower().split("x")
@@ -494,20 +591,31 @@ def main(argv=None) -> int:
                     wanpath.emulated_path(
                         rtt_ms=rtt, rate_mbit=rate, loss=a.loss, cc=a.cc, tuning=a.tuning
                     ) as path,
-                    XrootdSite(path, "a") as sa,
-                    XrootdSite(path, "b") as sb,
+                    contextlib.ExitStack() as stack,
                 ):
-                    cell = Cell(path, sa, sb, srcdir, a)
+                    bdp = int(path.config.bdp_bytes() * a.plugin_bdp_factor)
+                    sites = {}
+                    for k, plugin in enumerate(plugins):
+                        # stock and plugin sites side by side: ports 1094/8080, 1095/8081
+                        kw = dict(port=1094 + k, http_port=8080 + k, plugin=plugin == "on", tpc_bdp_bytes=bdp)
+                        sites[plugin] = (
+                            stack.enter_context(XrootdSite(path, "a", **kw)),
+                            stack.enter_context(XrootdSite(path, "b", **kw)),
+                        )
+                    cell = Cell(path, sites, srcdir, a)
                     if "iperf3" in tools:
                         cell.iperf3(a.iperf_seconds)
                     for tool in tools:
                         if tool == "iperf3":
                             continue
                         for size in sizes:
-                            cell.file_tool(tool, size)
+                            for plugin in plugins:
+                                cell.file_tool(tool, size, plugin=plugin)
                     if batch:
-                        for mode in ("consecutive", "simultaneous"):
-                            cell.file_tool(a.batch_tool, batch[1], batch[0], mode)
+                        for btool in a.batch_tool.split(","):
+                            for mode in modes:
+                                for plugin in plugins:
+                                    cell.file_tool(btool, batch[1], batch[0], mode, plugin)
                     doc["cells"].extend(cell.results)
                 # write after every path so a partial run still leaves data
                 doc["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -521,19 +629,20 @@ def main(argv=None) -> int:
 
 def table(doc) -> str:
     rows = [
-        "| RTT ms | rate Mbit/s | tool | mode | size | files | Mbit/s | of bottleneck "
+        "| RTT ms | rate Mbit/s | tool | plugin | mode | size | files | Mbit/s | of bottleneck "
         "| vs iperf3 | plateau s | retrans / emu drops | emu late>1ms | CPU s/GB client/server/emu |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in doc["cells"]:
         cpu = c.get("cpu_s_per_gb") or {}
         size = c.get("file_bytes")
         late = c.get("late_frac")
         rows.append(
-            "| {} | {:g} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |".format(
+            "| {} | {:g} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |".format(
                 c["rtt_ms"],
                 c["rate_mbit"],
                 c["tool"],
+                c.get("plugin", "off") if c["tool"] != "iperf3" else "-",
                 c.get("mode", ""),
                 f"{size / 1e6:g} MB" if size else f"{c.get('seconds', 0):.0f} s",
                 c.get("files", 1),

@@ -13,6 +13,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from operations.models import AuditEvent
@@ -82,6 +83,14 @@ def traffic(topology):  # type: ignore[no-untyped-def]
 def _click(browser, css: str) -> None:  # type: ignore[no-untyped-def]
     WebDriverWait(browser, 15).until(lambda b: b.find_element(By.CSS_SELECTOR, css).is_displayed())
     browser.find_element(By.CSS_SELECTOR, css).click()
+
+
+def _submit(browser, css: str) -> None:  # type: ignore[no-untyped-def]
+    """Press a form's button and wait until the browser has left the page: until then, elements found are
+    the old page's and go stale under the test's feet."""
+    page = browser.find_element(By.TAG_NAME, "html")
+    browser.find_element(By.CSS_SELECTOR, css).click()
+    WebDriverWait(browser, 15).until(ec.staleness_of(page))
 
 
 def _click_line(browser, css: str) -> None:  # type: ignore[no-untyped-def]
@@ -211,7 +220,7 @@ def test_product_routing_page_shows_where_each_replica_is_and_why(
     login("scientist")
     browser.get(live_server.url + "/replicas/products/")
     browser.find_element(By.NAME, "q").send_keys("routing")
-    browser.find_element(By.CSS_SELECTOR, "form.filters button").click()
+    _submit(browser, "form.filters button")
     _click(browser, "table.objects a")
     wait(browser, "#replicas")
     rows = {
@@ -270,7 +279,7 @@ def test_operator_pauses_a_path_from_the_map_and_it_is_in_the_audit_trail(
     browser.find_element(By.NAME, "reason").send_keys("fibre maintenance at Cape Town")
     browser.find_element(By.NAME, "confirm").click()
     shoot("confirm-pause")
-    browser.find_element(By.CSS_SELECTOR, "#action-form button[type=submit]").click()
+    _submit(browser, "#action-form button[type=submit]")
     assert "Paused SKA1-Mid" in wait(browser, ".messages li").text
     assert browser.current_url.endswith("/topology/map/")
     assert LinkPause.objects.count() == 2
@@ -337,13 +346,13 @@ def test_operator_edits_a_policy_and_sees_the_models_validation(
     wait(browser, "#policy-form")
     Select(browser.find_element(By.NAME, "shares-0-destination")).select_by_visible_text("SKA1-LOW_SDP")
     browser.find_element(By.NAME, "shares-0-weight").send_keys("2")
-    browser.find_element(By.CSS_SELECTOR, "#policy-form button[type=submit]").click()
+    _submit(browser, "#policy-form button[type=submit]")
     error = wait(browser, "#policy-form .errors")
     assert "A replica goes to SRC storage, not to SDP storage." in error.text
     shoot("policy-validation")
     assert not policy.shares.exists() and not AuditEvent.objects.exists()
     Select(browser.find_element(By.NAME, "shares-0-destination")).select_by_visible_text("UKSRC_DISK")
-    browser.find_element(By.CSS_SELECTOR, "#policy-form button[type=submit]").click()
+    _submit(browser, "#policy-form button[type=submit]")
     assert "saved" in wait(browser, ".messages li").text
     assert "UKSRC_DISK: 2" in browser.find_element(By.ID, "policies").text
     assert ReplicaPolicy.objects.get(pk=policy.pk).weights() == {"UKSRC_DISK": 2.0}
@@ -373,7 +382,7 @@ def test_operator_reroutes_a_product_from_its_routing_page(
     browser.find_element(By.NAME, "reason").send_keys(f"{old.endpoint.site.name} storage maintenance")
     browser.find_element(By.NAME, "confirm").click()
     shoot("confirm-reroute")
-    browser.find_element(By.CSS_SELECTOR, "#action-form button[type=submit]").click()
+    _submit(browser, "#action-form button[type=submit]")
     assert "re-routed" in wait(browser, ".messages li").text
     rows = {
         r.get_attribute("data-endpoint"): r.text

@@ -50,7 +50,7 @@ from .planning.types import (
     Product,
     Topology,
 )
-from .snapshot import planner_policy, queued_products, topology_snapshot
+from .snapshot import planner_policy, policy_topology, queued_products, topology_snapshot
 from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError, default_transfertool
 
 MEASUREMENT_HISTORY = 200
@@ -193,6 +193,7 @@ def plan_telescope(
     """Plan one telescope's products and waiting copies under its active stored policy (nothing is
     submitted); raises ``PlanInputError`` if the policy does not fit the topology."""
     stored = active_policy(Telescope.objects.get(name=telescope), create=False)
+    topology = policy_topology(stored, topology)
     policy = planner_policy(stored, topology)
     lanes = lane_demands(policy, topology, config).keys()
     carried = [c for c in waiting if (c.leg.source, c.leg.destination) in lanes]
@@ -240,10 +241,11 @@ def push_cycle(
     move: a telescope whose plan fails does not stop the others)."""
     now = now or timezone.now()
     config = config or PlanConfig()
-    tool = transfertool or default_transfertool()
     report = CycleReport()
     try:
         report.products_queued = len(queued_products(now=now))
+        # A misconfigured transfertool (say fts3 with no URL) is this cycle's error, recorded like any other.
+        tool = transfertool or default_transfertool()
         for planned, busy in cycle_plans(now=now, config=config, errors=report.errors):
             report.legs_planned += len(planned.result.legs)
             report.events += [

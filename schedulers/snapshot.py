@@ -8,6 +8,8 @@ the simulator see frozen dataclasses only. ``planner_policy`` is the one transla
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
+from dataclasses import replace
 
 from django.db.models import Count, Prefetch, Sum
 
@@ -64,6 +66,25 @@ def planner_policy(stored: StoredPolicy, topology: Topology) -> PlannerPolicy:
         degrade_at=stored.degrade_at,
         recover_at=stored.recover_at,
     )
+
+
+def policy_topology(stored: StoredPolicy, topology: Topology) -> Topology:
+    """The topology as the stored policy weighs the SRCs. With explicit shares (``PolicyShare``, what an
+    operator sets in the portal) an SRC's share weight is the sum of its storage endpoints' shares and an
+    SRC without one gets no first copies; without explicit shares, the SRCs' own ``share_weight``. The
+    explicit placement (``replicas.services.place_product``) reads the same shares, so both agree."""
+    per_site: dict[str, float] = defaultdict(float)
+    if stored.pk is None:  # the default policy of a telescope without one: never saved, no shares
+        return topology
+    for share in stored.shares.select_related("destination__site"):
+        per_site[share.destination.site.name] += share.weight
+    if not per_site:
+        return topology
+    sites = tuple(
+        site if site.is_distribution_centre else replace(site, share_weight=per_site.get(site.name, 0.0))
+        for site in topology.sites
+    )
+    return replace(topology, sites=sites)
 
 
 def topology_snapshot() -> Topology:
@@ -155,7 +176,7 @@ def second_copy_site(stored: StoredPolicy, primary: str) -> str | None:
     policy's telescope whose first copy went to ``primary``; None when the policy asks for one copy."""
     if stored.kind not in (StoredKind.TWO_REPLICAS, StoredKind.FULL_COPY):
         return None
-    topology = topology_snapshot()
+    topology = policy_topology(stored, topology_snapshot())
     policy = planner_policy(stored, topology)
     try:
         hops = routes(policy, topology, stored.telescope.name, primary)

@@ -29,6 +29,10 @@ def list_cmd(ctx: Context, args: argparse.Namespace) -> int:
     params = {"telescope": args.telescope} if args.telescope else None
     rows, count = ctx.client.paginate("/api/replicas/policies/", params, limit=args.limit)
     ctx.emit_list(
-        rows, ["name", "telescope", "kind", "active", "weights"], _row, count=count, what="policies"
+        rows,
+        ["name", "telescope", "kind", "active", "weights", "parameters"],
+        _row,
+        count=count,
+        what="policies",
     )
     return ExitCode.OK

@@ -128,6 +128,7 @@ class ReplicaPolicySerializer(ValidatedModelSerializer):
     copy_site = name_field(RegionalCentre.objects.all(), required=False, allow_null=True)
     relay_centre = name_field(RegionalCentre.objects.all(), required=False, allow_null=True)
     effective_weights = serializers.SerializerMethodField()
+    parameters = serializers.SerializerMethodField()
 
     class Meta:
         model = ReplicaPolicy
@@ -147,11 +148,15 @@ class ReplicaPolicySerializer(ValidatedModelSerializer):
             "degrade_order",
             "degrade_at",
             "recover_at",
+            "parameters",
         ]
         validators: list[Any] = []
 
     def get_effective_weights(self, obj: ReplicaPolicy) -> dict[str, float]:
         return obj.weights()
+
+    def get_parameters(self, obj: ReplicaPolicy) -> str:
+        return obj.parameters()
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         shares = attrs.pop("shares", None)

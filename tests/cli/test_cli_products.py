@@ -92,11 +92,22 @@ def test_products_show_and_push_unknown_id_exit_4(srcnet, topology):
 
 def test_policies_list(srcnet, topology):
     ReplicaPolicy.objects.create(name="low-weighted", telescope=Telescope.objects.get(name="SKA1-Low"))
+    ReplicaPolicy.objects.create(
+        name="mid-pairs",
+        telescope=Telescope.objects.get(name="SKA1-Mid"),
+        kind="two_replicas",
+        partners={"UKSRC": "AUSRC"},
+    )
     result = srcnet("policies", "list")
     assert result.code == ExitCode.OK, result.err
-    row = result.out.splitlines()[2].split()
-    assert row[:2] == ["low-weighted", "SKA1-Low"]
-    assert "UKSRC_DISK=2" in result.out  # the default weights are the SRCs' share weights
+    lines = result.out.splitlines()
+    assert lines[0].split()[-1] == "PARAMETERS"
+    assert lines[2].split()[:2] == ["low-weighted", "SKA1-Low"]
+    assert "UKSRC_DISK=2" in lines[2]  # the default weights are the SRCs' share weights
+    assert lines[3].split()[:3] == ["mid-pairs", "SKA1-Mid", "two_replicas"]
+    assert "partners UKSRC -> AUSRC; others: the next SRC by name" in lines[3]
     data = json.loads(srcnet("policies", "list", "-o", "json").out)
-    assert [p["name"] for p in data] == ["low-weighted"]
+    assert [p["name"] for p in data] == ["low-weighted", "mid-pairs"]
     assert data[0]["effective_weights"]["UKSRC_DISK"] == 2.0
+    assert data[1]["partners"] == {"UKSRC": "AUSRC"}
+    assert data[1]["parameters"].startswith("partners UKSRC -> AUSRC")

@@ -238,3 +238,42 @@ def test_a_policy_that_does_not_fit_the_topology_stops_only_its_telescope(refere
     cycle = push_cycle(transfertool=RecordingTool())
     assert "SKA1-Low: partners: UKSRC cannot be its own partner" in cycle.error
     assert [e["lane"] for e in cycle.submitted] == [["SKA1-Mid", "UKSRC"]]
+
+
+def test_explicit_shares_decide_where_the_loop_sends_first_copies(reference_topology: Any) -> None:
+    """An operator's explicit shares (the portal's policy form) outweigh the SRCs' own share weights, in the
+    push loop as in an explicit push: every SRC keeps its share weight here, only CASRC_DISK has a share."""
+    from replicas.models import PolicyShare
+    from topology.models import StorageEndpoint
+
+    policy = _stored(kind="weighted_share")
+    PolicyShare.objects.create(
+        policy=policy, destination=StorageEndpoint.objects.get(name="CASRC_DISK"), weight=3
+    )
+    looped, tool = _product("looped"), RecordingTool()
+    cycle = push_cycle(transfertool=tool)
+    assert cycle.error == "" and [e["lane"] for e in cycle.submitted] == [["SKA1-Low", "CASRC"]]
+    pushed = _product("pushed")
+    push_product(product=pushed, transfertool=tool)
+    for product in (looped, pushed):
+        assert [r.endpoint.name for r in product.replicas.exclude(endpoint__role="sdp")] == ["CASRC_DISK"]
+    # Without explicit shares the SRCs' own weights apply again: with UKSRC the only one, it gets the next.
+    policy.shares.all().delete()
+    _only_uk()
+    third = _product("third")
+    cycle = push_cycle(transfertool=tool)
+    assert cycle.error == "" and [e["lane"] for e in cycle.submitted] == [["SKA1-Low", "UKSRC"]]
+    assert [r.endpoint.name for r in third.replicas.exclude(endpoint__role="sdp")] == ["UKSRC_DISK"]
+
+
+def test_a_misconfigured_transfertool_is_the_cycles_error_and_moves_nothing(
+    reference_topology: Any, settings: Any
+) -> None:
+    settings.SRCNET_TRANSFERTOOL = {"KIND": "fts3", "FTS3_URL": ""}
+    product = _product()
+    cycle = push_cycle()
+    assert cycle.error == "SRCNET_TRANSFERTOOL=fts3 needs SRCNET_FTS3_URL"
+    assert cycle.products_queued == 1 and cycle.legs_submitted == 0
+    assert not product.replicas.exclude(endpoint__role="sdp").exists()
+    settings.SRCNET_TRANSFERTOOL = {"KIND": "gridftp"}
+    assert "must be 'embedded' or 'fts3', not 'gridftp'" in push_cycle().error

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from replicas.models import DataProduct, ReplicaPolicy
+from replicas.models import POLICY_INPUT_FIELDS, DataProduct, ReplicaPolicy
 from topology.models import StorageEndpoint
 
 from .services import reroute_destinations
@@ -44,20 +44,7 @@ class PolicyForm(forms.ModelForm):
 
     class Meta:
         model = ReplicaPolicy
-        fields = [
-            "name",
-            "telescope",
-            "kind",
-            "is_active",
-            "description",
-            "partners",
-            "copy_site",
-            "relay_centre",
-            "relay_all",
-            "degrade_order",
-            "degrade_at",
-            "recover_at",
-        ]
+        fields = list(POLICY_INPUT_FIELDS)
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
             "partners": forms.Textarea(attrs={"rows": 2, "placeholder": '{"UKSRC": "AUSRC"}'}),

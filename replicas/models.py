@@ -80,6 +80,23 @@ def default_degrade_order() -> list[str]:
     return list(DEFAULT_DEGRADE_ORDER)
 
 
+# A policy's own input fields, in the order the portal's form and the API show them.
+POLICY_INPUT_FIELDS = (
+    "name",
+    "telescope",
+    "kind",
+    "is_active",
+    "description",
+    "partners",
+    "copy_site",
+    "relay_centre",
+    "relay_all",
+    "degrade_order",
+    "degrade_at",
+    "recover_at",
+)
+
+
 class ReplicaPolicy(models.Model):
     """How a telescope's products are placed at SRCs: one of the four AENEAS scenarios and its parameters.
 

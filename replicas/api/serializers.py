@@ -11,7 +11,7 @@ from rest_framework import serializers
 from srcnet.api.serializers import ValidatedModelSerializer, name_field
 from topology.models import RegionalCentre, StorageEndpoint, Telescope
 
-from ..models import DataProduct, PolicyShare, ProductFile, Replica, ReplicaPolicy
+from ..models import POLICY_INPUT_FIELDS, DataProduct, PolicyShare, ProductFile, Replica, ReplicaPolicy
 from ..services import FileSpec, register_product
 
 
@@ -132,24 +132,7 @@ class ReplicaPolicySerializer(ValidatedModelSerializer):
 
     class Meta:
         model = ReplicaPolicy
-        fields = [
-            "id",
-            "name",
-            "telescope",
-            "kind",
-            "is_active",
-            "description",
-            "shares",
-            "effective_weights",
-            "partners",
-            "copy_site",
-            "relay_centre",
-            "relay_all",
-            "degrade_order",
-            "degrade_at",
-            "recover_at",
-            "parameters",
-        ]
+        fields = ["id", *POLICY_INPUT_FIELDS, "shares", "effective_weights", "parameters"]
         validators: list[Any] = []
 
     def get_effective_weights(self, obj: ReplicaPolicy) -> dict[str, float]:

@@ -5,19 +5,9 @@ from __future__ import annotations
 import pytest
 
 from campaigns.models import Campaign
+from tests.campaigns.inputs import GOOD, MIB
 
 pytestmark = pytest.mark.django_db
-MIB = 1024 * 1024
-GOOD = {
-    "name": "dc-1",
-    "mode": "real",
-    "sources": ["SKA1-Low"],
-    "destinations": ["UKSRC_DISK"],
-    "target_rate_bps": 2e8,
-    "duration_seconds": 30,
-    "min_file_bytes": MIB,
-    "max_file_bytes": 4 * MIB,
-}
 
 
 @pytest.mark.parametrize(

@@ -20,19 +20,9 @@ from campaigns.services import RUN_FIELDS, advance, create_campaign, fire, stop
 from localnet.processes import stop_pid
 from localnet.stack import BEAT_SCHEDULER, service_env, worker_argv
 from localnet.state import PROJECT_ROOT, StateDir
+from tests.campaigns.inputs import GOOD
 from tests.conftest import _wait_for_worker, wait_until
 
-MIB = 1024 * 1024
-GOOD = {
-    "name": "dc-1",
-    "mode": "real",
-    "sources": ["SKA1-Low"],
-    "destinations": ["UKSRC_DISK"],
-    "target_rate_bps": 2e8,
-    "duration_seconds": 30,
-    "min_file_bytes": MIB,
-    "max_file_bytes": 4 * MIB,
-}
 BAD_SCHEDULES = [
     ({"every_seconds": 0}, "every_seconds"),
     ({"every_seconds": 2}, "every_seconds"),

@@ -10,6 +10,9 @@ import pytest
 
 from localnet.synthetic import write_file
 from localnet.xrootd import LocalSite
+from tests.conftest import wait_until
+from transfers.choices import JobState
+from transfers.models import TransferJob
 
 
 @pytest.fixture
@@ -22,6 +25,17 @@ def bound_topology(transactional_db, reference_topology, xrootd_sites):  # type:
             hostname="127.0.0.1", root_port=site.root_port, http_port=site.http_port
         )
     return xrootd_sites
+
+
+def ended(job: TransferJob, timeout: float = 180) -> TransferJob:
+    """Wait until ``job`` reaches a terminal state (refreshed from the database) and return it."""
+
+    def done() -> bool:
+        job.refresh_from_db()
+        return job.state in (JobState.FINISHED, JobState.FAILED, JobState.FINISHEDDIRTY, JobState.CANCELED)
+
+    wait_until(done, timeout=timeout, what=f"job {job.job_id}")
+    return job
 
 
 def adler32_of(path: Path) -> str:

@@ -12,19 +12,10 @@ from transfers.executor import default_timeout
 from transfers.models import LinkLimit, TransferAttempt, TransferJob
 from transfers.services import FileRequest, submit_job
 
-from .conftest import adler32_of, put_file, unique
+from .conftest import adler32_of, ended, put_file, unique
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 MIB = 1024 * 1024
-
-
-def ended(job: TransferJob, timeout: float = 180) -> TransferJob:
-    def done():
-        job.refresh_from_db()
-        return job.state in (JobState.FINISHED, JobState.FAILED, JobState.FINISHEDDIRTY, JobState.CANCELED)
-
-    wait_until(done, timeout=timeout, what=f"job {job.job_id}")
-    return job
 
 
 def params_of(job: TransferJob) -> dict:  # type: ignore[type-arg]

@@ -10,22 +10,13 @@ import pytest
 
 from tests.conftest import wait_until
 from transfers.choices import AttemptState, FileState, JobState, JobType
-from transfers.models import TransferAttempt, TransferJob
+from transfers.models import TransferAttempt
 from transfers.services import FileRequest, cancel_job, submit_job
 
-from .conftest import adler32_of, put_file, unique
+from .conftest import adler32_of, ended, put_file, unique
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 MIB = 1024 * 1024
-
-
-def ended(job: TransferJob, timeout: float = 180) -> TransferJob:
-    def done():
-        job.refresh_from_db()
-        return job.state in (JobState.FINISHED, JobState.FAILED, JobState.FINISHEDDIRTY, JobState.CANCELED)
-
-    wait_until(done, timeout=timeout, what=f"job {job.job_id}")
-    return job
 
 
 def test_multihop_relays_through_a_distribution_centre_hop_by_hop(celery_worker, xrootd_sites):

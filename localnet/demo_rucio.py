@@ -48,7 +48,7 @@ def push(rucio: dict[str, Any], product_ids: list[int]) -> None:
     """Register each product in Rucio, turn its policy placement into a rule, run the conveyor until the
     rules leave REPLICATING, and bring the outcome back into the platform's replicas."""
     from replicas.models import DataProduct
-    from replicas.services import place_product
+    from schedulers.services import place_by_policy
 
     from .rucio import run_conveyor
 
@@ -57,7 +57,7 @@ def push(rucio: dict[str, Any], product_ids: list[int]) -> None:
     products = list(DataProduct.objects.filter(pk__in=product_ids))
     for product in products:
         adapter.register_product(product)
-        place_product(product=product)
+        place_by_policy(product=product)
         rules.append(adapter.place_planned(product, activity="SKA Data Products").rule_id)
     _say(f"{len(rules)} rules created; running Rucio's submitter, poller and finisher")
     summary = run_conveyor(rucio["server"], until_rules=rules, timeout=300, usercert=rucio["cert"])

@@ -39,6 +39,7 @@ from .choices import ProductState, ReplicaState
 from .models import DataProduct, Replica, ReplicaPolicy
 from .rucio_sync import (
     DEFAULT_ACTIVITY,
+    RUCIO_RULE_REASON,
     RULE_COMMENT_PREFIX,
     RULE_STATE_TO_REPLICA,
     NamingError,
@@ -547,10 +548,13 @@ class RucioAdapter:
         activity: str = DEFAULT_ACTIVITY,
         lifetime: int | None = None,
     ) -> RuleInfo:
-        """The product's PLANNED replicas (what the platform's policy decided, ``services.place_product``)
-        as one rule: one copy on each planned destination, under the policy that planned them."""
+        """The product's PLANNED first copies (what the platform's policy decided,
+        ``services.place_product``) as one rule from its SDP: one copy on each planned destination, under
+        the policy that planned them. Copies the policy makes from an SRC (a second or full copy, planned
+        with an ``upstream`` replica) are not in it: ``place_waiting_copies`` makes each its own rule
+        from the upstream SRC once the upstream replica is there."""
         planned = list(
-            product.replicas.filter(state=ReplicaState.PLANNED)
+            product.replicas.filter(state=ReplicaState.PLANNED, upstream__isnull=True)
             .exclude(endpoint_id=product.source_id)
             .select_related("endpoint", "policy")
         )
@@ -561,6 +565,36 @@ class RucioAdapter:
         return self.place_product(
             product, [r.endpoint for r in planned], activity=activity, lifetime=lifetime, policy=policy
         )
+
+    def place_waiting_copies(self, product: DataProduct, *, activity: str = DEFAULT_ACTIVITY) -> int:
+        """A rule for each PLANNED copy whose upstream replica is now AVAILABLE, with the upstream RSE as
+        its only source (the redistribution the policy asks for: SRC to partner SRC, or to the full-copy
+        site, never the SDP again); a copy whose upstream failed fails with it. Returns how many waiting
+        copies it settled either way."""
+        waiting = list(
+            product.replicas.filter(state=ReplicaState.PLANNED, upstream__isnull=False).select_related(
+                "endpoint", "policy", "upstream__endpoint"
+            )
+        )
+        settled = 0
+        for copy in waiting:
+            upstream = copy.upstream
+            assert upstream is not None  # the filter's
+            if upstream.state == ReplicaState.FAILED:
+                settled += Replica.objects.filter(pk=copy.pk, state=ReplicaState.PLANNED).update(
+                    state=ReplicaState.FAILED,
+                    reason=f"{copy.reason}; not made: its source copy at {upstream.endpoint.name} failed",
+                )
+            elif upstream.state == ReplicaState.AVAILABLE:
+                self.place_product(
+                    product,
+                    [copy.endpoint],
+                    activity=activity,
+                    policy=copy.policy,
+                    source_expression=upstream.endpoint.name,
+                )
+                settled += 1
+        return settled
 
     def rule(self, rule_id: str) -> RuleInfo:
         with self._errors(f"cannot read rule {rule_id}"):
@@ -623,7 +657,10 @@ class RucioAdapter:
         """Follow every rule on the product (ours and others') into its replicas; returns the replicas
         touched. Rules the platform did not create are picked up with a reason naming the rule."""
         rules = self.product_rules(product)
-        return self._record(product, rules, policy=None)
+        touched = self._record(product, rules, policy=None)
+        if self.place_waiting_copies(product):
+            touched = self._record(product, self.product_rules(product), policy=None)
+        return touched
 
     def rules_changed_since(self, since: datetime.datetime | None) -> set[tuple[str, str]]:
         """(scope, name) of every DID with a rule created or changed at or after ``since`` (a rule's
@@ -676,9 +713,9 @@ class RucioAdapter:
             for rse, lock_states in rule.locks.items():
                 state = replica_state_of_locks(lock_states)
                 what = (
-                    f"rucio rule {rule.rule_id} ({rule.activity}, {rule.rse_expression})"
+                    f"{RUCIO_RULE_REASON} {rule.rule_id} ({rule.activity}, {rule.rse_expression})"
                     if rule.ours
-                    else f"rucio rule {rule.rule_id} created by account {rule.account} "
+                    else f"{RUCIO_RULE_REASON} {rule.rule_id} created by account {rule.account} "
                     f"outside the platform ({rule.activity}, {rule.rse_expression})"
                 )
                 reason = f"{what}: {rule.state}"

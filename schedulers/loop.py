@@ -29,6 +29,7 @@ from django.utils import timezone
 from replicas.choices import PolicyKind as StoredKind
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica, ReplicaPolicy
+from replicas.rucio_sync import RUCIO_RULE_REASON
 from replicas.services import active_policy
 from topology.choices import StorageRole
 from topology.models import RegionalCentre, StorageEndpoint, Telescope
@@ -114,9 +115,12 @@ def _busy_lanes() -> set[tuple[str, str]]:
 
 
 def _waiting_copies() -> list[WaitingCopy]:
-    """Planned copies whose upstream replica has arrived, oldest first, as legs for the planner to carry."""
+    """Planned copies whose upstream replica has arrived, oldest first, as legs for the planner to carry.
+    A copy whose upstream came by a Rucio rule is Rucio's to make (``RucioAdapter.place_waiting_copies``,
+    run as rules are followed), not the loop's."""
     rows = (
         Replica.objects.filter(state=ReplicaState.PLANNED, upstream__state=ReplicaState.AVAILABLE)
+        .exclude(upstream__reason__startswith=RUCIO_RULE_REASON)
         .select_related("product__telescope", "endpoint__site", "upstream__endpoint__site")
         .annotate(total=Sum("product__files__size_bytes"), nfiles=Count("product__files", distinct=True))
         .order_by("created", "id")

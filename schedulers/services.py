@@ -22,8 +22,7 @@ def push_product(*, product: DataProduct, transfertool: Transfertool | None = No
     A second or full copy its policy asks for is placed too (PLANNED, waiting for the first copy); the push
     loop submits it once the first copy is available."""
     tool = transfertool or default_transfertool()
-    replicas = place_product(product=product)
-    replicas += _place_second_copies(product, replicas)
+    replicas = place_by_policy(product=product)
     source = product.source
     files = list(product.files.all())
     for replica in replicas:
@@ -54,6 +53,15 @@ def push_product(*, product: DataProduct, transfertool: Transfertool | None = No
         replica.reason = f"{replica.reason}; transfer job {job_id}"
         replica.save(update_fields=["state", "reason", "updated"])
     return replicas
+
+
+def place_by_policy(*, product: DataProduct) -> list[Replica]:
+    """Every replica the telescope's active policy asks for, PLANNED, nothing submitted: the first copy
+    and, for a two-replicas or full-copy policy, the copy to be made from it (with the first as its
+    ``upstream``). What ``push_product`` submits, and what Rucio mode turns into rules
+    (``RucioAdapter.place_planned``, then ``place_waiting_copies``). Placing twice changes nothing."""
+    replicas = place_product(product=product)
+    return replicas + _place_second_copies(product, replicas)
 
 
 def _place_second_copies(product: DataProduct, replicas: list[Replica]) -> list[Replica]:

@@ -20,6 +20,8 @@ RSE_RE = re.compile(r"^([A-Z0-9]+([_-][A-Z0-9]+)*)$")
 
 # What the platform's own rules carry in their comment, to tell them from rules others created.
 RULE_COMMENT_PREFIX = "srcnet:"
+# How a replica's reason starts when a Rucio rule put it there (the push loop leaves those to Rucio).
+RUCIO_RULE_REASON = "rucio rule"
 
 DEFAULT_ACTIVITY = "SKA Data Products"
 # The SKA activities the local server's policy package (rucio/policy/ska_rucio_policy) accepts in addition

@@ -9,6 +9,7 @@ import pytest
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, ProductFile, Replica
 from replicas.rucio import RucioAdapter, RucioAdapterError, RucioConfig
+from replicas.rucio_sync import file_did_name
 from topology.models import StorageEndpoint
 
 from .conftest import FTS_PLACEHOLDER
@@ -218,3 +219,77 @@ def test_policy_decision_becomes_a_rule_under_that_policy(synced, rucio: RucioAd
     assert rule.rule_id in planned.reason
     with pytest.raises(RucioAdapterError, match="no planned replica"):
         rucio.place_planned(product)
+
+
+def _two_replicas_product(scope: str) -> tuple[DataProduct, Replica, Replica]:
+    """A product placed by a two-replicas policy: first copy UKSRC_DISK, its partner AUSRC_DISK."""
+    from replicas.models import PolicyShare, ReplicaPolicy
+    from schedulers.services import place_by_policy
+
+    product = make_product(scope)
+    ReplicaPolicy.objects.filter(telescope=product.telescope).update(is_active=False)
+    policy = ReplicaPolicy.objects.create(
+        name=f"low-pairs-{scope}",
+        telescope=product.telescope,
+        kind="two_replicas",
+        partners={"UKSRC": "AUSRC"},
+    )
+    PolicyShare.objects.create(
+        policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1
+    )
+    place_by_policy(product=product)
+    first = product.replicas.get(endpoint__name="UKSRC_DISK")
+    second = product.replicas.get(endpoint__name="AUSRC_DISK")
+    assert second.state == ReplicaState.PLANNED and second.upstream == first
+    return product, first, second
+
+
+def test_a_second_copy_becomes_its_own_rule_from_the_first_srcs_replica(
+    synced, rucio: RucioAdapter, scope
+) -> None:
+    product, first, second = _two_replicas_product(scope)
+    rucio.register_product(product)
+    # The files are already at UKSRC_DISK as far as Rucio knows, so the first rule is satisfied at once
+    # (no transfer needed: this test is about the rules, tests/rucio/test_transfers.py moves bytes).
+    files = [
+        {
+            "scope": scope,
+            "name": file_did_name(product.name, f.name),
+            "bytes": f.size_bytes,
+            "adler32": f.adler32,
+        }
+        for f in product.files.all()
+    ]
+    rucio.client.add_replicas(rse="UKSRC_DISK", files=files)
+    rule = rucio.place_planned(product, activity="SKA Data Products")
+    assert rule.rse_expression == "UKSRC_DISK" and rule.copies == 1  # the first copy only, from the SDP
+    second.refresh_from_db()
+    assert second.state == ReplicaState.PLANNED  # waits for the first copy
+    rucio.sync_product(product)
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.state == ReplicaState.AVAILABLE
+    [partner_rule] = [r for r in rucio.product_rules(product) if r.rse_expression == "AUSRC_DISK"]
+    raw = rucio.client.get_replication_rule(partner_rule.rule_id)
+    assert raw["source_replica_expression"] == "UKSRC_DISK"  # from the SRC, not the SDP
+    assert partner_rule.comment == f"srcnet: policy low-pairs-{scope}"
+    assert second.state == ReplicaState.COPYING and partner_rule.rule_id in second.reason
+    product.refresh_from_db()
+    assert product.state == ProductState.PLACING
+    rucio.sync_product(product)  # again: no second rule for the same copy
+    assert len(rucio.product_rules(product)) == 2
+
+
+def test_a_second_copy_fails_with_its_first(synced, rucio: RucioAdapter, scope) -> None:
+    product, first, second = _two_replicas_product(scope)
+    rucio.register_product(product)
+    rule = rucio.place_planned(product)
+    rucio.client.update_replication_rule(rule.rule_id, {"state": "STUCK"})  # as the judge marks it
+    rucio.sync_product(product)
+    first.refresh_from_db()
+    second.refresh_from_db()
+    product.refresh_from_db()
+    assert first.state == ReplicaState.FAILED and second.state == ReplicaState.FAILED
+    assert second.reason.endswith("not made: its source copy at UKSRC_DISK failed")
+    assert product.state == ProductState.FAILED
+    assert [r.rse_expression for r in rucio.product_rules(product)] == ["UKSRC_DISK"]

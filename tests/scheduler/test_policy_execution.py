@@ -277,3 +277,20 @@ def test_a_misconfigured_transfertool_is_the_cycles_error_and_moves_nothing(
     assert not product.replicas.exclude(endpoint__role="sdp").exists()
     settings.SRCNET_TRANSFERTOOL = {"KIND": "gridftp"}
     assert "must be 'embedded' or 'fts3', not 'gridftp'" in push_cycle().error
+
+
+def test_a_copy_waiting_on_a_rucio_placed_replica_is_left_to_rucio(reference_topology: Any) -> None:
+    """When Rucio rules made the first copy, the follower makes the second as a rule from that SRC
+    (tests/rucio); the loop must not copy it as well."""
+    _only_uk()
+    _stored(kind="two_replicas", partners={"UKSRC": "AUSRC"})
+    product, tool = _product(), RecordingTool()
+    push_product(product=product, transfertool=tool)
+    first = product.replicas.get(endpoint__name="UKSRC_DISK")
+    Replica.objects.filter(pk=first.pk).update(
+        state=ReplicaState.AVAILABLE, reason="rucio rule 0a1b (SKA Data Products, UKSRC_DISK): OK"
+    )
+    assert push_cycle(transfertool=tool).legs_submitted == 0
+    assert product.replicas.get(endpoint__name="AUSRC_DISK").state == ReplicaState.PLANNED
+    Replica.objects.filter(pk=first.pk).update(reason="transfer job finished")  # the platform's own copy
+    assert [e["lane"] for e in push_cycle(transfertool=tool).submitted] == [["UKSRC", "AUSRC"]]

@@ -3,7 +3,8 @@
 The embedded service settles a replica through its in-process ``job_finished`` signal. An external FTS3
 cannot send that, so the periodic ``schedulers.poll_external_jobs`` task asks each endpoint, in bulk, for
 the state of every recorded job not yet settled, and settles the ended ones through the same
-``replicas.services.settle_replica`` the signal uses."""
+``replicas.services.settle_replica`` the signal uses; a push-loop job's files also become a lane
+measurement (``measurements.record_lane_measurement``), as the signal's do."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
+from .measurements import record_lane_measurement
 from .models import ExternalJob
 from .transfertool import Transfertool, TransfertoolError, fts3_transfertool_for
 
@@ -27,6 +29,7 @@ MAX_MISSES = 10
 class PollReport:
     polled: int = 0
     settled: list[str] = field(default_factory=list)
+    measured: list[str] = field(default_factory=list)  # jobs that added a lane measurement
     errors: list[str] = field(default_factory=list)
 
 
@@ -47,6 +50,9 @@ def poll_external_jobs(
             states = tool.job_states([r.job_id for r in rows])
             unsuccessful = [j for j, s in states.items() if s in TERMINAL and s != "FINISHED"]
             reasons = tool.failure_reasons(unsuccessful) if unsuccessful else {}
+            # The push loop's jobs (a lane in their metadata) also feed the lane measurement history.
+            laned = [r.job_id for r in rows if states.get(r.job_id) in TERMINAL and r.metadata.get("lane")]
+            spans = tool.file_spans(laned) if laned else {}
         except TransfertoolError as exc:
             report.errors.append(f"{endpoint}: {exc}")
             continue
@@ -65,6 +71,14 @@ def poll_external_jobs(
             ExternalJob.objects.filter(pk=row.pk).update(polled=now, misses=0, state=state)
             if state in TERMINAL and settle_external_job(row.pk, state, reasons.get(row.job_id, [])):
                 report.settled.append(row.job_id)
+                measured = record_lane_measurement(
+                    job_id=row.job_id,
+                    metadata=row.metadata,
+                    files=spans.get(row.job_id, []),
+                    succeeded=state == "FINISHED",
+                )
+                if measured is not None:
+                    report.measured.append(row.job_id)
     return report
 
 

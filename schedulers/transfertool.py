@@ -10,7 +10,10 @@ import abc
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .measurements import FileSpan
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,12 @@ class Transfertool(abc.ABC):
     def failure_reasons(self, job_ids: Sequence[str]) -> dict[str, list[str]]:
         """The distinct non-empty reasons of each known job's files (empty for a job whose files say
         nothing); unknown ids are left out."""
+
+    def file_spans(self, job_ids: Sequence[str]) -> dict[str, list[FileSpan]]:
+        """Each known job's files: finished or not, bytes, start and end (the lane measurements of jobs
+        the platform only polls). A tool that cannot tell returns nothing; the embedded service records its
+        jobs itself through the ``job_finished`` signal."""
+        return {}
 
 
 class EmbeddedTransfertool(Transfertool):

@@ -133,3 +133,48 @@ def test_an_unreachable_endpoint_is_reported_and_retried(settings, db):
     assert report.settled == [] and "cannot use the FTS3 endpoint" in report.errors[0]
     row.refresh_from_db()
     assert row.settled is None and row.misses == 0 and MAX_MISSES > 1
+
+
+def test_the_poll_records_the_lane_measurement_of_a_loop_job(
+    celery_worker, bound_topology, to_uksrc, external_fts3
+):
+    """The push loop's jobs at an external FTS3 feed the tuning history too: the poll reads the job's files
+    (state, size, start and end) from the endpoint and records the lane's throughput, once."""
+    from schedulers.loop import push_cycle
+    from schedulers.models import PathMeasurement
+
+    sdp = bound_topology["SKA1-LOW_SDP"]
+    name = unique("ext-lane")
+    checksum = put_file(sdp, f"ska/{name}/f.ms", 3 * MIB)
+    product = register_product(
+        scope="ska", name=name, telescope=to_uksrc, files=[FileSpec("f.ms", 3 * MIB, checksum)]
+    )
+    cycle = push_cycle()  # default_transfertool(): the external FTS3
+    assert cycle.error == "" and [e["lane"] for e in cycle.submitted] == [["SKA1-Low", "UKSRC"]]
+    row = ExternalJob.objects.get(job_id=cycle.submitted[0]["job_id"])
+    assert row.metadata["lane"] == ["SKA1-Low", "UKSRC"] and row.metadata["replica_id"]
+    wait_until(lambda: _job_ended_and_worker_idle(row.job_id), timeout=180, what=f"job {row.job_id}")
+    # The embedded service behind the endpoint measured its own job through its in-process signal; a real
+    # external FTS3 cannot, so that row goes and the poll must bring the measurement back.
+    PathMeasurement.objects.filter(job_id=row.job_id).delete()
+    report = poll_external_jobs()
+    assert report.settled == [row.job_id] and report.measured == [row.job_id], report
+    measurement = PathMeasurement.objects.get(job_id=row.job_id)
+    job = TransferJob.objects.get(job_id=row.job_id)
+    (copied,) = job.files.all()
+    assert (measurement.source, measurement.destination) == ("SKA1-Low", "UKSRC")
+    assert measurement.bytes == 3 * MIB and measurement.succeeded
+    assert measurement.streams == cycle.submitted[0]["streams"]
+    # FTS3 times are whole seconds, so the span is taken to the second, and never below the copy's own
+    # tx_duration (a copy of 3 MiB on loopback can start and end in the same second).
+    assert copied.start_time is not None and copied.finish_time is not None
+    whole = [t.replace(microsecond=0) for t in (copied.start_time, copied.finish_time)]
+    span = (whole[1] - whole[0]).total_seconds()
+    assert measurement.seconds == pytest.approx(max(span, copied.duration_seconds or 0.0, 1e-3))
+    assert measurement.throughput_bps == pytest.approx(3 * MIB * 8 / measurement.seconds)
+    product.refresh_from_db()
+    assert product.state == ProductState.PLACED
+    # Once: a second poll neither settles nor measures again.
+    again = poll_external_jobs()
+    assert again.settled == [] and again.measured == []
+    assert PathMeasurement.objects.filter(job_id=row.job_id).count() == 1

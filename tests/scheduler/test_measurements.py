@@ -1,0 +1,61 @@
+"""Lane measurements from a job's files: what counts, and that a job counts once."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from schedulers.measurements import FileSpan, record_lane_measurement
+from schedulers.models import PathMeasurement
+
+pytestmark = pytest.mark.django_db
+T0 = dt.datetime(2026, 11, 23, 12, 0, 0, tzinfo=dt.UTC)
+LANE = {"lane": ["SKA1-Low", "UKSRC"], "streams": 4, "files": 2}
+
+
+def _span(start_s: float, end_s: float, size: int = 10**9, *, finished: bool = True, **kw) -> FileSpan:  # type: ignore[no-untyped-def]
+    return FileSpan(
+        finished=finished,
+        bytes=size,
+        start=T0 + dt.timedelta(seconds=start_s),
+        end=T0 + dt.timedelta(seconds=end_s),
+        **kw,
+    )
+
+
+def test_finished_files_over_their_span() -> None:
+    files = [_span(0, 8), _span(2, 10), _span(1, 30, finished=False)]  # the failed file does not count
+    m = record_lane_measurement(job_id="j1", metadata=LANE, files=files, succeeded=False)
+    assert m is not None
+    assert (m.source, m.destination, m.streams, m.files) == ("SKA1-Low", "UKSRC", 4, 2)
+    assert (m.bytes, m.seconds, m.succeeded) == (2 * 10**9, 10.0, False)
+    assert m.throughput_bps == pytest.approx(2 * 10**9 * 8 / 10)
+
+
+def test_whole_second_times_never_shorten_a_copy_below_its_own_duration() -> None:
+    m = record_lane_measurement(
+        job_id="j2", metadata=LANE, files=[_span(0, 0, 3 * 2**20, duration=0.4)], succeeded=True
+    )
+    assert m is not None and m.seconds == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "files"),
+    [
+        ({}, [_span(0, 1)]),  # not a push-loop job
+        ({**LANE, "multihop": True}, [_span(0, 1)]),  # a relay: two hops, not one lane
+        (LANE, [_span(0, 1, finished=False)]),  # nothing arrived
+        (LANE, [FileSpan(finished=True, bytes=1, start=None, end=None)]),  # no times
+    ],
+)
+def test_what_is_not_a_lane_measurement(metadata: dict, files: list[FileSpan]) -> None:  # type: ignore[type-arg]
+    assert record_lane_measurement(job_id="j3", metadata=metadata, files=files, succeeded=True) is None
+    assert not PathMeasurement.objects.exists()
+
+
+def test_a_job_is_measured_once() -> None:
+    first = record_lane_measurement(job_id="j4", metadata=LANE, files=[_span(0, 5)], succeeded=True)
+    again = record_lane_measurement(job_id="j4", metadata=LANE, files=[_span(0, 9)], succeeded=True)
+    assert first is not None and again is None
+    assert PathMeasurement.objects.get(job_id="j4").seconds == 5.0

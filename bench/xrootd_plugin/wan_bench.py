@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "xrootd_plugin"))
 sys.path.insert(0, str(ROOT / "bench" / "wan"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ss_sampler  # noqa: E402
 import strace_stats  # noqa: E402
 import wanio_harness as h  # noqa: E402
 import wanpath  # noqa: E402
@@ -107,6 +108,12 @@ def main():
         help="XRD_CPPARALLELCHUNKS in the stock destination server's environment (inherited by its "
         "`xrdcp --server`); 0 = the XRootD default (4)",
     )
+    ap.add_argument(
+        "--ss",
+        action="store_true",
+        help="sample the sender's TCP state (ss -tin, every 0.5 s) during each timed run and report the "
+        "ramp and what limits the steady phase (see ss_sampler.py)",
+    )
     ap.add_argument("--json", help="also write the results as JSON to this file")
     args = ap.parse_args()
     only = [s for s in args.only.split(",") if s]
@@ -177,12 +184,20 @@ def main():
                 direction = "ba" if title == "download" else "ab"
                 res = {}
                 for kind, dst in (("stock", b_stock), ("plugin", b_wan)):
-                    rates, cpus, drops, blocked = [], [], [], []
+                    rates, cpus, drops, blocked, tcp = [], [], [], [], []
                     for _ in range(args.reps):
                         off = len(dst.log())
                         d0, c0, t0 = emu_drops(path, direction), cpu(dst), time.monotonic()
-                        out = do(title, dst)
+                        # The sender: end A for uploads and TPC pulls (A is the source), end B otherwise.
+                        sampler = ss_sampler.SsSampler(path, "b" if title == "download" else "a")
+                        if args.ss:
+                            with sampler:
+                                out = do(title, dst)
+                        else:
+                            out = do(title, dst)
                         dt = time.monotonic() - t0
+                        if args.ss:
+                            tcp.append(ss_sampler.summarise(sampler.samples, args.rate_mbit))
                         cpus.append((cpu(dst) - c0) / gb)
                         drops.append(emu_drops(path, direction) - d0)
                         rates.append(size / dt / 1e6)
@@ -199,6 +214,8 @@ def main():
                         "emu_drops": statistics.median(drops),
                         "plugin_blocked_s_per_gb": statistics.median(blocked) if blocked else None,
                     }
+                    if tcp:
+                        r["tcp"] = tcp
                     if not args.no_strace:
                         outs = []
 

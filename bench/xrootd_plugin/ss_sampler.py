@@ -38,7 +38,8 @@ def parse_ss(text: str) -> list[dict]:
             continue
         if not line[0].isspace():
             parts = line.split()
-            local, peer = (parts[3], parts[4]) if len(parts) > 4 else ("", "")
+            # Recv-Q Send-Q Local Peer (a state filter drops the State column, so count from the end)
+            local, peer = (parts[-2], parts[-1]) if len(parts) >= 4 else ("", "")
             conns.append({"local": local, "peer": peer})
             continue
         if not conns:

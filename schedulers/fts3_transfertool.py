@@ -3,7 +3,6 @@ the real ``fts3`` client package. Only the URL and the credential differ between
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -18,15 +17,6 @@ if TYPE_CHECKING:
 HTTP_OK = "200 Ok"
 HTTP_NOT_MODIFIED = "304 Not Modified"
 BULK_LIMIT = 100  # FTS3 caps the ids of one bulk request
-FTS_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"  # UTC without a zone, as FTS3 writes its times
-
-
-def _fts_time(value: Any) -> dt.datetime | None:
-    """An FTS3 time (or None); a value in another form counts as unknown rather than failing the poll."""
-    try:
-        return dt.datetime.strptime(str(value), FTS_TIME_FORMAT).replace(tzinfo=dt.UTC) if value else None
-    except ValueError:
-        return None
 
 
 def _multistatus_request_class():  # type: ignore[no-untyped-def]
@@ -165,6 +155,8 @@ class Fts3Transfertool(Transfertool):
     def file_spans(self, job_ids: Sequence[str]) -> dict[str, list[FileSpan]]:
         """From one bulk query with the file fields Rucio's poller also asks for, plus ``filesize`` (what
         a finished file moved) and ``tx_duration`` (FTS3's times are whole seconds)."""
+        from transfers.fts3.formats import parse_fts_date
+
         from .measurements import FileSpan
 
         out: dict[str, list[FileSpan]] = {}
@@ -175,8 +167,8 @@ class Fts3Transfertool(Transfertool):
                 FileSpan(
                     finished=f.get("file_state") == "FINISHED",
                     bytes=int(f.get("filesize") or 0),
-                    start=_fts_time(f.get("start_time")),
-                    end=_fts_time(f.get("finish_time")),
+                    start=parse_fts_date(f.get("start_time")),
+                    end=parse_fts_date(f.get("finish_time")),
                     duration=float(f["tx_duration"]) if f.get("tx_duration") else None,
                 )
                 for f in entry.get("files") or []

@@ -19,13 +19,8 @@ def record_lane_throughput(sender, job, **kwargs):  # type: ignore[no-untyped-de
         job_id=str(job.job_id),
         metadata=job.metadata,
         files=[
-            FileSpan(
-                finished=f.state == FileState.FINISHED,
-                bytes=f.transferred_bytes,
-                start=f.start_time,
-                end=f.finish_time,
-            )
-            for f in job.files.all()
+            FileSpan(finished=True, bytes=f.transferred_bytes, start=f.start_time, end=f.finish_time)
+            for f in job.files.filter(state=FileState.FINISHED)  # only what arrived counts
         ],
         succeeded=job.state == JobState.FINISHED,
     )

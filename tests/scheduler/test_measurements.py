@@ -59,3 +59,11 @@ def test_a_job_is_measured_once() -> None:
     again = record_lane_measurement(job_id="j4", metadata=LANE, files=[_span(0, 9)], succeeded=True)
     assert first is not None and again is None
     assert PathMeasurement.objects.get(job_id="j4").seconds == 5.0
+
+
+def test_fts_times_read_back_as_written() -> None:
+    from transfers.fts3.formats import fts_date, parse_fts_date
+
+    stamp = fts_date(T0)
+    assert stamp == "2026-11-23T12:00:00" and parse_fts_date(stamp) == T0
+    assert parse_fts_date(None) is None and parse_fts_date("23/11/2026 12:00") is None

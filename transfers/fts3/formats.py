@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import calendar
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from ..choices import ChecksumMode
@@ -25,6 +25,15 @@ MIB = 1024 * 1024
 def fts_date(value: datetime | None) -> str | None:
     """UTC, no zone suffix: Rucio parses exactly this with strptime."""
     return value.strftime(DATE_FORMAT) if value else None
+
+
+def parse_fts_date(value: Any) -> datetime | None:
+    """An FTS3 time back into an aware UTC datetime; None for no time, or for a value in another form (a
+    client following jobs treats an odd time as unknown rather than failing)."""
+    try:
+        return datetime.strptime(str(value), DATE_FORMAT).replace(tzinfo=UTC) if value else None
+    except ValueError:
+        return None
 
 
 def internal_params_text(params: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import sys
 import time
@@ -93,6 +94,9 @@ def main():
     )
     ap.add_argument("--bdp-factor", type=float, default=1.0, help="reads in flight as a multiple of the BDP")
     ap.add_argument("--cc", default="cubic", choices=["cubic", "bbr", "reno"])
+    ap.add_argument(
+        "--mtu", type=int, default=1500, help="path MTU (9000: jumbo frames, the DTN best practice)"
+    )
     ap.add_argument("--only", default=",".join(SCENARIOS), help="comma list of upload,download,tpc")
     ap.add_argument("--no-strace", action="store_true", help="skip the syscall / blocked-time run")
     ap.add_argument(
@@ -114,6 +118,17 @@ def main():
         help="sample the sender's TCP state (ss -tin, every 0.5 s) during each timed run and report the "
         "ramp and what limits the steady phase (see ss_sampler.py)",
     )
+    ap.add_argument(
+        "--servers",
+        default="stock,plugin",
+        help="comma list of the destination servers to run (stock,plugin); a ratio needs both",
+    )
+    ap.add_argument("--tpc-args", default="", help="extra xrdcp-wan arguments, e.g. '--chunk 2m'")
+    ap.add_argument(
+        "--tpc-trace",
+        metavar="CSV",
+        help="keep xrdcp-wan's per-read trace (--trace) of the last plugin TPC run here (see tpc_trace.py)",
+    )
     ap.add_argument("--json", help="also write the results as JSON to this file")
     args = ap.parse_args()
     only = [s for s in args.only.split(",") if s]
@@ -126,6 +141,11 @@ def main():
     bdp = args.rate_mbit * 1e6 / 8 * args.rtt_ms / 1e3
     # xrdcp-wan sizes its reads in flight itself from --bdp (ceil(BDP / chunk) + 1)
     reads = f"--inflight {args.inflight}" if args.inflight else f"--bdp {int(bdp * args.bdp_factor)}"
+    if args.tpc_args:
+        reads += f" {args.tpc_args}"
+    kinds = [k for k in args.servers.split(",") if k]
+    if not kinds or any(k not in ("stock", "plugin") for k in kinds):
+        ap.error("--servers takes stock and/or plugin")
     env = h.client_env(
         XRD_CPPARALLELCHUNKS=args.parallel_chunks, XRD_REQUESTTIMEOUT=600, XRD_STREAMTIMEOUT=600
     )
@@ -134,7 +154,7 @@ def main():
     rows = []
     with (
         h.scratch_dir("wanio-wanbench-") as scratch,
-        wanpath.emulated_path(rtt_ms=args.rtt_ms, rate_mbit=args.rate_mbit, cc=args.cc) as path,
+        wanpath.emulated_path(rtt_ms=args.rtt_ms, rate_mbit=args.rate_mbit, cc=args.cc, mtu=args.mtu) as path,
     ):
         src = h.make_file(scratch / "src.bin", size, seed=9)
         src_adler = h.adler32_file(src)
@@ -143,7 +163,8 @@ def main():
         b_wan = h.XrootdServer(
             scratch,
             "siteBwan",
-            tpc_program=f"{h.TPC_PROGRAM} --server {reads}",
+            tpc_program=f"{h.TPC_PROGRAM} --server {reads}"
+            + (f" --trace {scratch / 'siteBwan' / 'data' / 'tpc-trace.csv'}" if args.tpc_trace else ""),
             extra=["wanio.trace info"],
         )
         servers = [a, b_stock, b_wan]
@@ -184,10 +205,13 @@ def main():
                 direction = "ba" if title == "download" else "ab"
                 res = {}
                 for kind, dst in (("stock", b_stock), ("plugin", b_wan)):
+                    if kind not in kinds:
+                        continue
                     rates, cpus, drops, blocked, tcp = [], [], [], [], []
                     for _ in range(args.reps):
                         off = len(dst.log())
                         d0, c0, t0 = emu_drops(path, direction), cpu(dst), time.monotonic()
+                        w0 = time.time()
                         # The sender: end A for uploads and TPC pulls (A is the source), end B otherwise.
                         sampler = ss_sampler.SsSampler(path, "b" if title == "download" else "a")
                         if args.ss:
@@ -203,6 +227,15 @@ def main():
                         rates.append(size / dt / 1e6)
                         if title != "download":
                             blocked.append(blocked_ms(dst, out.name, off) / 1e3 / gb)
+                        trace = dst.data / "tpc-trace.csv"
+                        if args.tpc_trace and trace.exists():
+                            # The program's phases are in its own clock; the client's span
+                            # (wall clock) places them within the whole TPC.
+                            shutil.copy(trace, args.tpc_trace)
+                            shutil.copy(f"{trace}.phases", f"{args.tpc_trace}.phases")
+                            Path(f"{args.tpc_trace}.client").write_text(
+                                f"client_start_unix,client_end_unix\n{w0:.6f},{w0 + dt:.6f}\n"
+                            )
                         if h.adler32_file(out) != src_adler:
                             raise SystemExit(f"{title} to {dst.name}: adler32 mismatch")
                         out.unlink()
@@ -245,7 +278,8 @@ def main():
     header = (
         f"Date: {started:%Y-%m-%d %H:%M}-{datetime.now(UTC):%H:%M} UTC; machine {platform.node()}, "
         f"{os.cpu_count()} CPUs, kernel {platform.release()}; load average {load0[0]:.1f} -> "
-        f"{load1[0]:.1f}; emulated path RTT {args.rtt_ms:g} ms, {args.rate_mbit:g} Mbit/s, {args.cc} "
+        f"{load1[0]:.1f}; emulated path RTT {args.rtt_ms:g} ms, {args.rate_mbit:g} Mbit/s, {args.cc}, "
+        f"MTU {args.mtu} "
         f"(bench/wan, tuning dtn, buffer 1 BDP = {bdp / 1e6:.1f} MB); file {args.size_mib} MiB; "
         f"median of {args.reps}; XRD_CPPARALLELCHUNKS={args.parallel_chunks}; "
         f"xrdcp-wan {reads}; stock TPC XRD_CPPARALLELCHUNKS={args.stock_tpc_chunks or 4}"
@@ -265,13 +299,16 @@ def main():
         return "n/a" if a is None or b is None or not a else f"{b / a:.2f}"
 
     for title, r in rows:
-        s, p = r["stock"], r["plugin"]
+        # With --servers one of the two is missing: its cells read n/a.
+        s, p = r.get("stock", {}), r.get("plugin", {})
         key = "sock_send_s_per_gb" if title == "download" else "sock_disk_write_s_per_gb"
         print(
-            f"| {title} | {s['mb_s']:.1f} | {p['mb_s']:.1f} | {ratio(s['mb_s'], p['mb_s'])} "
-            f"| {s['fraction_of_bottleneck']:.3f} / {p['fraction_of_bottleneck']:.3f} "
-            f"| {s['cpu_s_per_gb']:.2f} | {p['cpu_s_per_gb']:.2f} "
-            f"| {ratio(s['cpu_s_per_gb'], p['cpu_s_per_gb'])} "
+            f"| {title} | {fmt(s.get('mb_s'), '.1f')} | {fmt(p.get('mb_s'), '.1f')} "
+            f"| {ratio(s.get('mb_s'), p.get('mb_s'))} "
+            f"| {fmt(s.get('fraction_of_bottleneck'), '.3f')} "
+            f"/ {fmt(p.get('fraction_of_bottleneck'), '.3f')} "
+            f"| {fmt(s.get('cpu_s_per_gb'), '.2f')} | {fmt(p.get('cpu_s_per_gb'), '.2f')} "
+            f"| {ratio(s.get('cpu_s_per_gb'), p.get('cpu_s_per_gb'))} "
             f"| {fmt(s.get('syscalls_per_gb'))} | {fmt(p.get('syscalls_per_gb'))} "
             f"| {ratio(s.get('syscalls_per_gb'), p.get('syscalls_per_gb'))} "
             f"| {fmt(s.get(key), '.3f')} | {fmt(p.get(key), '.3f')} "

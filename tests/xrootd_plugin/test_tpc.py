@@ -2,6 +2,8 @@
 
 import filecmp
 import os
+import re
+import subprocess
 
 import pytest
 import wanio_harness as h
@@ -126,3 +128,51 @@ def test_large_file_upload_tpc_download_over_1gib(scratch, destination, files):
     )
     assert h.adler32_file(back) == expected
     os.unlink(dst)
+
+
+def test_source_checksum_is_asked_on_a_connection_of_its_own(source, files):
+    """The program asks the source for its adler32 when the pull starts, on a second
+    connection, so a source computing it (reading the whole file in the thread that serves
+    the connection) does not hold up the reads: the source sees two logins from the
+    program, and the copy is still verified."""
+    name = "own_channel.bin"
+    src = h.make_file(source.data / name, 20 * h.MiB + 5, seed=83)
+    h.chown_tree(source.data)
+    expected = h.adler32_file(src)
+    dst = files / name
+    proc = subprocess.Popen(
+        [str(h.TPC_PROGRAM), "-v", "-C", "adler32:print", f"{source.url}/{name}", str(dst)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=h.client_env(),
+    )
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out
+    assert f"adler32: {expected}" in out
+    assert h.adler32_file(dst) == expected
+    logins = re.findall(rf"XrootdXeq: \S+\.{proc.pid}:(\d+)@\S+ .*login", source.log())
+    assert len(set(logins)) == 2, source.log()
+    os.unlink(dst)
+
+
+def test_source_checksum_mismatch_found_by_the_early_query(source, files):
+    """The early answer is the one compared: a copy of a file whose stored source value is
+    wrong is refused and removed."""
+    name = "early_bad.bin"
+    src = h.make_file(source.data / name, 3 * h.MiB, seed=84)
+    h.chown_tree(source.data)
+    assert source.query_checksum("/" + name) == h.adler32_file(src)  # stores the xattr
+    raw = bytearray(os.getxattr(src, "user.XrdCks.adler32"))
+    raw[32:36] = bytes.fromhex("0badc0de")
+    os.setxattr(src, "user.XrdCks.adler32", bytes(raw))
+    dst = files / name
+    proc = subprocess.run(
+        [str(h.TPC_PROGRAM), "-C", "adler32", f"{source.url}/{name}", str(dst)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=h.client_env(),
+    )
+    assert proc.returncode != 0
+    assert "checksum mismatch: source adler32 0badc0de" in proc.stdout
+    assert not dst.exists()

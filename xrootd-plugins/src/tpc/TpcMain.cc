@@ -15,7 +15,8 @@ namespace {
 void usage() {
     fprintf(stderr,
             "usage: xrdcp-wan [--server] [--inflight N] [--bdp SIZE] [--chunk SIZE] "
-            "[--writers N] [--max-streams N] [-C adler32[:source|print|<hex>]] [-S N] [-v] "
+            "[--writers N] [--max-streams N] [--trace CSV] [-C adler32[:source|print|<hex>]] [-S "
+            "N] [-v] "
             "<source URL> <dest path>\n");
 }
 
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
             if (!parseCount(value("-S"), 0, 15, options.streams)) return 2;
         } else if (arg == "--max-streams") {
             if (!parseCount(value("--max-streams"), 0, 15, maxStreams)) return 2;
+        } else if (arg == "--trace") {
+            options.tracePath = value("--trace");
         } else if (arg == "-C" || arg == "--cksum") {
             options.checksum = value("-C");
         } else if (arg == "--chunk") {

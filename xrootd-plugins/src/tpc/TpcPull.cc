@@ -12,11 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "XrdCl/XrdClBuffer.hh"
+#include "SourceChecksum.hh"
 #include "XrdCl/XrdClDefaultEnv.hh"
 #include "XrdCl/XrdClFile.hh"
-#include "XrdCl/XrdClFileSystem.hh"
-#include "XrdCl/XrdClURL.hh"
 #include "XrdCl/XrdClXRootDResponses.hh"
 #include "core/AlignedBuffer.hh"
 #include "core/CksXattr.hh"
@@ -49,54 +47,71 @@ class FirstError {
     std::atomic<bool> failed_{false};
 };
 
-bool parseHex32(const std::string& text, std::uint32_t& out) {
-    if (text.empty() || text.size() > 8) return false;
-    char* end = nullptr;
-    unsigned long v = std::strtoul(text.c_str(), &end, 16);
-    if (*end != '\0') return false;
-    out = static_cast<std::uint32_t>(v);
-    return true;
-}
+// When each chunk read was issued, received and handed to the writer, and when each
+// phase of the pull ended, in seconds since the pull started: shows whether the reads
+// in flight ever run dry and where the time outside the data transfer goes.
+// Written (if a path was given) when the pull returns, whatever the outcome.
+class PullTrace {
+  public:
+    using Clock = std::chrono::steady_clock;
+    PullTrace(const std::string& path, Clock::time_point start)
+        : path_(path), start_(start), startEpoch_(std::chrono::system_clock::now()) {}
+    ~PullTrace() {
+        if (!path_.empty() && !save())
+            fprintf(stderr, "xrdcp-wan: cannot write trace %s\n", path_.c_str());
+    }
+    bool enabled() const { return !path_.empty(); }
+    void read(std::uint64_t offset, std::uint32_t length, Clock::time_point issued,
+              Clock::time_point received, Clock::time_point handed) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        rows_.push_back({offset, length, since(issued), since(received), since(handed)});
+    }
+    void phase(const char* name) {
+        if (!enabled()) return;
+        std::lock_guard<std::mutex> lock(mutex_);
+        phases_.emplace_back(name, since(Clock::now()));
+    }
 
-std::string hex32(std::uint32_t v) {
-    char buf[9];
-    snprintf(buf, sizeof(buf), "%08x", v);
-    return buf;
-}
+  private:
+    struct Row {
+        std::uint64_t offset;
+        std::uint32_t length;
+        double issued, received, handed;
+    };
+    double since(Clock::time_point t) const {
+        return std::chrono::duration<double>(t - start_).count();
+    }
+    bool save() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        FILE* out = fopen(path_.c_str(), "w");
+        if (!out) return false;
+        fprintf(out, "offset,length,issued_s,received_s,handed_s\n");
+        for (const Row& r : rows_)
+            fprintf(out, "%llu,%u,%.6f,%.6f,%.6f\n", static_cast<unsigned long long>(r.offset),
+                    r.length, r.issued, r.received, r.handed);
+        bool ok = fclose(out) == 0;
+        FILE* ph = fopen((path_ + ".phases").c_str(), "w");
+        if (!ph) return false;
+        fprintf(ph, "phase,seconds\nstart_unix_time,%.6f\n",
+                std::chrono::duration<double>(startEpoch_.time_since_epoch()).count());
+        for (const auto& [name, seconds] : phases_) fprintf(ph, "%s,%.6f\n", name.c_str(), seconds);
+        return fclose(ph) == 0 && ok;
+    }
+
+    std::string path_;
+    Clock::time_point start_;
+    std::chrono::system_clock::time_point startEpoch_;
+    mutable std::mutex mutex_;
+    std::vector<Row> rows_;
+    std::vector<std::pair<std::string, double>> phases_;
+};
 
 }  // namespace
-
-bool TpcPull::sourceAdler(std::uint32_t& adler, std::string& error) const {
-    XrdCl::URL url(options_.source);
-    XrdCl::FileSystem fs(url);
-    XrdCl::Buffer arg;
-    arg.FromString(url.GetPath());
-    XrdCl::Buffer* response = nullptr;
-    XrdCl::XRootDStatus st = fs.Query(XrdCl::QueryCode::Checksum, arg, response);
-    std::unique_ptr<XrdCl::Buffer> owned(response);
-    if (!st.IsOK() || !owned) {
-        error = "source checksum query failed: " + st.ToString();
-        return false;
-    }
-    // Reply: "adler32 0a1b2c3d"
-    std::string text = owned->ToString();
-    std::size_t space = text.find(' ');
-    if (space == std::string::npos || text.compare(0, space, "adler32") != 0) {
-        error = "source did not return an adler32 checksum: " + text;
-        return false;
-    }
-    std::string value = text.substr(space + 1);
-    while (!value.empty() && (value.back() == '\0' || value.back() == '\n')) value.pop_back();
-    if (!parseHex32(value, adler)) {
-        error = "unparsable source checksum: " + text;
-        return false;
-    }
-    return true;
-}
 
 TpcResult TpcPull::run() {
     TpcResult result;
     const auto start = std::chrono::steady_clock::now();
+    PullTrace trace(options_.tracePath, start);
     auto fail = [&](const std::string& message) {
         result.exitCode = 1;
         result.message = message;
@@ -115,7 +130,7 @@ TpcResult TpcPull::run() {
     std::uint32_t expected = 0;
     bool haveExpected = false;
     if (!cksValue.empty() && cksValue != "source" && cksValue != "print") {
-        if (!parseHex32(cksValue, expected)) return fail("bad checksum value " + cksValue);
+        if (!parseAdlerHex(cksValue, expected)) return fail("bad checksum value " + cksValue);
         haveExpected = true;
     }
 
@@ -125,6 +140,7 @@ TpcResult TpcPull::run() {
     XrdCl::File source;
     XrdCl::XRootDStatus st = source.Open(options_.source, XrdCl::OpenFlags::Read);
     if (!st.IsOK()) return fail("cannot open source: " + st.ToString());
+    trace.phase("source_open");
     XrdCl::StatInfo* rawInfo = nullptr;
     st = source.Stat(false, rawInfo);
     std::unique_ptr<XrdCl::StatInfo> info(rawInfo);
@@ -143,6 +159,10 @@ TpcResult TpcPull::run() {
     };
     if (int rc = CksXattr::remove(fd.get()); rc != 0)
         return cleanup(std::string("cannot clear stale checksum: ") + strerror(-rc));
+
+    // Asked now, so the source computes it while the data moves (see SourceChecksum.hh).
+    std::unique_ptr<SourceChecksum> sourceChecksum;
+    if (!haveExpected) sourceChecksum = std::make_unique<SourceChecksum>(options_.source);
 
     const int inflight = std::max(1, options_.inflight);
     WriteBehindSettings settings;
@@ -177,6 +197,7 @@ TpcResult TpcPull::run() {
                     const std::uint32_t want = static_cast<std::uint32_t>(
                         std::min<std::uint64_t>(options_.chunkSize, size - offset));
                     std::uint32_t got = 0;
+                    const auto issued = PullTrace::Clock::now();
                     XrdCl::XRootDStatus rs = source.Read(offset, want, buffer.data(), got);
                     if (!rs.IsOK()) {
                         firstError.set("read at offset " + std::to_string(offset) +
@@ -188,7 +209,10 @@ TpcResult TpcPull::run() {
                                        std::to_string(got) + " of " + std::to_string(want));
                         return;
                     }
+                    const auto received = PullTrace::Clock::now();
                     ssize_t wr = writer.write(buffer.data(), static_cast<off_t>(offset), got);
+                    if (trace.enabled())
+                        trace.read(offset, got, issued, received, PullTrace::Clock::now());
                     if (wr < 0) {
                         firstError.set(std::string("write to destination failed: ") +
                                        strerror(static_cast<int>(-wr)));
@@ -198,9 +222,12 @@ TpcResult TpcPull::run() {
             });
         }
         for (std::thread& t : readers) t.join();
+        trace.phase("reads_done");
         const int drainRc = writer.drain();
+        trace.phase("drained");
         XrdCl::XRootDStatus closeSt = source.Close();
         (void)closeSt;
+        trace.phase("source_closed");
         if (firstError.failed()) return cleanup(firstError.message());
         if (drainRc != 0)
             return cleanup(std::string("write to destination failed: ") + strerror(-drainRc));
@@ -209,25 +236,28 @@ TpcResult TpcPull::run() {
     }
 
     // Verify against the source (or the value the caller gave us).
-    std::string cksError;
-    if (!haveExpected) {
-        if (sourceAdler(expected, cksError)) {
+    if (sourceChecksum) {
+        ChecksumAnswer answer = sourceChecksum->wait();
+        if (answer.ok) {
+            expected = answer.adler;
             haveExpected = true;
         } else if (!cksType.empty()) {
-            return cleanup(cksError);  // verification was requested but is impossible
+            return cleanup(answer.error);  // verification was requested but is impossible
         }
     }
+    trace.phase("source_checksum");
     if (haveExpected && expected != result.adler)
-        return cleanup("checksum mismatch: source adler32 " + hex32(expected) + ", copy " +
-                       hex32(result.adler));
+        return cleanup("checksum mismatch: source adler32 " + adlerHex(expected) + ", copy " +
+                       adlerHex(result.adler));
     if (int rc = CksXattr::store(fd.get(), result.adler); rc != 0 && rc != -ENOTSUP)
         return cleanup(std::string("cannot store checksum xattr: ") + strerror(-rc));
     if (::close(fd.release()) != 0) return cleanup(std::string("close failed: ") + strerror(errno));
 
+    trace.phase("end");
     result.bytes = size;
     result.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (cksValue == "print") printf("adler32: %s\n", hex32(result.adler).c_str());
+    if (cksValue == "print") printf("adler32: %s\n", adlerHex(result.adler).c_str());
     return result;
 }
 

@@ -19,6 +19,7 @@ struct TpcOptions {
     int writerThreads = 4;
     std::string checksum;  // -C value: "", "adler32", "adler32:source", "adler32:<hex>"
     bool verbose = false;
+    std::string tracePath;  // when set, one CSV line per chunk read (timing diagnosis)
 };
 
 struct TpcResult {
@@ -35,8 +36,6 @@ class TpcPull {
     TpcResult run();
 
   private:
-    bool sourceAdler(std::uint32_t& adler, std::string& error) const;
-
     TpcOptions options_;
 };
 

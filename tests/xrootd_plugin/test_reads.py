@@ -3,33 +3,65 @@ serves plain kXR_read downloads with sendfile()."""
 
 import filecmp
 import os
-import signal
-import subprocess
-import time
 
+import pytest
 import wanio_harness as h
 
 
-def count_syscalls(server, action, syscalls):
-    """Runs action() with strace attached to every thread of the server."""
-    out = server.base / "strace.txt"
-    tids = os.listdir(f"/proc/{server.proc.pid}/task")
-    cmd = ["strace", "-f", "-c", "-e", "trace=" + ",".join(syscalls), "-o", str(out)]
-    for tid in tids:
-        cmd += ["-p", tid]
-    tracer = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def evict(path):
+    """Drops a file's pages from the page cache, so the next read comes from the disk."""
+    fd = os.open(path, os.O_RDONLY)
     try:
-        time.sleep(1.0)  # let strace attach to all threads
-        action()
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     finally:
-        tracer.send_signal(signal.SIGINT)
-        tracer.wait(timeout=30)
-    counts = {}
-    for line in out.read_text().splitlines():
-        parts = line.split()
-        if parts and parts[-1] in syscalls and len(parts) >= 5:
-            counts[parts[-1]] = int(parts[3])
-    return counts
+        os.close(fd)
+
+
+@pytest.mark.parametrize(
+    "mode,threads", [("sendfile", 4), ("pgread", 4), ("sendfile", 0)], ids=["sendfile", "pgread", "off"]
+)
+def test_readahead_threads_read_ahead_of_a_cold_download(scratch, files, mode, threads):
+    """Reads of a file not in the page cache: the plugin's readahead threads bring the
+    next window in (mmap + MADV_POPULATE_READ) while the thread serving the client sends,
+    for sendfile() downloads through the file-system layer and pgread downloads through
+    the storage layer; with `wanio.rd.threads 0` the serving thread only hints the kernel."""
+    server = h.XrootdServer(
+        scratch,
+        f"rdpool-{mode}-{threads}",
+        extra=[f"xrootd.fslib ++ {h.PLUGIN_REF}", f"wanio.rd.threads {threads}"],
+    )
+    with server:
+        src = h.make_file(files / "cold.bin", 64 * h.MiB + 5, seed=74)
+        h.run(["xrdcp", "-f", "-s", str(src), server.url + "/cold.bin"])
+        evict(server.data / "cold.bin")
+        back = files / "cold.back"
+        env = h.client_env(XRD_CPUSEPGWRTRD="0" if mode == "sendfile" else "1")
+        calls = h.trace_syscalls(
+            server,
+            lambda: h.run(["xrdcp", "-f", "-s", server.url + "/cold.bin", str(back)], env=env),
+            ["madvise", "sendfile", "pread64", "fadvise64"],
+        )
+        assert filecmp.cmp(src, back, shallow=False)
+        serving = {tid for tid, name, _ in calls if name == ("sendfile" if mode == "sendfile" else "pread64")}
+        populating = {tid for tid, name, args in calls if name == "madvise" and "MADV_POPULATE_READ" in args}
+        assert serving, calls
+        if threads:
+            assert populating, calls
+            assert not serving & populating, "the serving thread read ahead itself"
+        else:
+            assert not populating, calls
+            hinted = {tid for tid, name, args in calls if name == "fadvise64" and "FADV_WILLNEED" in args}
+            assert hinted & serving, calls
+        if mode == "sendfile":
+            assert h.wait_for(lambda: "wanio: sendfile /cold.bin senddata=" in server.log(), 10)
+            line = [x for x in server.log().splitlines() if "wanio: sendfile /cold.bin" in x][-1]
+            fields = dict(f.split("=") for f in line.split()[3:])
+            assert int(fields["prefetches"]) >= 1, line
+            if threads:
+                assert int(fields["pooled"]) >= 1 and int(fields["pool_bytes"]) > 0, line
+            else:
+                assert int(fields["pooled"]) == 0, line
 
 
 def test_plain_read_download_uses_sendfile(plugin_server, files):
@@ -37,7 +69,7 @@ def test_plain_read_download_uses_sendfile(plugin_server, files):
     h.run(["xrdcp", "-f", "-s", str(src), plugin_server.url + "/sf.bin"])
     back = files / "sf.back"
     env = h.client_env(XRD_CPUSEPGWRTRD="0")
-    counts = count_syscalls(
+    counts = h.count_syscalls(
         plugin_server,
         lambda: h.run(["xrdcp", "-f", "-s", plugin_server.url + "/sf.bin", str(back)], env=env),
         ["sendfile", "pread64"],
@@ -66,7 +98,7 @@ def test_fslib_layer_prefetches_around_sendfile(scratch, files):
         assert server.query_checksum("/fs.bin") == h.adler32_file(src)
         back = files / "fs.back"
         env = h.client_env(XRD_CPUSEPGWRTRD="0")
-        counts = count_syscalls(
+        counts = h.count_syscalls(
             server,
             lambda: h.run(["xrdcp", "-f", "-s", server.url + "/fs.bin", str(back)], env=env),
             ["sendfile", "pread64"],

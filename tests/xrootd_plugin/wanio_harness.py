@@ -9,6 +9,7 @@ Only the Python standard library and subprocess are used.
 import contextlib
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -281,3 +282,48 @@ def stored_xattr(path):
     value = raw[32 : 32 + length].hex()
     assert name == "adler32" and length == 4, raw
     return value, fm_time
+
+
+def count_syscalls(server, action, syscalls):
+    """Runs action() with strace attached to every thread of the server."""
+    out = server.base / "strace.txt"
+    tids = os.listdir(f"/proc/{server.proc.pid}/task")
+    cmd = ["strace", "-f", "-c", "-e", "trace=" + ",".join(syscalls), "-o", str(out)]
+    for tid in tids:
+        cmd += ["-p", tid]
+    tracer = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)  # let strace attach to all threads
+        action()
+    finally:
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait(timeout=30)
+    counts = {}
+    for line in out.read_text().splitlines():
+        parts = line.split()
+        if parts and parts[-1] in syscalls and len(parts) >= 5:
+            counts[parts[-1]] = int(parts[3])
+    return counts
+
+
+def trace_syscalls(server, action, syscalls):
+    """Runs action() with strace following every thread of the server; returns the calls
+    as (thread id, name, arguments) in the order strace saw them."""
+    out = server.base / "strace-calls.txt"
+    tids = os.listdir(f"/proc/{server.proc.pid}/task")
+    cmd = ["strace", "-f", "-s", "0", "-e", "trace=" + ",".join(syscalls), "-o", str(out)]
+    for tid in tids:
+        cmd += ["-p", tid]
+    tracer = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)  # let strace attach to all threads
+        action()
+    finally:
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait(timeout=30)
+    calls = []
+    for line in out.read_text().splitlines():
+        m = re.match(r"(\d+)\s+(?:<\.\.\. )?(\w+)\(?(.*)", line)
+        if m and m.group(2) in syscalls:
+            calls.append((int(m.group(1)), m.group(2), m.group(3)))
+    return calls

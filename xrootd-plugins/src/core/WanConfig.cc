@@ -116,6 +116,8 @@ std::string applyDirective(const std::string& name, const std::vector<std::strin
     } else if (name == "rd.readahead") {
         if (!parseSize(v, size) || size > (4ull << 30)) return bad("a size between 0 and 4g");
         cfg.readahead = size;
+    } else if (name == "rd.threads") {
+        if (!parseInt(v, 0, 64, cfg.readaheadThreads)) return bad("an integer 0..64");
     } else if (name == "trace") {
         if (v == "none")
             cfg.trace = TraceLevel::None;
@@ -250,6 +252,7 @@ std::string describeConfig(const WanConfig& c) {
         << "wanio.wb.incomplete " << pol(c.incomplete) << "\n"
         << "wanio.cks " << (c.checksum ? "adler32" : "off") << "\n"
         << "wanio.rd.readahead " << c.readahead << "\n"
+        << "wanio.rd.threads " << c.readaheadThreads << "\n"
         << "wanio.trace "
         << (c.trace == TraceLevel::None   ? "none"
             : c.trace == TraceLevel::Info ? "info"

@@ -26,6 +26,7 @@ struct WanConfig {
     ErrorPolicy incomplete = ErrorPolicy::Unlink;  // wanio.wb.incomplete
     bool checksum = true;                          // wanio.cks
     std::uint64_t readahead = 64ull << 20;         // wanio.rd.readahead
+    int readaheadThreads = 4;                      // wanio.rd.threads
     TraceLevel trace = TraceLevel::Info;           // wanio.trace
 };
 

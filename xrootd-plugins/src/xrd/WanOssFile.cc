@@ -14,6 +14,7 @@
 #include "XrdOuc/XrdOucIOVec.hh"
 #include "XrdSfs/XrdSfsAio.hh"
 #include "core/CksXattr.hh"
+#include "core/ReadaheadPool.hh"
 
 namespace wanio {
 
@@ -117,7 +118,7 @@ void WanOssFile::hintReadahead(off_t offset, size_t size) {
     const int fd = wrapDF.getFD();
     off_t from = 0, len = 0;
     if (fd >= 0 && readahead_.onRead(offset, static_cast<off_t>(size), from, len))
-        ::posix_fadvise(fd, from, len, POSIX_FADV_WILLNEED);
+        prefetch(oss_.config(), fd, from, len);
 }
 
 ssize_t WanOssFile::Read(off_t offset, size_t size) {

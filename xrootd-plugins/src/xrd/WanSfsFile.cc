@@ -6,6 +6,7 @@
 
 #include "WanSfs.hh"
 #include "XrdSfs/XrdSfsDio.hh"
+#include "core/ReadaheadPool.hh"
 
 namespace wanio {
 
@@ -30,8 +31,15 @@ int WanSfsFile::close() {
     if (fd_ >= 0 && !traced_ && fs_.config().trace != TraceLevel::None &&
         sendDataCalls_.load() > 0) {
         char line[512];
-        snprintf(line, sizeof(line), "sendfile %s senddata=%lld prefetches=%lld", FName(),
-                 sendDataCalls_.load(), prefetches_.load());
+        const ReadaheadPool* pool = ReadaheadPool::shared(
+            fs_.config().readaheadThreads, static_cast<off_t>(fs_.config().readahead));
+        const ReadaheadPool::Stats ps = pool ? pool->stats() : ReadaheadPool::Stats();
+        snprintf(line, sizeof(line),
+                 "sendfile %s senddata=%lld prefetches=%lld pooled=%lld pool_bytes=%llu "
+                 "pool_dropped=%llu",
+                 FName(), sendDataCalls_.load(), prefetches_.load(), pooled_.load(),
+                 static_cast<unsigned long long>(ps.bytes),
+                 static_cast<unsigned long long>(ps.dropped));
         fs_.log().Say("wanio: ", line);
         traced_ = true;
     }
@@ -61,7 +69,7 @@ int WanSfsFile::SendData(XrdSfsDio* sfDio, XrdSfsFileOffset offset, XrdSfsXferSi
     off_t from = 0, len = 0;
     if (readahead_.onRead(offset, size, from, len)) {
         // Starts the disk reads for the next window while this request is sent.
-        ::posix_fadvise(fd_, from, len, POSIX_FADV_WILLNEED);
+        if (prefetch(fs_.config(), fd_, from, len)) pooled_.fetch_add(1);
         prefetches_.fetch_add(1);
     }
     return sfDio->SendFile(fd_) < 0 ? SFS_ERROR : SFS_OK;

@@ -56,6 +56,7 @@ class WanSfsFile : public XrdSfsFile {
     ReadaheadWindow readahead_;
     std::atomic<long long> sendDataCalls_{0};
     std::atomic<long long> prefetches_{0};
+    std::atomic<long long> pooled_{0};  // of which went to the readahead threads
     bool traced_ = false;
 };
 

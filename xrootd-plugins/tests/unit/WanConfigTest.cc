@@ -35,6 +35,7 @@ TEST(WanConfig, ParsesEveryDirective) {
         "wanio.wb.incomplete keep\n"
         "wanio.cks off\n"
         "wanio.rd.readahead 0\n"
+        "wanio.rd.threads 0\n"
         "wanio.trace debug   # trailing comment\n";
     ConfigResult r = parseConfigText(text);
     ASSERT_TRUE(r.ok) << r.message;
@@ -53,6 +54,7 @@ TEST(WanConfig, ParsesEveryDirective) {
     EXPECT_EQ(c.incomplete, wanio::ErrorPolicy::Keep);
     EXPECT_FALSE(c.checksum);
     EXPECT_EQ(c.readahead, 0u);
+    EXPECT_EQ(c.readaheadThreads, 0);
     EXPECT_EQ(c.trace, wanio::TraceLevel::Debug);
 }
 
@@ -98,6 +100,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadLine{"wanio.wb.onerror delete\n", 1, "unlink|keep"},
                       BadLine{"wanio.cks md5\n", 1, "adler32|off"},
                       BadLine{"wanio.rd.readahead 5g\n", 1, "4g"},
+                      BadLine{"wanio.rd.threads 65\n", 1, "0..64"},
+                      BadLine{"wanio.rd.threads -1\n", 1, "0..64"},
                       BadLine{"wanio.trace loud\n", 1, "none|info|debug"}),
     [](const ::testing::TestParamInfo<BadLine>& info) {
         return "case" + std::to_string(info.index);

@@ -51,7 +51,8 @@ def load(path):
 def load_phases(csv_path):
     """The program's phase marks (seconds since it started) placed on the client's wall clock.
 
-    Returns {"before_program_s", <phase>_s..., "after_program_s"} when the .phases and
+    Returns {"before_program_s", <phase>_s..., "after_program_s"} (a `<name>_total` entry is a
+    duration, not a moment, e.g. writer_blocked_total_s) when the .phases and
     .client files written next to the trace by wan_bench.py --tpc-trace exist, else {}.
     """
     try:

@@ -176,3 +176,32 @@ def test_source_checksum_mismatch_found_by_the_early_query(source, files):
     assert proc.returncode != 0
     assert "checksum mismatch: source adler32 0badc0de" in proc.stdout
     assert not dst.exists()
+
+
+def test_source_is_closed_without_the_pull_waiting_for_it(source, files):
+    """The program sends the source's close as soon as the last byte has arrived and does
+    not wait for its answer (one round trip less per pull): the close is sent before the
+    writers are drained, the copy is complete and verified, and the source server is left
+    with no descriptor of the file open."""
+    name = "unawaited_close.bin"
+    src = h.make_file(source.data / name, 24 * h.MiB + 11, seed=85)
+    h.chown_tree(source.data)
+    expected = h.adler32_file(src)
+    dst = files / name
+    trace = files / "trace.csv"
+    proc = h.run(
+        [str(h.TPC_PROGRAM), "-C", "adler32:source", "--trace", str(trace), f"{source.url}/{name}", str(dst)],
+        timeout=120,
+    )
+    assert proc.returncode == 0
+    assert h.adler32_file(dst) == expected
+    phases = dict(line.split(",") for line in (files / "trace.csv.phases").read_text().split()[1:])
+    assert "source_closed" not in phases
+    assert float(phases["reads_done"]) <= float(phases["source_close_sent"]) <= float(phases["drained"])
+
+    def source_holds_file():
+        fd_dir = f"/proc/{source.proc.pid}/fd"
+        target = os.path.realpath(src)
+        return any(os.path.realpath(os.path.join(fd_dir, fd)) == target for fd in os.listdir(fd_dir))
+
+    assert h.wait_for(lambda: not source_holds_file(), 10), "the source still has the file open"

@@ -53,6 +53,30 @@ def test_full_filesystem_gives_client_error_and_no_file(scratch, files, prealloc
             assert server.query_checksum("/small.bin") == h.adler32_file(small)
 
 
+def test_disk_error_reaches_the_client_at_the_next_write_not_at_close(scratch, files):
+    """The first failed disk write is sticky and fails the next write() the client sends,
+    so the upload stops about one queue of chunks past the point of failure instead of
+    streaming the whole file to learn of it at close. Without preallocation a 512 MiB
+    upload into a 24 MiB filesystem must stop having been accepted far less than the
+    file: the filesystem, the file's write-behind queue (16 chunks of 8 MiB) and the
+    client's 4 chunks in flight."""
+    size = 512 * h.MiB
+    src = h.make_file(files / "err.bin", size, seed=44)
+    with h.small_tmpfs(scratch / "tmpfs-sticky", "24m") as data:
+        server = h.XrootdServer(scratch, "sticky", data_dir=data, extra=["wanio.wb.prealloc off"])
+        with server:
+            proc = h.run(["xrdcp", "-f", "-s", str(src), server.url + "/err.bin"], check=False, timeout=120)
+            assert proc.returncode != 0
+            assert "space" in proc.stderr.lower(), proc.stderr
+            assert h.wait_for(lambda: "close /err.bin" in server.log(), 15)
+            line = [x for x in server.log().splitlines() if "close /err.bin" in x][-1]
+            fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+            accepted = int(fields["bytes"])
+            assert 20 * h.MiB <= accepted <= (24 + 16 * 8 + 4 * 8) * h.MiB, line
+            assert line.endswith(" removed") and int(fields["rc"]) != 0, line
+            assert not (data / "err.bin").exists()
+
+
 def test_client_killed_mid_upload_leaves_no_file(plugin_server, files):
     src = h.make_file(files / "k.bin", 256 * h.MiB, seed=43)
     target = plugin_server.data / "killed.bin"

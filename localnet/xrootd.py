@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .pki import ensure_pki, host_credentials
-from .processes import port_open, running, start_daemon, stop_daemon, wait_for_port
+from .processes import ServiceError, port_open, running, start_daemon, stop_daemon, wait_for_port
 from .state import PROJECT_ROOT, StateDir
 from .users import as_root, chown_tree, require_binary
 
@@ -78,8 +78,10 @@ PLUGIN_TPC_PROGRAM = "xrdcp-wan"
 
 
 def plugin_lines(state: StateDir) -> list[str]:
-    """The lines that load the project's plugin (write-behind, streaming adler32, parallel TPC pulls), or
-    none when it is switched off (SRCNET_XROOTD_PLUGIN=off, for comparisons) or not built.
+    """The lines that load the project's plugin on both layers (storage: write-behind and streaming
+    adler32; file system: readahead threads around sendfile()) and its parallel TPC pull program, or
+    none when it is switched off (SRCNET_XROOTD_PLUGIN=off, for comparisons). A plugin that is on but
+    not built is an error, not a silent fall-back to the stock server.
 
     The library and the pull program are copied into the state folder: the xrootd account may not be
     able to read the checkout."""
@@ -87,7 +89,10 @@ def plugin_lines(state: StateDir) -> list[str]:
         return []
     library, program = PLUGIN_BUILD / PLUGIN_LIBRARY, PLUGIN_BUILD / PLUGIN_TPC_PROGRAM
     if not (library.exists() and program.exists()):
-        return []
+        raise ServiceError(
+            f"the XRootD plugin is not built ({PLUGIN_BUILD}): run scripts/bootstrap.sh, or set "
+            "SRCNET_XROOTD_PLUGIN=off to run the sites with the stock server"
+        )
     folder = state.sub("xrootd-plugin")
     for source in (library, program):
         target = folder / source.name
@@ -96,6 +101,7 @@ def plugin_lines(state: StateDir) -> list[str]:
             target.chmod(0o755)
     return [
         f"ofs.osslib ++ {folder / 'libXrdWanIO.so'}",
+        f"xrootd.fslib ++ {folder / 'libXrdWanIO.so'}",
         f"ofs.tpc autorm pgm {folder / PLUGIN_TPC_PROGRAM} --server --inflight 16",
         # An upload cut off mid-way is removed rather than kept looking complete.
         "ofs.persist auto hold 0",

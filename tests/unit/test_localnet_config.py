@@ -56,10 +56,23 @@ def test_sites_load_the_plugin_unless_switched_off(tmp_path: Path, monkeypatch):
     monkeypatch.delenv("SRCNET_XROOTD_PLUGIN", raising=False)
     lines = xrootd.plugin_lines(state)
     assert lines[0].startswith("ofs.osslib ++ ") and lines[0].endswith("/xrootd-plugin/libXrdWanIO.so")
-    assert "xrdcp-wan --server" in lines[1]
+    assert lines[1].startswith("xrootd.fslib ++ ") and lines[1].endswith("/xrootd-plugin/libXrdWanIO.so")
+    assert "xrdcp-wan --server" in lines[2]
     assert (tmp_path / "xrootd-plugin" / xrootd.PLUGIN_LIBRARY).exists()
     monkeypatch.setenv("SRCNET_XROOTD_PLUGIN", "off")
     assert xrootd.plugin_lines(state) == []
+
+
+def test_a_site_asked_for_the_plugin_that_is_not_built_fails_clearly(tmp_path: Path, monkeypatch):
+    from localnet import xrootd
+    from localnet.processes import ServiceError
+
+    monkeypatch.setattr(xrootd, "PLUGIN_BUILD", tmp_path / "nothing-built-here")
+    monkeypatch.delenv("SRCNET_XROOTD_PLUGIN", raising=False)
+    with pytest.raises(ServiceError, match=r"not built.*SRCNET_XROOTD_PLUGIN=off"):
+        xrootd.plugin_lines(StateDir(tmp_path))
+    monkeypatch.setenv("SRCNET_XROOTD_PLUGIN", "off")
+    assert xrootd.plugin_lines(StateDir(tmp_path)) == []
 
 
 @pytest.mark.parametrize(

@@ -80,6 +80,28 @@ def emu_drops(path, direction):
     return st[direction]["drop_queue"] + st[direction]["drop_loss"]
 
 
+def set_source_cache(src, mode):
+    """Before a timed run, put the source file's pages where --source-cache asks.
+
+    With files larger than about half the RAM the page cache holds part of the source,
+    depending on what the earlier runs and their adler32 checks read, so neither "from
+    disk" nor "from memory" would hold without this. `cold` evicts the file (the source
+    reads it from disk: disk to disk, as the goal asks), `warm` reads it all in first.
+    """
+    if mode == "as-is":
+        return
+    fd = os.open(src, os.O_RDONLY)
+    try:
+        if mode == "cold":
+            os.fsync(fd)  # only clean pages can be dropped
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        else:
+            while os.read(fd, 8 * h.MiB):
+                pass
+    finally:
+        os.close(fd)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--rtt-ms", type=float, default=300)
@@ -129,6 +151,19 @@ def main():
         metavar="CSV",
         help="keep xrdcp-wan's per-read trace (--trace) of the last plugin TPC run here (see tpc_trace.py)",
     )
+    ap.add_argument(
+        "--source-cache",
+        choices=["as-is", "cold", "warm"],
+        default="as-is",
+        help="the source file's pages before each timed run: evicted (cold: read from disk), read in "
+        "(warm), or whatever earlier runs left (as-is, the default)",
+    )
+    ap.add_argument(
+        "--plugin-source",
+        action="store_true",
+        help="the plugin's TPC pulls read from a plugin site at A (ofs.osslib ++ and xrootd.fslib ++: "
+        "readahead threads around sendfile) instead of the stock A: site against site",
+    )
     ap.add_argument("--json", help="also write the results as JSON to this file")
     args = ap.parse_args()
     only = [s for s in args.only.split(",") if s]
@@ -167,9 +202,15 @@ def main():
             + (f" --trace {scratch / 'siteBwan' / 'data' / 'tpc-trace.csv'}" if args.tpc_trace else ""),
             extra=["wanio.trace info"],
         )
-        servers = [a, b_stock, b_wan]
+        a_wan = (
+            h.XrootdServer(scratch, "siteAwan", extra=[f"xrootd.fslib ++ {h.PLUGIN_REF}"])
+            if args.plugin_source
+            else a
+        )
+        sides = [("a", a), ("b", b_stock), ("b", b_wan)] + ([("a", a_wan)] if a_wan is not a else [])
+        servers = [s for _, s in sides]
         try:
-            for side, s in (("a", a), ("b", b_stock), ("b", b_wan)):
+            for side, s in sides:
                 saved = os.environ.get("XRD_CPPARALLELCHUNKS")
                 if s is b_stock and args.stock_tpc_chunks:
                     os.environ["XRD_CPPARALLELCHUNKS"] = str(args.stock_tpc_chunks)
@@ -179,11 +220,9 @@ def main():
                     os.environ.pop("XRD_CPPARALLELCHUNKS", None)
                     if saved is not None:
                         os.environ["XRD_CPPARALLELCHUNKS"] = saved
-            for s in (a, b_stock, b_wan):
+            for s in servers:
                 os.link(src, s.data / "src.bin")
-            h.chown_tree(a.data)
-            h.chown_tree(b_stock.data)
-            h.chown_tree(b_wan.data)
+                h.chown_tree(s.data)
             down = scratch / "down.bin"
 
             def do(title, dst):
@@ -194,7 +233,8 @@ def main():
                     argv = ["xrdcp", "-f", "-s", url(dst, "src.bin"), str(down)]
                     run, out = path.run_a, down
                 else:
-                    argv = ["xrdcp", "-f", "--tpc", "only", url(a, "src.bin"), url(dst, "tpc.bin")]
+                    source = a_wan if dst is b_wan else a
+                    argv = ["xrdcp", "-f", "--tpc", "only", url(source, "src.bin"), url(dst, "tpc.bin")]
                     run, out = path.run_b, dst.data / "tpc.bin"
                 r = run(argv, env=env, capture_output=True, timeout=3600)
                 if r.returncode != 0:
@@ -210,6 +250,7 @@ def main():
                     rates, cpus, drops, blocked, tcp = [], [], [], [], []
                     for _ in range(args.reps):
                         off = len(dst.log())
+                        set_source_cache(src, args.source_cache)
                         d0, c0, t0 = emu_drops(path, direction), cpu(dst), time.monotonic()
                         w0 = time.time()
                         # The sender: end A for uploads and TPC pulls (A is the source), end B otherwise.
@@ -253,6 +294,7 @@ def main():
                         outs = []
 
                         def traced(title=title, dst=dst, outs=outs):
+                            set_source_cache(src, args.source_cache)
                             outs.append(do(title, dst))
 
                         stats = strace_stats.trace(
@@ -282,7 +324,9 @@ def main():
         f"MTU {args.mtu} "
         f"(bench/wan, tuning dtn, buffer 1 BDP = {bdp / 1e6:.1f} MB); file {args.size_mib} MiB; "
         f"median of {args.reps}; XRD_CPPARALLELCHUNKS={args.parallel_chunks}; "
-        f"xrdcp-wan {reads}; stock TPC XRD_CPPARALLELCHUNKS={args.stock_tpc_chunks or 4}"
+        f"xrdcp-wan {reads}; stock TPC XRD_CPPARALLELCHUNKS={args.stock_tpc_chunks or 4}; "
+        f"source cache {args.source_cache}; "
+        f"plugin TPC source {'plugin site' if args.plugin_source else 'stock'}"
     )
     print(header + "\n")
     print(

@@ -17,6 +17,7 @@ and socket sends (downloads); plus the plugin's own backpressure wait (its
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -102,6 +103,28 @@ def set_source_cache(src, mode):
         os.close(fd)
 
 
+HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
+
+
+@contextlib.contextmanager
+def cubic_hystart(enabled):
+    """CUBIC's HyStart on or off for the run, restored afterwards (a kernel-wide module
+    parameter, not a per-namespace one: every CUBIC flow on the machine sees it).
+
+    HyStart ends slow start when it sees the RTT rise by a few milliseconds (at most
+    16); on an emulated 300 ms path a scheduling hiccup is enough, and CUBIC then needs
+    about 40 s of cubic growth to reach a 37.5 MB window."""
+    if enabled is None:
+        yield
+        return
+    before = HYSTART.read_text().strip()
+    HYSTART.write_text("1" if enabled else "0")
+    try:
+        yield
+    finally:
+        HYSTART.write_text(before)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--rtt-ms", type=float, default=300)
@@ -164,6 +187,11 @@ def main():
         help="the plugin's TPC pulls read from a plugin site at A (ofs.osslib ++ and xrootd.fslib ++: "
         "readahead threads around sendfile) instead of the stock A: site against site",
     )
+    ap.add_argument(
+        "--hystart",
+        choices=["on", "off"],
+        help="CUBIC's HyStart for the run (kernel-wide, restored afterwards); default: as the machine has it",
+    )
     ap.add_argument("--json", help="also write the results as JSON to this file")
     args = ap.parse_args()
     only = [s for s in args.only.split(",") if s]
@@ -188,6 +216,7 @@ def main():
     started = datetime.now(UTC)
     rows = []
     with (
+        cubic_hystart(None if args.hystart is None else args.hystart == "on"),
         h.scratch_dir("wanio-wanbench-") as scratch,
         wanpath.emulated_path(rtt_ms=args.rtt_ms, rate_mbit=args.rate_mbit, cc=args.cc, mtu=args.mtu) as path,
     ):
@@ -326,7 +355,8 @@ def main():
         f"median of {args.reps}; XRD_CPPARALLELCHUNKS={args.parallel_chunks}; "
         f"xrdcp-wan {reads}; stock TPC XRD_CPPARALLELCHUNKS={args.stock_tpc_chunks or 4}; "
         f"source cache {args.source_cache}; "
-        f"plugin TPC source {'plugin site' if args.plugin_source else 'stock'}"
+        f"plugin TPC source {'plugin site' if args.plugin_source else 'stock'}; "
+        f"hystart {args.hystart or HYSTART.read_text().strip()}"
     )
     print(header + "\n")
     print(

@@ -284,11 +284,12 @@ def stored_xattr(path):
     return value, fm_time
 
 
-def count_syscalls(server, action, syscalls):
-    """Runs action() with strace attached to every thread of the server."""
-    out = server.base / "strace.txt"
+def strace_server(server, action, syscalls, options, out_name):
+    """Runs action() with strace (`options` plus the syscalls to trace) attached to every
+    thread of the server and following new ones; returns strace's output text."""
+    out = server.base / out_name
     tids = os.listdir(f"/proc/{server.proc.pid}/task")
-    cmd = ["strace", "-f", "-c", "-e", "trace=" + ",".join(syscalls), "-o", str(out)]
+    cmd = ["strace", "-f", *options, "-e", "trace=" + ",".join(syscalls), "-o", str(out)]
     for tid in tids:
         cmd += ["-p", tid]
     tracer = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -298,8 +299,13 @@ def count_syscalls(server, action, syscalls):
     finally:
         tracer.send_signal(signal.SIGINT)
         tracer.wait(timeout=30)
+    return out.read_text()
+
+
+def count_syscalls(server, action, syscalls):
+    """Runs action() under strace -c; returns {syscall: calls} over all server threads."""
     counts = {}
-    for line in out.read_text().splitlines():
+    for line in strace_server(server, action, syscalls, ["-c"], "strace.txt").splitlines():
         parts = line.split()
         if parts and parts[-1] in syscalls and len(parts) >= 5:
             counts[parts[-1]] = int(parts[3])
@@ -307,22 +313,10 @@ def count_syscalls(server, action, syscalls):
 
 
 def trace_syscalls(server, action, syscalls):
-    """Runs action() with strace following every thread of the server; returns the calls
-    as (thread id, name, arguments) in the order strace saw them."""
-    out = server.base / "strace-calls.txt"
-    tids = os.listdir(f"/proc/{server.proc.pid}/task")
-    cmd = ["strace", "-f", "-s", "0", "-e", "trace=" + ",".join(syscalls), "-o", str(out)]
-    for tid in tids:
-        cmd += ["-p", tid]
-    tracer = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        time.sleep(1.0)  # let strace attach to all threads
-        action()
-    finally:
-        tracer.send_signal(signal.SIGINT)
-        tracer.wait(timeout=30)
+    """Runs action() under strace; returns the calls as (thread id, name, arguments) in the
+    order strace saw them."""
     calls = []
-    for line in out.read_text().splitlines():
+    for line in strace_server(server, action, syscalls, ["-s", "0"], "strace-calls.txt").splitlines():
         m = re.match(r"(\d+)\s+(?:<\.\.\. )?(\w+)\(?(.*)", line)
         if m and m.group(2) in syscalls:
             calls.append((int(m.group(1)), m.group(2), m.group(3)))

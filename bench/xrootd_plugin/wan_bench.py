@@ -188,12 +188,20 @@ def main():
         "readahead threads around sendfile) instead of the stock A: site against site",
     )
     ap.add_argument(
+        "--source-pacing",
+        metavar="RATE",
+        help="with --plugin-source: wanio.net.pacing RATE at the source site (bytes/s, e.g. 119m for "
+        "1 Gbit/s): Linux paces the connection the pull reads through",
+    )
+    ap.add_argument(
         "--hystart",
         choices=["on", "off"],
         help="CUBIC's HyStart for the run (kernel-wide, restored afterwards); default: as the machine has it",
     )
     ap.add_argument("--json", help="also write the results as JSON to this file")
     args = ap.parse_args()
+    if args.source_pacing and not args.plugin_source:
+        ap.error("--source-pacing needs --plugin-source")
     only = [s for s in args.only.split(",") if s]
     for s in only:
         if s not in SCENARIOS:
@@ -232,7 +240,12 @@ def main():
             extra=["wanio.trace info"],
         )
         a_wan = (
-            h.XrootdServer(scratch, "siteAwan", extra=[f"xrootd.fslib ++ {h.PLUGIN_REF}"])
+            h.XrootdServer(
+                scratch,
+                "siteAwan",
+                extra=[f"xrootd.fslib ++ {h.PLUGIN_REF}"]
+                + ([f"wanio.net.pacing {args.source_pacing}"] if args.source_pacing else []),
+            )
             if args.plugin_source
             else a
         )
@@ -355,7 +368,8 @@ def main():
         f"median of {args.reps}; XRD_CPPARALLELCHUNKS={args.parallel_chunks}; "
         f"xrdcp-wan {reads}; stock TPC XRD_CPPARALLELCHUNKS={args.stock_tpc_chunks or 4}; "
         f"source cache {args.source_cache}; "
-        f"plugin TPC source {'plugin site' if args.plugin_source else 'stock'}; "
+        f"plugin TPC source {'plugin site' if args.plugin_source else 'stock'}"
+        f"{f' paced at {args.source_pacing}B/s' if args.source_pacing else ''}; "
         f"hystart {args.hystart or HYSTART.read_text().strip()}"
     )
     print(header + "\n")

@@ -3,6 +3,8 @@ serves plain kXR_read downloads with sendfile()."""
 
 import filecmp
 import os
+import re
+import subprocess
 
 import pytest
 import wanio_harness as h
@@ -114,3 +116,40 @@ def test_fslib_layer_prefetches_around_sendfile(scratch, files):
         # pgread downloads (xrdcp default) are unaffected by the wrapper.
         h.run(["xrdcp", "-f", "-s", server.url + "/fs.bin", str(back)])
         assert filecmp.cmp(src, back, shallow=False)
+
+
+@pytest.mark.parametrize("pacing", ["100m", None], ids=["paced", "unpaced"])
+def test_pacing_caps_the_connection_a_client_reads_through(scratch, files, pacing):
+    """`wanio.net.pacing` makes Linux pace the TCP connection of a client that opens a
+    file for reading (SO_MAX_PACING_RATE on the link's own socket, found from the trace
+    identifier and checked against the client's address); without it the socket is left
+    alone."""
+    extra = [f"xrootd.fslib ++ {h.PLUGIN_REF}"] + ([f"wanio.net.pacing {pacing}"] if pacing else [])
+    with h.XrootdServer(scratch, f"pacing-{pacing}", extra=extra) as server:
+        h.make_file(server.data / "paced.bin", 32 * h.MiB, seed=75)
+        h.chown_tree(server.data)
+        download = subprocess.Popen(
+            ["xrdcp", "-f", "--xrate", "8m", server.url + "/paced.bin", str(files / "paced.back")],
+            env=h.client_env(XRD_CPUSEPGWRTRD="0"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            assert h.wait_for(lambda: "pacing /paced.bin" in server.log() or download.poll() is not None, 20)
+            sockets = subprocess.run(
+                ["ss", "-tin", "state", "established", f"( sport = :{server.port} )"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout
+        finally:
+            download.wait(timeout=60)
+        assert download.returncode == 0
+        maxima = re.findall(r"pacing_rate \S+/(\d+)bps", sockets)
+        if pacing:
+            line = [x for x in server.log().splitlines() if "pacing /paced.bin" in x][-1]
+            assert "max_pacing_rate=104857600 fd=" in line, line
+            assert maxima == [str(100 * h.MiB * 8)], sockets
+        else:
+            assert "pacing /paced.bin" not in server.log()
+            assert not maxima, sockets

@@ -116,6 +116,14 @@ std::string applyDirective(const std::string& name, const std::vector<std::strin
     } else if (name == "rd.readahead") {
         if (!parseSize(v, size) || size > (4ull << 30)) return bad("a size between 0 and 4g");
         cfg.readahead = size;
+    } else if (name == "net.pacing") {
+        if (v == "off") {
+            cfg.pacing = 0;
+        } else if (!parseSize(v, size) || size < (1u << 20) || size > (64ull << 30)) {
+            return bad("off or a rate in bytes per second between 1m and 64g");
+        } else {
+            cfg.pacing = size;
+        }
     } else if (name == "rd.threads") {
         if (!parseInt(v, 0, 64, cfg.readaheadThreads)) return bad("an integer 0..64");
     } else if (name == "trace") {
@@ -253,6 +261,7 @@ std::string describeConfig(const WanConfig& c) {
         << "wanio.cks " << (c.checksum ? "adler32" : "off") << "\n"
         << "wanio.rd.readahead " << c.readahead << "\n"
         << "wanio.rd.threads " << c.readaheadThreads << "\n"
+        << "wanio.net.pacing " << c.pacing << "\n"
         << "wanio.trace "
         << (c.trace == TraceLevel::None   ? "none"
             : c.trace == TraceLevel::Info ? "info"

@@ -27,6 +27,7 @@ struct WanConfig {
     bool checksum = true;                          // wanio.cks
     std::uint64_t readahead = 64ull << 20;         // wanio.rd.readahead
     int readaheadThreads = 4;                      // wanio.rd.threads
+    std::uint64_t pacing = 0;                      // wanio.net.pacing (bytes/s, 0 = off)
     TraceLevel trace = TraceLevel::Info;           // wanio.trace
 };
 

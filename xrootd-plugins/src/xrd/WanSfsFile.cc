@@ -4,7 +4,9 @@
 
 #include <cstdio>
 
+#include "LinkPacing.hh"
 #include "WanSfs.hh"
+#include "XrdSec/XrdSecEntity.hh"
 #include "XrdSfs/XrdSfsDio.hh"
 #include "core/ReadaheadPool.hh"
 
@@ -20,7 +22,22 @@ WanSfsFile::~WanSfsFile() = default;
 
 int WanSfsFile::open(const char* fileName, XrdSfsFileOpenMode openMode, mode_t createMode,
                      const XrdSecEntity* client, const char* opaque) {
-    return inner_->open(fileName, openMode, createMode, client, opaque);
+    const int rc = inner_->open(fileName, openMode, createMode, client, opaque);
+    const WanConfig& cfg = fs_.config();
+    if (rc == SFS_OK && cfg.pacing > 0 && (openMode & (SFS_O_WRONLY | SFS_O_RDWR)) == 0) {
+        // The data of this read leaves on the client's link: pace it (LinkPacing.hh).
+        std::string detail;
+        const bool paced = paceClientLink(client, cfg.pacing, detail);
+        if (cfg.trace != TraceLevel::None) {
+            char line[512];
+            snprintf(line, sizeof(line), "pacing %s %s max_pacing_rate=%llu%s", fileName,
+                     client && client->tident ? client->tident : "?",
+                     static_cast<unsigned long long>(cfg.pacing),
+                     paced ? (" " + detail).c_str() : (" not applied: " + detail).c_str());
+            fs_.log().Say("wanio: ", line);
+        }
+    }
+    return rc;
 }
 
 int WanSfsFile::checkpoint(cpAct act, struct iov* range, int n) {

@@ -36,6 +36,7 @@ TEST(WanConfig, ParsesEveryDirective) {
         "wanio.cks off\n"
         "wanio.rd.readahead 0\n"
         "wanio.rd.threads 0\n"
+        "wanio.net.pacing 150m\n"
         "wanio.trace debug   # trailing comment\n";
     ConfigResult r = parseConfigText(text);
     ASSERT_TRUE(r.ok) << r.message;
@@ -55,6 +56,7 @@ TEST(WanConfig, ParsesEveryDirective) {
     EXPECT_FALSE(c.checksum);
     EXPECT_EQ(c.readahead, 0u);
     EXPECT_EQ(c.readaheadThreads, 0);
+    EXPECT_EQ(c.pacing, 150ull << 20);
     EXPECT_EQ(c.trace, wanio::TraceLevel::Debug);
 }
 
@@ -101,6 +103,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadLine{"wanio.cks md5\n", 1, "adler32|off"},
                       BadLine{"wanio.rd.readahead 5g\n", 1, "4g"},
                       BadLine{"wanio.rd.threads 65\n", 1, "0..64"},
+                      BadLine{"wanio.net.pacing 10k\n", 1, "between 1m and 64g"},
+                      BadLine{"wanio.net.pacing fast\n", 1, "between 1m and 64g"},
                       BadLine{"wanio.rd.threads -1\n", 1, "0..64"},
                       BadLine{"wanio.trace loud\n", 1, "none|info|debug"}),
     [](const ::testing::TestParamInfo<BadLine>& info) {

@@ -103,6 +103,19 @@ def stop_pid(pid: int, *, timeout: float = 10.0, sig: int = signal.SIGTERM) -> N
         time.sleep(0.05)
 
 
+def _exit_status(pid: int) -> str:
+    """How a child of ours ended (", exit status N" / ", killed by signal N"), if it can be told."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return ""
+    if done != pid:
+        return ""
+    if os.WIFSIGNALED(status):
+        return f", killed by signal {os.WTERMSIG(status)}"
+    return f", exit status {os.WEXITSTATUS(status)}"
+
+
 def _reap(pid: int) -> None:
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
@@ -134,7 +147,7 @@ def wait_for_port(port: int, *, timeout: float = 30.0, pid: int | None = None, w
         if port_open(port):
             return
         if pid is not None and not is_alive(pid):
-            raise ServiceError(f"{what} exited before opening port {port}")
+            raise ServiceError(f"{what} exited before opening port {port}{_exit_status(pid)}")
         time.sleep(0.05)
     raise ServiceError(f"{what} did not open port {port} within {timeout:.0f} s")
 

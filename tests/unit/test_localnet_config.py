@@ -100,3 +100,16 @@ def test_demo_fail_one_is_refused_with_rucio(capsys):
         localnet_main(["demo", "--rucio", "--fail-one"])
     assert info.value.code == 2
     assert "--fail-one works with the embedded transfer path only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("script", "said"), [("exit 3", "exit status 3"), ("kill -9 $$", "killed by signal 9")]
+)
+def test_a_service_that_exits_before_opening_its_port_says_how_it_ended(tmp_path: Path, script, said):
+    from localnet.processes import ServiceError, start_daemon, wait_for_port
+    from localnet.state import free_port
+
+    state = StateDir(tmp_path)
+    pid = start_daemon(state, "short-lived", ["sh", "-c", script])
+    with pytest.raises(ServiceError, match=f"short-lived exited before opening port \\d+, {said}"):
+        wait_for_port(free_port(), pid=pid, what="short-lived", timeout=10)

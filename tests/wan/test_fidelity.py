@@ -104,12 +104,16 @@ def _check_rate(rtt_ms, rate_mbit, seconds, skip_s):
     assert 0.85 * ceiling <= goodput <= 1.10 * ceiling, (goodput, ceiling)
     # Whatever TCP retransmitted was dropped by the model (queue overflow or
     # loss) and nowhere else: no hidden drops outside the emulator.  iperf3
-    # reads its counter when the test ends, so drops of the last round trip
-    # may not be retransmitted yet: allow 2 % of them.
+    # reads its counter when the test ends, so drops of the last round trips
+    # may not be retransmitted yet: allow 2 % of them, and every drop after
+    # the last snapshot taken while the flow ran (s1, under a second before
+    # its end: at 300 ms a loss event there is retransmitted after iperf3
+    # has read its counter).
     ab = {k: after["ab"][k] - before["ab"][k] for k in after["ab"] if isinstance(after["ab"][k], int)}
     retrans = res["end"]["sum_sent"]["retransmits"]
     drops = ab["drop_queue"] + ab["drop_loss"]
-    assert retrans <= drops <= retrans + max(3, 0.02 * drops), (retrans, ab)
+    late_drops = sum(after["ab"][k] - s1["ab"][k] for k in ("drop_queue", "drop_loss"))
+    assert retrans <= drops <= retrans + max(3, 0.02 * drops) + late_drops, (retrans, late_drops, ab)
     assert after["ab"]["drop_ring"] == 0 and after["ab"]["tx_err"] == 0
     assert after["ab"]["backlog_max"] <= after["ab"]["queue_limit"]
 

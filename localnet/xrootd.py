@@ -144,21 +144,19 @@ def ensure_site(state: StateDir, name: str, *, extra_lines: list[str] | None = N
     if as_root():
         argv[1:1] = ["-R", SERVICE_USER]
     env = dict(os.environ)
-    pid = start_daemon(state, daemon, argv, env=env, log_name=f"xrootd-{name}.out")
-    try:
-        wait_for_port(root_port, pid=pid, what=f"xrootd {name}", timeout=20)
-    except ServiceError as first:
-        # Once, a server of many started in a row exited at start-up without a word in its log
-        # (seen in CI, not reproduced): a second start is tried before giving up, and the first
-        # failure stays in the error if that one fails too.
-        if is_alive(pid):
-            raise
-        print(f"{first}; starting it once more", file=sys.stderr, flush=True)
+    # Once, a server of many started in a row exited at start-up without a word in its log (seen
+    # in CI, not reproduced): one that exits is started once more, and both failures are kept.
+    failures: list[str] = []
+    while True:
         pid = start_daemon(state, daemon, argv, env=env, log_name=f"xrootd-{name}.out")
         try:
             wait_for_port(root_port, pid=pid, what=f"xrootd {name}", timeout=20)
-        except ServiceError as second:
-            raise ServiceError(f"{second} (and before that: {first})") from second
+            break
+        except ServiceError as error:
+            failures.append(str(error))
+            if is_alive(pid) or len(failures) == 2:
+                raise ServiceError("; before that: ".join(reversed(failures))) from error
+            print(f"{error}; starting it once more", file=sys.stderr, flush=True)
     wait_for_port(http_port, pid=pid, what=f"xrootd {name} (http)", timeout=20)
     return site
 

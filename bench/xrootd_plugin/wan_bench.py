@@ -89,18 +89,12 @@ def set_source_cache(src, mode):
     disk" nor "from memory" would hold without this. `cold` evicts the file (the source
     reads it from disk: disk to disk, as the goal asks), `warm` reads it all in first.
     """
-    if mode == "as-is":
-        return
-    fd = os.open(src, os.O_RDONLY)
-    try:
-        if mode == "cold":
-            os.fsync(fd)  # only clean pages can be dropped
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        else:
-            while os.read(fd, 8 * h.MiB):
+    if mode == "cold":
+        h.evict(src)
+    elif mode == "warm":
+        with open(src, "rb") as f:
+            while f.read(8 * h.MiB):
                 pass
-    finally:
-        os.close(fd)
 
 
 HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
@@ -239,17 +233,12 @@ def main():
             + (f" --trace {scratch / 'siteBwan' / 'data' / 'tpc-trace.csv'}" if args.tpc_trace else ""),
             extra=["wanio.trace info"],
         )
-        a_wan = (
-            h.XrootdServer(
-                scratch,
-                "siteAwan",
-                extra=[f"xrootd.fslib ++ {h.PLUGIN_REF}"]
-                + ([f"wanio.net.pacing {args.source_pacing}"] if args.source_pacing else []),
-            )
-            if args.plugin_source
-            else a
-        )
-        sides = [("a", a), ("b", b_stock), ("b", b_wan)] + ([("a", a_wan)] if a_wan is not a else [])
+        sides = [("a", a), ("b", b_stock), ("b", b_wan)]
+        a_wan = a  # the source of the plugin's pulls
+        if args.plugin_source:
+            pacing = [f"wanio.net.pacing {args.source_pacing}"] if args.source_pacing else []
+            a_wan = h.XrootdServer(scratch, "siteAwan", extra=[f"xrootd.fslib ++ {h.PLUGIN_REF}", *pacing])
+            sides.append(("a", a_wan))
         servers = [s for _, s in sides]
         try:
             for side, s in sides:

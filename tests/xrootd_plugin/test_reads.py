@@ -2,22 +2,11 @@
 serves plain kXR_read downloads with sendfile()."""
 
 import filecmp
-import os
 import re
 import subprocess
 
 import pytest
 import wanio_harness as h
-
-
-def evict(path):
-    """Drops a file's pages from the page cache, so the next read comes from the disk."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 @pytest.mark.parametrize(
@@ -36,7 +25,7 @@ def test_readahead_threads_read_ahead_of_a_cold_download(scratch, files, mode, t
     with server:
         src = h.make_file(files / "cold.bin", 64 * h.MiB + 5, seed=74)
         h.run(["xrdcp", "-f", "-s", str(src), server.url + "/cold.bin"])
-        evict(server.data / "cold.bin")
+        h.evict(server.data / "cold.bin")
         back = files / "cold.back"
         env = h.client_env(XRD_CPUSEPGWRTRD="0" if mode == "sendfile" else "1")
         calls = h.trace_syscalls(

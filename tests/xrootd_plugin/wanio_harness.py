@@ -321,3 +321,13 @@ def trace_syscalls(server, action, syscalls):
         if m and m.group(2) in syscalls:
             calls.append((int(m.group(1)), m.group(2), m.group(3)))
     return calls
+
+
+def evict(path):
+    """Drops a file's pages from the page cache, so the next read comes from the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)  # only clean pages can be dropped
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)

@@ -28,7 +28,9 @@ ReadaheadPool::~ReadaheadPool() {
     for (std::thread& t : threads_) t.join();
 }
 
-ReadaheadPool* ReadaheadPool::shared(int threads, off_t window) {
+ReadaheadPool* ReadaheadPool::shared(const WanConfig& config) {
+    const int threads = config.readaheadThreads;
+    const off_t window = static_cast<off_t>(config.readahead);
     if (threads <= 0 || window <= 0) return nullptr;
     // Segments small enough to spread one window over every thread, large enough to be
     // efficient disk reads; room for the windows of a few files at once.
@@ -118,8 +120,7 @@ bool ReadaheadPool::populate(const Segment& segment) {
 }
 
 bool prefetch(const WanConfig& config, int fd, off_t from, off_t len) {
-    ReadaheadPool* pool =
-        ReadaheadPool::shared(config.readaheadThreads, static_cast<off_t>(config.readahead));
+    ReadaheadPool* pool = ReadaheadPool::shared(config);
     if (pool && pool->prefetch(fd, from, len)) return true;
     ::posix_fadvise(fd, from, len, POSIX_FADV_WILLNEED);
     return false;

@@ -21,6 +21,8 @@
 
 namespace wanio {
 
+struct WanConfig;
+
 class ReadaheadPool {
   public:
     struct Stats {
@@ -38,10 +40,10 @@ class ReadaheadPool {
     ReadaheadPool(const ReadaheadPool&) = delete;
     ReadaheadPool& operator=(const ReadaheadPool&) = delete;
 
-    // The process's one pool, made by the first call (the storage and the file-system
-    // layers are configured from the same file, so they ask for the same settings).
-    // Null when `threads` is 0: the callers then hint the kernel inline.
-    static ReadaheadPool* shared(int threads, off_t window);
+    // The process's one pool, made by the first call from wanio.rd.threads and
+    // wanio.rd.readahead (both layers are configured from the same file, so they ask for
+    // the same settings). Null when either is 0: the callers then hint the kernel inline.
+    static ReadaheadPool* shared(const WanConfig& config);
 
     // Queues [from, from+len) of `fd` (clamped to the file's size). The descriptor is
     // duplicated, so the caller may close its own at once. False if dropped.
@@ -70,8 +72,6 @@ class ReadaheadPool {
     Stats stats_;
     std::vector<std::thread> threads_;
 };
-
-struct WanConfig;
 
 // Prefetches [from, from+len) of `fd` as `config` asks: on the shared pool's threads
 // (wanio.rd.threads), else, or when the pool's queue is full, as a kernel readahead

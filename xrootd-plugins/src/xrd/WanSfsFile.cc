@@ -27,13 +27,12 @@ int WanSfsFile::open(const char* fileName, XrdSfsFileOpenMode openMode, mode_t c
     if (rc == SFS_OK && cfg.pacing > 0 && (openMode & (SFS_O_WRONLY | SFS_O_RDWR)) == 0) {
         // The data of this read leaves on the client's link: pace it (LinkPacing.hh).
         std::string detail;
-        const bool paced = paceClientLink(client, cfg.pacing, detail);
+        if (!paceClientLink(client, cfg.pacing, detail)) detail = "not applied: " + detail;
         if (cfg.trace != TraceLevel::None) {
             char line[512];
-            snprintf(line, sizeof(line), "pacing %s %s max_pacing_rate=%llu%s", fileName,
+            snprintf(line, sizeof(line), "pacing %s %s max_pacing_rate=%llu %s", fileName,
                      client && client->tident ? client->tident : "?",
-                     static_cast<unsigned long long>(cfg.pacing),
-                     paced ? (" " + detail).c_str() : (" not applied: " + detail).c_str());
+                     static_cast<unsigned long long>(cfg.pacing), detail.c_str());
             fs_.log().Say("wanio: ", line);
         }
     }
@@ -48,8 +47,7 @@ int WanSfsFile::close() {
     if (fd_ >= 0 && !traced_ && fs_.config().trace != TraceLevel::None &&
         sendDataCalls_.load() > 0) {
         char line[512];
-        const ReadaheadPool* pool = ReadaheadPool::shared(
-            fs_.config().readaheadThreads, static_cast<off_t>(fs_.config().readahead));
+        const ReadaheadPool* pool = ReadaheadPool::shared(fs_.config());
         const ReadaheadPool::Stats ps = pool ? pool->stats() : ReadaheadPool::Stats();
         snprintf(line, sizeof(line),
                  "sendfile %s senddata=%lld prefetches=%lld pooled=%lld pool_bytes=%llu "

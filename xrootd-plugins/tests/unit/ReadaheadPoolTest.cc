@@ -92,9 +92,9 @@ TEST(ReadaheadPool, AFullQueueDropsTheRequestWhole) {
 TEST(ReadaheadPool, NoThreadsMeansInlineHints) {
     TempFile file;
     fill(file, 2 * MiB);
-    EXPECT_EQ(wanio::ReadaheadPool::shared(0, 64 * MiB), nullptr);
     wanio::WanConfig config;
     config.readaheadThreads = 0;
+    EXPECT_EQ(wanio::ReadaheadPool::shared(config), nullptr);
     // Hinted from the calling thread instead: not taken by a pool.
     EXPECT_FALSE(wanio::prefetch(config, file.fd(), 0, 2 * MiB));
 }

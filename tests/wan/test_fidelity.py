@@ -126,6 +126,19 @@ def test_rate_long_flow_50mbit_300ms():
     _check_rate(rtt_ms=300, rate_mbit=50, seconds=10, skip_s=5)
 
 
+def udp_receive_buffer_errors(path):
+    """Datagrams B's kernel dropped because a socket's receive buffer was full (a host's
+    loss, not the path's), from /proc/net/snmp in B's namespace."""
+    lines = [
+        line.split()
+        for line in path.run_b(
+            ["cat", "/proc/net/snmp"], capture_output=True, text=True, timeout=10
+        ).stdout.splitlines()
+        if line.startswith("Udp:")
+    ]
+    return int(dict(zip(lines[0][1:], lines[1][1:], strict=True))["RcvbufErrors"])
+
+
 def test_random_loss_rate_matches_setting():
     loss = 0.02
     # Both iperf3 ends run SCHED_FIFO: under a busy neighbour a normal
@@ -140,6 +153,7 @@ def test_random_loss_rate_matches_setting():
         try:
             wait_port(path, "b", int(port))
             before = path.stats()["ab"]
+            overflows_before = udp_receive_buffer_errors(path)
             out = path.run_a(
                 [
                     *rt,
@@ -162,6 +176,7 @@ def test_random_loss_rate_matches_setting():
                 timeout=30,
             )
             after = path.stats()["ab"]
+            overflows = udp_receive_buffer_errors(path) - overflows_before
         finally:
             srv.kill()
             srv.wait()
@@ -173,11 +188,13 @@ def test_random_loss_rate_matches_setting():
     # The model's loss rate: binomial tolerance, 4 standard deviations.
     tol = 4 * math.sqrt(loss * (1 - loss) / offered)
     assert abs(dropped / offered - loss) <= tol, (dropped, offered)
-    # End to end: the receiver lost what the model dropped, and nothing else,
-    # up to 2 (the emulator's count includes any lost control packet; iperf3
-    # counts a datagram still in flight when the test ends as lost).
+    # End to end: the receiver lost what the model dropped, and nothing else
+    # on the path, up to 2 (the emulator's count includes any lost control
+    # packet; iperf3 counts a datagram still in flight when the test ends as
+    # lost). Datagrams B's own kernel dropped for a full receive buffer (seen
+    # once in CI despite SCHED_FIFO) are the host's loss, counted apart.
     assert abs(lost / sent - loss) <= tol, (lost, sent)
-    assert abs(lost - dropped) <= 2, (lost, dropped)
+    assert abs(lost - overflows - dropped) <= 2, (lost, overflows, dropped)
 
 
 def test_queue_is_bounded_and_drops_are_retransmitted():

@@ -10,11 +10,13 @@ ramp (time to first data, to 90 % of the bottleneck) and the steady phase.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 _NUM = r"([0-9.]+)"
 _FIELDS = {
@@ -27,7 +29,16 @@ _FIELDS = {
     "retrans_total": re.compile(rf"\bretrans:{_NUM}/([0-9]+)"),
     "unacked": re.compile(rf"\bunacked:{_NUM}"),
     "mss": re.compile(rf"\bmss:{_NUM}"),
+    # Bytes the application has written that TCP has not sent yet: > 0 while the sender is
+    # app_limited means TCP (cwnd, pacing) is the limit after all, 0 that the application is.
+    "notsent": re.compile(rf"\bnotsent:{_NUM}"),
 }
+# ss prints rates with a unit prefix: "pacing_rate 1.04Gbps", "delivery_rate 961Mbps".
+_RATES = {
+    "pacing_rate_bps": re.compile(rf"\bpacing_rate {_NUM}([KMG]?)bps"),
+    "delivery_rate_bps": re.compile(rf"\bdelivery_rate {_NUM}([KMG]?)bps"),
+}
+_UNIT = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
 def parse_ss(text: str) -> list[dict]:
@@ -49,6 +60,10 @@ def parse_ss(text: str) -> list[dict]:
             m = rx.search(line)
             if m:
                 conn[name] = float(m.group(2) if name == "retrans_total" else m.group(1))
+        for name, rx in _RATES.items():
+            m = rx.search(line)
+            if m:
+                conn[name] = float(m.group(1)) * _UNIT[m.group(2)]
         conn["app_limited"] = " app_limited" in f" {line}"
     return conns
 
@@ -85,6 +100,13 @@ class SsSampler:
                 best = max(conns, key=lambda c: c["bytes_acked"])
                 self.samples.append({"t": round(t, 2), **best})
             self._stop.wait(self.interval)
+
+
+def save(samples: list[dict], path: Path, label: str) -> Path:
+    """Writes the raw samples as JSON lines to ``path`` with ``-<label>`` before its suffix."""
+    out = path.with_name(f"{path.stem}-{label}{path.suffix}")
+    out.write_text("".join(json.dumps(sample, sort_keys=True) + "\n" for sample in samples))
+    return out
 
 
 def summarise(samples: list[dict], rate_mbit: float) -> dict:

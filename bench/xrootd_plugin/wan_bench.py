@@ -158,6 +158,12 @@ def main():
         "ramp and what limits the steady phase (see ss_sampler.py)",
     )
     ap.add_argument(
+        "--ss-samples",
+        type=Path,
+        help="sample as --ss does and keep the raw samples of the last timed run of each scenario and "
+        "server here (JSON lines; the file name gets -<scenario>-<server> before its suffix)",
+    )
+    ap.add_argument(
         "--servers",
         default="stock,plugin",
         help="comma list of the destination servers to run (stock,plugin); a ratio needs both",
@@ -196,6 +202,7 @@ def main():
     args = ap.parse_args()
     if args.source_pacing and not args.plugin_source:
         ap.error("--source-pacing needs --plugin-source")
+    args.ss = args.ss or args.ss_samples is not None
     only = [s for s in args.only.split(",") if s]
     for s in only:
         if s not in SCENARIOS:
@@ -294,6 +301,8 @@ def main():
                         dt = time.monotonic() - t0
                         if args.ss:
                             tcp.append(ss_sampler.summarise(sampler.samples, args.rate_mbit))
+                            if args.ss_samples:
+                                ss_sampler.save(sampler.samples, args.ss_samples, f"{title}-{kind}")
                         cpus.append((cpu(dst) - c0) / gb)
                         drops.append(emu_drops(path, direction) - d0)
                         rates.append(size / dt / 1e6)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -21,8 +22,8 @@ OUTPUT = """\
 \t cubic wscale:10,10 rto:708 rtt:376.1/2.5 ato:40 mss:1448 cwnd:10 bytes_received:100000 rcv_space:65483
 0      42     10.250.1.2:1094 10.250.2.2:48985
 \t cubic wscale:14,14 rto:680 rtt:377.5/2.1 mss:1448 cwnd:36000 bytes_sent:950000000 \
-bytes_acked:900000000 delivery_rate 960Mbps app_limited busy:20000ms rwnd_limited:100ms(0.5%) \
-unacked:3000 retrans:0/12 minrtt:300
+bytes_acked:900000000 pacing_rate 1.04Gbps delivery_rate 960Mbps app_limited busy:20000ms \
+rwnd_limited:100ms(0.5%) unacked:3000 retrans:0/12 notsent:524288 minrtt:300
 """
 
 
@@ -33,6 +34,8 @@ def test_parse_reads_each_connection_and_its_counters() -> None:
     assert (sender["local"], sender["cwnd"], sender["bytes_acked"]) == ("10.250.1.2:1094", 36000, 9e8)
     assert (sender["busy_ms"], sender["rwnd_limited_ms"], sender["retrans_total"]) == (20000, 100, 12)
     assert sender["app_limited"] and not receiver["app_limited"]
+    assert (sender["pacing_rate_bps"], sender["delivery_rate_bps"]) == (1.04e9, 960e6)
+    assert sender["notsent"] == 524288 and "notsent" not in receiver
 
 
 def _sample(t: float, acked: float, *, app: bool = True, local: str = "a:1") -> dict:
@@ -64,3 +67,10 @@ def test_rates_are_not_taken_across_a_change_of_connection() -> None:
         _sample(1.5, 5.1e8, local="b:2"),
     ]
     assert ss.summarise(samples, 1000)["reaches_90pct_s"] is None
+
+
+def test_raw_samples_are_saved_as_json_lines_named_after_the_run(tmp_path: Path) -> None:
+    samples = [_sample(0, 0), _sample(0.5, 1e6, app=False)]
+    out = ss.save(samples, tmp_path / "pull-ss.jsonl", "tpc-plugin")
+    assert out == tmp_path / "pull-ss-tpc-plugin.jsonl"
+    assert [json.loads(line) for line in out.read_text().splitlines()] == samples

@@ -31,7 +31,10 @@ DESCRIPTIONS: dict[ExitCode, str] = {
     ExitCode.CONNECTION: "The server could not be reached (refused, unresolvable host, timed out).",
     ExitCode.TRANSFER_FAILED: "`transfers watch`: every file ended, but at least one FAILED or was CANCELED.",
     ExitCode.TIMEOUT: "`transfers watch`: `--timeout` expired before every file ended.",
-    ExitCode.ENVIRONMENT: "This machine cannot run the command (`bench path`: needs root and /dev/net/tun).",
+    ExitCode.ENVIRONMENT: (
+        "This machine cannot run the command (`bench path`: needs root, /dev/net/tun and, for plugin "
+        "sites, the built XRootD plugin)."
+    ),
     ExitCode.INTERRUPTED: "Interrupted by Ctrl-C (SIGINT).",
 }
 

@@ -4,7 +4,9 @@ Used by the tests, the benchmark matrix and, later, ``srcnet bench path``.
 ``plugin=True`` loads the project's wanio plugin (``xrootd-plugins/build``: storage
 layer ``ofs.osslib ++`` and the ``xrdcp-wan`` TPC pull program, as
 ``localnet/xrootd.py`` does for the local sites) with reads in flight sized to
-``tpc_bdp_bytes``::
+``tpc_bdp_bytes``; ``pacing_bytes_per_s`` also loads it on the file-system layer
+(``xrootd.fslib ++``) and paces every reader's connection at that rate
+(``wanio.net.pacing``, see the plugin README's "Pacing")::
 
     with emulated_path(rtt_ms=300, rate_mbit=500) as path, \\
          XrootdSite(path, "b") as site:
@@ -65,13 +67,16 @@ class XrootdSite:
         start_timeout: float = 20.0,
         plugin: bool = False,
         tpc_bdp_bytes: int | None = None,
+        pacing_bytes_per_s: int | None = None,
     ):
         if side not in ("a", "b"):
             raise ValueError("side must be 'a' or 'b'")
+        if pacing_bytes_per_s is not None and not plugin:
+            raise ValueError("pacing_bytes_per_s needs plugin=True (the plugin does the pacing)")
         self.path, self.side = path, side
         self.port, self.http_port = port, http_port
         self.user, self.start_timeout = user, start_timeout
-        self.plugin, self.tpc_bdp_bytes = plugin, tpc_bdp_bytes
+        self.plugin, self.tpc_bdp_bytes, self.pacing = plugin, tpc_bdp_bytes, pacing_bytes_per_s
         self.host = path.ip_a if side == "a" else path.ip_b
         self.base = None
         self.proc = None
@@ -127,12 +132,19 @@ class XrootdSite:
         if not (os.path.exists(lib) and os.path.exists(pgm)):
             raise RuntimeError(f"wanio plugin not built in {PLUGIN_BUILD} (run xrootd-plugins/build.sh)")
         reads = f"--bdp {self.tpc_bdp_bytes}" if self.tpc_bdp_bytes else "--inflight 16"
-        return [
-            # the loader is given the unversioned name and finds the -5 file
-            f"ofs.osslib ++ {os.path.join(PLUGIN_BUILD, 'libXrdWanIO.so')}",
-            f"ofs.tpc autorm pgm {pgm} --server {reads}",
-            "wanio.trace none",
-        ]
+        # the loader is given the unversioned name and finds the -5 file
+        unversioned = os.path.join(PLUGIN_BUILD, "libXrdWanIO.so")
+        lines = [f"ofs.osslib ++ {unversioned}", f"ofs.tpc autorm pgm {pgm} --server {reads}"]
+        if self.pacing is None:
+            return [*lines, "wanio.trace none"]
+        # Pacing happens in the file-system layer, which sees the client; "info" logs it per open.
+        pacing = [f"xrootd.fslib ++ {unversioned}", f"wanio.net.pacing {self.pacing}", "wanio.trace info"]
+        return [*lines, *pacing]
+
+    def paced_opens(self) -> int:
+        """How many opens for reading this site paced (its log's ``wanio: pacing`` lines that applied)."""
+        lines = self.log_tail(n=100_000).splitlines()
+        return sum(1 for line in lines if "wanio: pacing" in line and "not applied" not in line)
 
     def _popen(self, argv, **kw):
         return (self.path.popen_a if self.side == "a" else self.path.popen_b)(argv, **kw)

@@ -1,8 +1,10 @@
 """``srcnet bench path FROM TO``: a topology path, emulated on this machine, with an XRootD site at each end.
 
 The path's RTT comes from the API; its capacity is scaled down to what one machine carries (stated in the
-output). A real file is copied across with xrdcp (destination pulls, as a third-party copy would) and its
-adler32 compared. The emulator lives in bench/wan/ of the checkout; it needs root and /dev/net/tun."""
+output). A real file is copied across, by default as the platform moves data: a third-party copy between
+two sites that load the project's XRootD plugin, the source pacing its connection at the emulated
+bottleneck (the path's capacity, scaled). Its adler32 is compared. The emulator lives in bench/wan/ of the
+checkout; it needs root and /dev/net/tun."""
 
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ from ..output import human_rate
 WAN_DIR = Path(__file__).resolve().parents[2] / "bench" / "wan"
 MACHINE_MAX_MBIT = 2000.0  # what the userspace emulator carries faithfully at 300 ms on 2 cores
 SIZES = {"k": 10**3, "m": 10**6, "g": 10**9}
+MIN_PACING_BYTES = 1 << 20  # the plugin's lowest wanio.net.pacing rate
+HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
 
 
 def register(nouns: Any) -> None:
@@ -34,12 +38,32 @@ def register(nouns: Any) -> None:
         "Emulate a topology path here and copy a file across it.",
         path_cmd,
         epilog="examples:\n  srcnet bench path SKA1-Low UKSRC --once\n"
-        "  srcnet bench path SKA1-Mid UKSRC --rate-mbit 500 --size 200M",
+        "  srcnet bench path SKA1-Mid UKSRC --rate-mbit 500 --size 200M\n"
+        "  srcnet bench path SKA1-Low UKSRC --once --mtu 9000 --size 2G\n"
+        "  srcnet bench path SKA1-Low UKSRC --once --server stock --mode pull",
     )
     p.add_argument("source", metavar="FROM")
     p.add_argument("destination", metavar="TO")
     p.add_argument("--rate-mbit", type=float, default=1000.0, help="emulated bottleneck (default 1000)")
     p.add_argument("--size", default="100M", help="test file size (k/M/G suffix, default 100M)")
+    p.add_argument(
+        "--server",
+        choices=("plugin", "stock"),
+        default="plugin",
+        help="plugin (default): both sites load the project's XRootD plugin, the source paced at the "
+        "emulated bottleneck; stock: the stock XRootD server at both ends",
+    )
+    p.add_argument(
+        "--mode",
+        choices=("tpc", "pull"),
+        default="tpc",
+        help="tpc (default): a third-party copy, the destination site pulls; pull: xrdcp at the "
+        "destination end reads from the source site",
+    )
+    p.add_argument("--mtu", type=int, default=1500, help="MTU of the emulated path, 576..9000 (default 1500)")
+    p.add_argument(
+        "--no-pacing", action="store_true", help="with --server plugin: do not pace the source's connections"
+    )
     p.add_argument("--once", action="store_true", help="copy, report and tear down (else wait for Ctrl-C)")
     p.add_argument(
         "--record",
@@ -85,6 +109,10 @@ def path_cmd(ctx: Context, args: argparse.Namespace) -> int:
         raise NotFound(f"no path from {args.source} to {args.destination} (see `srcnet paths list`)")
     topo = rows[0]
     size = _size(args.size)
+    if not 576 <= args.mtu <= 9000:
+        raise UsageError(f"--mtu: {args.mtu} is not between 576 and 9000")
+    if args.no_pacing and args.server != "plugin":
+        raise UsageError("--no-pacing: only the plugin paces (--server plugin)")
     if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
         raise UnsuitableMachine("emulating a path needs root and /dev/net/tun")
     rate = min(args.rate_mbit, MACHINE_MAX_MBIT, topo["capacity_bps"] / 1e6)
@@ -92,17 +120,37 @@ def path_cmd(ctx: Context, args: argparse.Namespace) -> int:
         f"srcnet: {topo['name']}: RTT {topo['rtt_ms']} ms, bottleneck {human_rate(topo['capacity_bps'])}; "
         f"emulated at {rate:g} Mbit/s (scaled down to what this machine carries)"
     )
+    pacing = _pacing_rate(args, rate)
+    if args.server == "plugin" and pacing is None and not args.no_pacing:
+        ctx.info(f"srcnet: {rate:g} Mbit/s is below the plugin's lowest pacing rate: the source is not paced")
     wanpath, xrdsite = _load("wanpath"), _load("xrdsite")
-    with wanpath.emulated_path(rtt_ms=float(topo["rtt_ms"]), rate_mbit=rate) as path:
-        source, destination = xrdsite.XrootdSite(path, "a").start(), xrdsite.XrootdSite(path, "b").start()
+    plugin = args.server == "plugin"
+    built = Path(xrdsite.PLUGIN_BUILD)
+    if plugin and not ((built / "libXrdWanIO-5.so").exists() and (built / "xrdcp-wan").exists()):
+        raise UnsuitableMachine(
+            f"the XRootD plugin is not built ({built}): run scripts/bootstrap.sh, or use --server stock"
+        )
+    bdp = int(rate * 1e6 / 8 * float(topo["rtt_ms"]) / 1e3)
+    with wanpath.emulated_path(rtt_ms=float(topo["rtt_ms"]), rate_mbit=rate, mtu=args.mtu) as path:
+        source = xrdsite.XrootdSite(path, "a", plugin=plugin, pacing_bytes_per_s=pacing)
+        destination = xrdsite.XrootdSite(path, "b", plugin=plugin, tpc_bdp_bytes=bdp if plugin else None)
         try:
-            result = _copy_across(path, source, destination, size)
+            source.start()
+            destination.start()
+            result = _copy_across(path, source, destination, size, args.mode)
             result.update(
                 {
                     "path": topo["name"],
                     "rtt_ms": topo["rtt_ms"],
                     "emulated_mbit": rate,
                     "fraction_of_bottleneck": round(result["mbit_per_s"] / rate, 3),
+                    "server": args.server,
+                    "mode": args.mode,
+                    "mtu": args.mtu,
+                    "pacing_bytes_per_s": pacing,
+                    # Whether the source's log shows the pacing applied to the connection it served.
+                    "source_paced": source.paced_opens() > 0 if pacing else False,
+                    "hystart": _hystart(),
                 }
             )
             if args.record:
@@ -136,7 +184,23 @@ def path_cmd(ctx: Context, args: argparse.Namespace) -> int:
     return ExitCode.OK if result["adler32_match"] else ExitCode.TRANSFER_FAILED
 
 
-def _copy_across(path: Any, source: Any, destination: Any, size: int) -> dict[str, Any]:
+def _pacing_rate(args: argparse.Namespace, rate_mbit: float) -> int | None:
+    """The source's pacing rate in bytes/s: the emulated bottleneck (plugin sites only)."""
+    if args.server != "plugin" or args.no_pacing:
+        return None
+    rate = int(rate_mbit * 1e6 / 8)
+    return rate if rate >= MIN_PACING_BYTES else None
+
+
+def _hystart() -> bool | None:
+    """CUBIC's HyStart on this host (kernel-wide; it decides how far slow start gets on a long path)."""
+    try:
+        return HYSTART.read_text().strip() != "0"
+    except OSError:
+        return None
+
+
+def _copy_across(path: Any, source: Any, destination: Any, size: int, mode: str) -> dict[str, Any]:
     name = "srcnet-bench.bin"
     with open(source.local_path(name), "wb") as fh:
         remaining = size
@@ -145,9 +209,11 @@ def _copy_across(path: Any, source: Any, destination: Any, size: int) -> dict[st
             fh.write(block[: min(remaining, len(block))])
             remaining -= len(block)
     os.chmod(source.local_path(name), 0o644)
+    target = destination.root_url(name) if mode == "tpc" else destination.local_path(name)
+    tpc = ["--tpc", "only"] if mode == "tpc" else []
     started = time.monotonic()
     copy = path.run_b(
-        ["xrdcp", "-f", "-s", source.root_url(name), destination.local_path(name)],
+        ["xrdcp", "-f", "-s", *tpc, source.root_url(name), target],
         capture_output=True,
         text=True,
         timeout=3600,

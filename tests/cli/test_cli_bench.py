@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from cli.commands import bench as bench_command
 from cli.exit_codes import ExitCode
 from schedulers.models import PathMeasurement
 
@@ -40,6 +41,11 @@ def test_bench_path_copies_across_the_emulated_path_and_cleans_up(srcnet, topolo
     # The copy cannot beat the emulated bottleneck (a little slack for the rate's packet overheads).
     assert 0 < report["fraction_of_bottleneck"] <= 1.05
     assert "scaled down" in result.err
+    # By default as the platform moves data: a third-party copy between plugin sites, the source's
+    # connection paced at the emulated bottleneck (200 Mbit/s = 25 MB/s), as its log shows.
+    assert (report["mode"], report["server"], report["mtu"]) == ("tpc", "plugin", 1500)
+    assert report["pacing_bytes_per_s"] == 25_000_000 and report["source_paced"] is True
+    assert report["hystart"] in (True, False)
     # Recorded where the planner's tuning model reads the lane's history.
     (measurement,) = PathMeasurement.objects.filter(source="SKA1-Low", destination="AUSRC")
     assert measurement.bytes == 8_000_000
@@ -55,3 +61,84 @@ def test_bench_path_without_a_path_is_not_found(srcnet, topology):
 def test_bench_path_bad_size_is_a_usage_error(srcnet, topology):
     result = srcnet("bench", "path", "SKA1-Low", "AUSRC", "--once", "--size", "lots")
     assert result.code == ExitCode.USAGE and "--size" in result.err
+
+
+def test_bench_path_with_the_stock_server_pulls_unpaced_over_jumbo_frames(srcnet, topology):
+    before = _namespaces()
+    result = srcnet(
+        "bench",
+        "path",
+        "SKA1-Low",
+        "AUSRC",
+        "--once",
+        "--size",
+        "4M",
+        "--rate-mbit",
+        "200",
+        "--server",
+        "stock",
+        "--mode",
+        "pull",
+        "--mtu",
+        "9000",
+        "-o",
+        "json",
+    )
+    assert result.code == ExitCode.OK, result.err
+    report = json.loads(result.out)
+    assert (report["mode"], report["server"], report["mtu"]) == ("pull", "stock", 9000)
+    assert report["adler32_match"] is True and report["bytes"] == 4_000_000
+    assert report["pacing_bytes_per_s"] is None and report["source_paced"] is False
+    assert _namespaces() == before
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--mtu", "20000"], "--mtu: 20000 is not between 576 and 9000"),
+        (["--server", "stock", "--no-pacing"], "--no-pacing: only the plugin paces"),
+    ],
+)
+def test_bench_path_bad_options_are_usage_errors(srcnet, topology, extra, message):
+    before = _namespaces()
+    result = srcnet("bench", "path", "SKA1-Low", "AUSRC", "--once", *extra)
+    assert result.code == ExitCode.USAGE and message in result.err
+    assert _namespaces() == before
+
+
+def test_bench_path_with_no_pacing_leaves_the_plugin_source_unpaced(srcnet, topology):
+    result = srcnet(
+        "bench",
+        "path",
+        "SKA1-Low",
+        "AUSRC",
+        "--once",
+        "--size",
+        "2M",
+        "--rate-mbit",
+        "200",
+        "--no-pacing",
+        "-o",
+        "json",
+    )
+    assert result.code == ExitCode.OK, result.err
+    report = json.loads(result.out)
+    assert (report["mode"], report["server"]) == ("tpc", "plugin") and report["adler32_match"] is True
+    assert report["pacing_bytes_per_s"] is None and report["source_paced"] is False
+
+
+def test_bench_path_with_the_plugin_not_built_says_how_to_get_it(srcnet, topology, monkeypatch, tmp_path):
+    load = bench_command._load
+
+    def load_with_an_empty_build(name):
+        module = load(name)
+        if name == "xrdsite":
+            module.PLUGIN_BUILD = str(tmp_path)  # a build directory without the plugin in it
+        return module
+
+    monkeypatch.setattr(bench_command, "_load", load_with_an_empty_build)
+    before = _namespaces()
+    result = srcnet("bench", "path", "SKA1-Low", "AUSRC", "--once", "--size", "1M")
+    assert result.code == ExitCode.ENVIRONMENT
+    assert "XRootD plugin is not built" in result.err and "--server stock" in result.err
+    assert _namespaces() == before

@@ -133,7 +133,7 @@ def test_bench_path_with_the_plugin_not_built_says_how_to_get_it(srcnet, topolog
     def load_with_an_empty_build(name):
         module = load(name)
         if name == "xrdsite":
-            module.PLUGIN_BUILD = str(tmp_path)  # a build directory without the plugin in it
+            monkeypatch.setattr(module, "PLUGIN_BUILD", str(tmp_path))  # a build without the plugin
         return module
 
     monkeypatch.setattr(bench_command, "_load", load_with_an_empty_build)

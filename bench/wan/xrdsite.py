@@ -1,6 +1,6 @@
 """An XRootD storage site (root:// and plain http://) at one end of a path.
 
-Used by the tests, the benchmark matrix and, later, ``srcnet bench path``.
+Used by the tests, the benchmark matrix and ``srcnet bench path``.
 ``plugin=True`` loads the project's wanio plugin (``xrootd-plugins/build``: storage
 layer ``ofs.osslib ++`` and the ``xrdcp-wan`` TPC pull program, as
 ``localnet/xrootd.py`` does for the local sites) with reads in flight sized to

@@ -166,7 +166,7 @@ def path_cmd(ctx: Context, args: argparse.Namespace) -> int:
                         "throughput_bps": result["mbit_per_s"] * 1e6,
                         "rtt_ms": topo["rtt_ms"],
                         "succeeded": bool(result["adler32_match"]),
-                        "job_id": "srcnet bench path",
+                        "job_id": f"srcnet bench path ({args.mode}, {args.server}, MTU {args.mtu})",
                     },
                 )
                 result["recorded"] = True

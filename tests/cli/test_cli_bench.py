@@ -50,6 +50,7 @@ def test_bench_path_copies_across_the_emulated_path_and_cleans_up(srcnet, topolo
     (measurement,) = PathMeasurement.objects.filter(source="SKA1-Low", destination="AUSRC")
     assert measurement.bytes == 8_000_000
     assert measurement.throughput_bps == pytest.approx(report["mbit_per_s"] * 1e6)
+    assert measurement.job_id == "srcnet bench path (tpc, plugin, MTU 1500)"  # how it was measured
     assert _namespaces() == before
 
 

@@ -1,6 +1,8 @@
 // Decides when and what to prefetch for one reader: keeps `window` bytes
 // ahead of a sequential reader, topping up once half of it has been consumed,
-// and does nothing for random access. Thread-safe; pure logic (the caller
+// and does nothing for random access. Reads that arrive out of order within
+// one window of the reader's front (parallel chunk reads served by several
+// threads) still count as sequential. Thread-safe; pure logic (the caller
 // issues the actual posix_fadvise/readahead).
 #pragma once
 
@@ -21,8 +23,8 @@ class ReadaheadWindow {
   private:
     const off_t window_;
     std::mutex mutex_;
-    off_t nextSequential_ = 0;
-    off_t edge_ = 0;  // end of what has been prefetched
+    off_t front_ = 0;  // the furthest end read so far by the sequential stream
+    off_t edge_ = 0;   // end of what has been prefetched
 };
 
 }  // namespace wanio

@@ -17,30 +17,25 @@ def _namespaces() -> set[str]:
     return {line.split()[0] for line in out.splitlines() if line.strip()}
 
 
-def test_bench_path_copies_across_the_emulated_path_and_cleans_up(srcnet, topology):
-    before = _namespaces()
+def _bench_lane(srcnet, *options: str) -> tuple[dict, str]:
+    """`srcnet bench path SKA1-Low AUSRC` (7.5 ms) at 200 Mbit/s with these options: its JSON report and
+    its stderr; it must succeed."""
     result = srcnet(
-        "bench",
-        "path",
-        "SKA1-Low",
-        "AUSRC",
-        "--once",
-        "--size",
-        "8M",
-        "--rate-mbit",
-        "200",
-        "--record",
-        "-o",
-        "json",
+        "bench", "path", "SKA1-Low", "AUSRC", "--once", "--rate-mbit", "200", *options, "-o", "json"
     )
     assert result.code == ExitCode.OK, result.err
-    report = json.loads(result.out)
+    return json.loads(result.out), result.err
+
+
+def test_bench_path_copies_across_the_emulated_path_and_cleans_up(srcnet, topology):
+    before = _namespaces()
+    report, err = _bench_lane(srcnet, "--size", "8M", "--record")
     assert report["path"] == "SKA1-Low--AUSRC" and report["rtt_ms"] == 7.5
     assert report["emulated_mbit"] == 200 and report["bytes"] == 8_000_000
     assert report["adler32_match"] is True
     # The copy cannot beat the emulated bottleneck (a little slack for the rate's packet overheads).
     assert 0 < report["fraction_of_bottleneck"] <= 1.05
-    assert "scaled down" in result.err
+    assert "scaled down" in err
     # By default as the platform moves data: a third-party copy between plugin sites, the source's
     # connection paced at the emulated bottleneck (200 Mbit/s = 25 MB/s), as its log shows.
     assert (report["mode"], report["server"], report["mtu"]) == ("tpc", "plugin", 1500)
@@ -66,27 +61,7 @@ def test_bench_path_bad_size_is_a_usage_error(srcnet, topology):
 
 def test_bench_path_with_the_stock_server_pulls_unpaced_over_jumbo_frames(srcnet, topology):
     before = _namespaces()
-    result = srcnet(
-        "bench",
-        "path",
-        "SKA1-Low",
-        "AUSRC",
-        "--once",
-        "--size",
-        "4M",
-        "--rate-mbit",
-        "200",
-        "--server",
-        "stock",
-        "--mode",
-        "pull",
-        "--mtu",
-        "9000",
-        "-o",
-        "json",
-    )
-    assert result.code == ExitCode.OK, result.err
-    report = json.loads(result.out)
+    report, _ = _bench_lane(srcnet, "--size", "4M", "--server", "stock", "--mode", "pull", "--mtu", "9000")
     assert (report["mode"], report["server"], report["mtu"]) == ("pull", "stock", 9000)
     assert report["adler32_match"] is True and report["bytes"] == 4_000_000
     assert report["pacing_bytes_per_s"] is None and report["source_paced"] is False
@@ -108,22 +83,7 @@ def test_bench_path_bad_options_are_usage_errors(srcnet, topology, extra, messag
 
 
 def test_bench_path_with_no_pacing_leaves_the_plugin_source_unpaced(srcnet, topology):
-    result = srcnet(
-        "bench",
-        "path",
-        "SKA1-Low",
-        "AUSRC",
-        "--once",
-        "--size",
-        "2M",
-        "--rate-mbit",
-        "200",
-        "--no-pacing",
-        "-o",
-        "json",
-    )
-    assert result.code == ExitCode.OK, result.err
-    report = json.loads(result.out)
+    report, _ = _bench_lane(srcnet, "--size", "2M", "--no-pacing")
     assert (report["mode"], report["server"]) == ("tpc", "plugin") and report["adler32_match"] is True
     assert report["pacing_bytes_per_s"] is None and report["source_paced"] is False
 

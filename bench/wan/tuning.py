@@ -8,6 +8,9 @@ per-namespace default only accepts algorithms in the host's
 tcp_allowed_congestion_control list.
 """
 
+import contextlib
+from pathlib import Path
+
 MIB = 1 << 20
 GIB = 1 << 30
 
@@ -45,3 +48,35 @@ def sysctls(profile: str, bdp_bytes: int, queue_bytes: int) -> dict:
             "net.ipv4.tcp_slow_start_after_idle": "0",
         }
     raise ValueError(f"unknown tuning profile {profile!r}; known: {PROFILES}")
+
+
+# CUBIC's HyStart: a kernel-wide module parameter, not a per-namespace sysctl, so every CUBIC flow on
+# the machine sees it. It decides how far slow start gets on a long path (xrootd-plugins/README.md,
+# "A sending site on a long path").
+HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
+
+
+def cubic_hystart_enabled() -> bool | None:
+    """Whether HyStart is on in this host's kernel (None: no CUBIC module parameters here)."""
+    try:
+        return HYSTART.read_text().strip() != "0"
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def cubic_hystart(enabled: bool | None):
+    """CUBIC's HyStart on or off for the run, restored afterwards; None leaves it as it is.
+
+    HyStart ends slow start when it sees the RTT rise by a few milliseconds (at most 16); on an
+    emulated 300 ms path a scheduling hiccup is enough, and CUBIC then needs about 40 s of cubic
+    growth to reach a 37.5 MB window."""
+    if enabled is None:
+        yield
+        return
+    before = HYSTART.read_text().strip()
+    HYSTART.write_text("1" if enabled else "0")
+    try:
+        yield
+    finally:
+        HYSTART.write_text(before)

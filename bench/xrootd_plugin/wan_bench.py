@@ -17,7 +17,6 @@ and socket sends (downloads); plus the plugin's own backpressure wait (its
 """
 
 import argparse
-import contextlib
 import json
 import os
 import platform
@@ -95,28 +94,6 @@ def set_source_cache(src, mode):
         with open(src, "rb") as f:
             while f.read(8 * h.MiB):
                 pass
-
-
-HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
-
-
-@contextlib.contextmanager
-def cubic_hystart(enabled):
-    """CUBIC's HyStart on or off for the run, restored afterwards (a kernel-wide module
-    parameter, not a per-namespace one: every CUBIC flow on the machine sees it).
-
-    HyStart ends slow start when it sees the RTT rise by a few milliseconds (at most
-    16); on an emulated 300 ms path a scheduling hiccup is enough, and CUBIC then needs
-    about 40 s of cubic growth to reach a 37.5 MB window."""
-    if enabled is None:
-        yield
-        return
-    before = HYSTART.read_text().strip()
-    HYSTART.write_text("1" if enabled else "0")
-    try:
-        yield
-    finally:
-        HYSTART.write_text(before)
 
 
 def main():
@@ -225,7 +202,7 @@ def main():
     started = datetime.now(UTC)
     rows = []
     with (
-        cubic_hystart(None if args.hystart is None else args.hystart == "on"),
+        wanpath.tuning.cubic_hystart(None if args.hystart is None else args.hystart == "on"),
         h.scratch_dir("wanio-wanbench-") as scratch,
         wanpath.emulated_path(rtt_ms=args.rtt_ms, rate_mbit=args.rate_mbit, cc=args.cc, mtu=args.mtu) as path,
     ):
@@ -368,7 +345,7 @@ def main():
         f"source cache {args.source_cache}; "
         f"plugin TPC source {'plugin site' if args.plugin_source else 'stock'}"
         f"{f' paced at {args.source_pacing}B/s' if args.source_pacing else ''}; "
-        f"hystart {args.hystart or HYSTART.read_text().strip()}"
+        f"hystart {args.hystart or wanpath.tuning.HYSTART.read_text().strip()}"
     )
     print(header + "\n")
     print(

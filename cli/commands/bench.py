@@ -27,7 +27,6 @@ WAN_DIR = Path(__file__).resolve().parents[2] / "bench" / "wan"
 MACHINE_MAX_MBIT = 2000.0  # what the userspace emulator carries faithfully at 300 ms on 2 cores
 SIZES = {"k": 10**3, "m": 10**6, "g": 10**9}
 MIN_PACING_BYTES = 1 << 20  # the plugin's lowest wanio.net.pacing rate
-HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
 
 
 def register(nouns: Any) -> None:
@@ -120,16 +119,18 @@ def path_cmd(ctx: Context, args: argparse.Namespace) -> int:
         f"srcnet: {topo['name']}: RTT {topo['rtt_ms']} ms, bottleneck {human_rate(topo['capacity_bps'])}; "
         f"emulated at {rate:g} Mbit/s (scaled down to what this machine carries)"
     )
-    pacing = _pacing_rate(args, rate)
-    if args.server == "plugin" and pacing is None and not args.no_pacing:
-        ctx.info(f"srcnet: {rate:g} Mbit/s is below the plugin's lowest pacing rate: the source is not paced")
     wanpath, xrdsite = _load("wanpath"), _load("xrdsite")
     plugin = args.server == "plugin"
-    built = Path(xrdsite.PLUGIN_BUILD)
-    if plugin and not ((built / "libXrdWanIO-5.so").exists() and (built / "xrdcp-wan").exists()):
+    if plugin and not xrdsite.plugin_built():
         raise UnsuitableMachine(
-            f"the XRootD plugin is not built ({built}): run scripts/bootstrap.sh, or use --server stock"
+            f"the XRootD plugin is not built ({xrdsite.PLUGIN_BUILD}): run scripts/bootstrap.sh, "
+            "or use --server stock"
         )
+    # The source paces at the emulated bottleneck (the path's capacity, scaled down).
+    pacing = int(rate * 1e6 / 8) if plugin and not args.no_pacing else None
+    if pacing is not None and pacing < MIN_PACING_BYTES:
+        ctx.info(f"srcnet: {rate:g} Mbit/s is below the plugin's lowest pacing rate: the source is not paced")
+        pacing = None
     bdp = int(rate * 1e6 / 8 * float(topo["rtt_ms"]) / 1e3)
     with wanpath.emulated_path(rtt_ms=float(topo["rtt_ms"]), rate_mbit=rate, mtu=args.mtu) as path:
         source = xrdsite.XrootdSite(path, "a", plugin=plugin, pacing_bytes_per_s=pacing)
@@ -150,7 +151,7 @@ def path_cmd(ctx: Context, args: argparse.Namespace) -> int:
                     "pacing_bytes_per_s": pacing,
                     # Whether the source's log shows the pacing applied to the connection it served.
                     "source_paced": source.paced_opens() > 0 if pacing else False,
-                    "hystart": _hystart(),
+                    "hystart": wanpath.tuning.cubic_hystart_enabled(),
                 }
             )
             if args.record:
@@ -182,22 +183,6 @@ def path_cmd(ctx: Context, args: argparse.Namespace) -> int:
             source.stop()
             destination.stop()
     return ExitCode.OK if result["adler32_match"] else ExitCode.TRANSFER_FAILED
-
-
-def _pacing_rate(args: argparse.Namespace, rate_mbit: float) -> int | None:
-    """The source's pacing rate in bytes/s: the emulated bottleneck (plugin sites only)."""
-    if args.server != "plugin" or args.no_pacing:
-        return None
-    rate = int(rate_mbit * 1e6 / 8)
-    return rate if rate >= MIN_PACING_BYTES else None
-
-
-def _hystart() -> bool | None:
-    """CUBIC's HyStart on this host (kernel-wide; it decides how far slow start gets on a long path)."""
-    try:
-        return HYSTART.read_text().strip() != "0"
-    except OSError:
-        return None
 
 
 def _copy_across(path: Any, source: Any, destination: Any, size: int, mode: str) -> dict[str, Any]:

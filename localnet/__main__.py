@@ -33,9 +33,11 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 def _cmd_test(args: argparse.Namespace) -> int:
     """Start PostgreSQL and Redis for the test state, run pytest, stop what was started."""
-    state = StateDir.named("test")
+    # SRCNET_TEST_STATE names another state, so that two runs on one machine keep separate stacks.
+    name = os.environ.get("SRCNET_TEST_STATE", "test")
+    state = StateDir.named(name)
     ensure_core(state)
-    env = service_env(state, "test")
+    env = service_env(state, name)
     # Test runs share the test state's Redis: each gets its own Celery queue.
     env.setdefault("SRCNET_CELERY_QUEUE", f"srcnet-test-{os.getpid()}")
     try:

@@ -22,6 +22,7 @@ def prepare(state: StateDir, name: str) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
 
     from replicas.rucio import RucioAdapter, RucioConfig
+    from srcnet.roles import grant_submit_transfers
     from topology.models import StorageEndpoint
     from transfers.models import ClientIdentity
 
@@ -33,6 +34,7 @@ def prepare(state: StateDir, name: str) -> dict[str, Any]:
     fts_url = ensure_fts3(state, name)
     cert, dn = ensure_client_cert(state, CONVEYOR_IDENTITY)
     user, _ = get_user_model().objects.get_or_create(username=CONVEYOR_IDENTITY)
+    grant_submit_transfers(user)
     ClientIdentity.objects.update_or_create(dn=dn, defaults={"user": user})
     adapter = RucioAdapter(RucioConfig(**server.client_kwargs()))
     endpoints = list(StorageEndpoint.objects.filter(is_active=True).select_related("site"))

@@ -25,6 +25,7 @@ from django.utils import timezone
 from topology.choices import LinkKind, SiteKind
 from topology.models import Link, NetworkPath, PathHop, StorageEndpoint
 from topology.physics import tcp_ceiling_bps
+from topology.services.storage_urls import storage_elements
 from transfers.choices import FileState
 from transfers.models import LinkPause, TransferFile
 
@@ -33,15 +34,6 @@ MEASURE_WINDOW = timedelta(hours=1)
 # Utilisation bounds of the map's colours: idle, below BUSY, below CONGESTED, congested.
 BUSY = 0.5
 CONGESTED = 0.8
-ROOT_SCHEMES = ("root", "xroot")
-HTTP_SCHEMES = ("davs", "https", "http")
-
-
-def storage_elements(endpoint: StorageEndpoint) -> list[str]:
-    """Every ``scheme://host:port`` a copy to or from ``endpoint`` may be grouped under."""
-    return [f"{s}://{endpoint.hostname}:{endpoint.root_port}" for s in ROOT_SCHEMES] + [
-        f"{s}://{endpoint.hostname}:{endpoint.http_port}" for s in HTTP_SCHEMES
-    ]
 
 
 def element_sites() -> dict[str, int]:

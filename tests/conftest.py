@@ -36,6 +36,13 @@ def operator(django_user_model):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def site_admin(django_user_model):  # type: ignore[no-untyped-def]
+    """The admin role (users, tokens, the transfer service's configuration); pytest-django's admin_user
+    is a different fixture."""
+    return django_user_model.objects.create_user("adm", password="adm", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
 def scientist(django_user_model):  # type: ignore[no-untyped-def]
     return django_user_model.objects.create_user("sci", password="sci")
 
@@ -50,6 +57,11 @@ def _client_for(user) -> APIClient:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def operator_client(operator) -> APIClient:  # type: ignore[no-untyped-def]
     return _client_for(operator)
+
+
+@pytest.fixture
+def site_admin_client(site_admin) -> APIClient:  # type: ignore[no-untyped-def]
+    return _client_for(site_admin)
 
 
 @pytest.fixture
@@ -72,6 +84,37 @@ def xrootd_sites(test_state: StateDir) -> Iterator[dict[str, LocalSite]]:
     yield sites
     for name in names:
         stop_site(test_state, name)
+
+
+def register_local_sites(sites: dict[str, LocalSite]) -> None:
+    """Register each running local site as a storage endpoint, so the transfer service accepts its URLs."""
+    from topology.models import RegionalCentre, StorageEndpoint
+
+    centre, _ = RegionalCentre.objects.get_or_create(
+        name="LocalSites", defaults={"region": "europe", "country": "GB", "latitude": 0, "longitude": 0}
+    )
+    for name, site in sites.items():
+        StorageEndpoint.objects.get_or_create(
+            name=f"LOCAL-{name}".upper(),
+            defaults={
+                "site": centre,
+                "hostname": "127.0.0.1",
+                "root_port": site.root_port,
+                "http_port": site.http_port,
+                "prefix": "/",
+            },
+        )
+
+
+@pytest.fixture(autouse=True)
+def _local_sites_are_registered(request):  # type: ignore[no-untyped-def]
+    """A test that uses the local sites without a topology of its own gets them registered."""
+    names = set(request.fixturenames)
+    if "xrootd_sites" not in names or names & {"reference_topology", "bound_topology"}:
+        return
+    if not (names & {"db", "transactional_db"} or request.node.get_closest_marker("django_db")):
+        return
+    register_local_sites(request.getfixturevalue("xrootd_sites"))
 
 
 @pytest.fixture(scope="session")
@@ -142,3 +185,34 @@ def _let_the_worker_finish(request):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and _worker_busy():
         time.sleep(0.2)
+
+
+def register_storage(*elements: str, prefix: str = "/") -> list:  # type: ignore[type-arg]
+    """Register a storage endpoint (at a regional centre of its own) for each ``scheme://host:port`` that a
+    test's URLs use: the transfer service refuses URLs on storage the platform does not know."""
+    from urllib.parse import urlsplit
+
+    from topology.models import RegionalCentre, StorageEndpoint
+
+    endpoints = []
+    for number, element in enumerate(elements):
+        parts = urlsplit(element)
+        root = parts.scheme in ("root", "xroot")
+        port = parts.port or (1094 if root else 443)
+        other = port + 1 if port < 65535 else port - 1
+        tag = f"{parts.hostname}-{parts.scheme}-{port}".upper().replace(".", "-")
+        centre, _ = RegionalCentre.objects.get_or_create(
+            name=f"T{tag}", defaults={"region": "europe", "country": "GB", "latitude": 0, "longitude": 0}
+        )
+        endpoint = StorageEndpoint(
+            name=f"T{number}-{tag}"[:64],
+            site=centre,
+            hostname=parts.hostname or "",
+            root_port=port if root else other,
+            http_port=other if root else port,
+            prefix=prefix,
+        )
+        endpoint.full_clean()
+        endpoint.save()
+        endpoints.append(endpoint)
+    return endpoints

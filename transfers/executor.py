@@ -30,8 +30,26 @@ class CopyOutcome:
     source_checksum: str = ""
     dest_checksum: str = ""
     error: str = ""
+    # False when another attempt cannot do better (the copy was refused outright).
+    retryable: bool = True
     # What gfal2's transfer parameters held when the copy started, read back from them (the attempt keeps it).
     parameters: dict[str, Any] = field(default_factory=dict)
+
+
+def refusal(*urls: str) -> str:
+    """Why one of ``urls`` must not be touched (not on a registered, active storage endpoint), or "".
+
+    Submissions are checked when they are stored; this is checked again just before acting, so a row
+    that says otherwise (written around the service, or an endpoint retired since) moves nothing."""
+    from topology.services.storage_urls import StorageRegistry, UnregisteredStorageError
+
+    registry = StorageRegistry.load()
+    for url in urls:
+        try:
+            registry.resolve(url)
+        except UnregisteredStorageError as exc:
+            return f"REFUSED {exc}"
+    return ""
 
 
 def default_timeout(filesize: int | None) -> int:
@@ -66,6 +84,9 @@ def copy_file(
     copy's parallel streams, davix ignores it for HTTP-TPC) and ``buffer_size`` its ``tcp_buffersize``
     (bytes; gfal2 passes it to the GridFTP plugin only, so for root:// and davs:// copies it is recorded but
     has no effect)."""
+    refused = refusal(source, destination)
+    if refused:
+        return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False)
     import gfal2
 
     started = time.monotonic()
@@ -159,7 +180,10 @@ def _describe(exc: Exception) -> str:
 
 
 def remove_file(url: str) -> str:
-    """Remove ``url`` if it exists; says what it did."""
+    """Remove ``url`` if it exists (and is on a registered storage endpoint); says what it did."""
+    refused = refusal(url)
+    if refused:
+        return refused
     import gfal2
 
     ctx = gfal2.creat_context()

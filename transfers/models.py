@@ -63,6 +63,9 @@ class TransferJob(models.Model):
     class Meta:
         ordering = ["-created"]
         indexes = [models.Index(fields=["state", "-priority", "created"])]
+        # A service account (Rucio's conveyor) submits jobs through the FTS3 endpoint without being an
+        # operator (srcnet.roles).
+        permissions = [("submit_transfers", "Can submit and manage its own transfer jobs")]
 
     def __str__(self) -> str:
         return str(self.job_id)

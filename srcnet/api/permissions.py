@@ -1,13 +1,29 @@
-"""Who may do what through the API: any authenticated user reads, staff (operators) write."""
+"""Who may do what through the API (the roles are defined in srcnet.roles)."""
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from srcnet.roles import Role, role_of
 
-class ReadAnyAuthenticatedWriteStaff(BasePermission):
-    """Anonymous users see nothing; scientists read; operators (staff) change state."""
+
+class _ReadAnyAuthenticatedWriteFrom(BasePermission):
+    """Anonymous users see nothing; every account reads; writes need ``write_role`` or above."""
+
+    write_role = Role.OPERATOR
 
     def has_permission(self, request, view):  # type: ignore[no-untyped-def]
-        user = request.user
-        if not (user and user.is_authenticated):
+        role = role_of(request.user)
+        if role == Role.ANONYMOUS:
             return False
-        return request.method in SAFE_METHODS or bool(user.is_staff)
+        return request.method in SAFE_METHODS or role >= self.write_role
+
+
+class ReadAnyAuthenticatedWriteStaff(_ReadAnyAuthenticatedWriteFrom):
+    """Scientists read; operators change the network's state."""
+
+    write_role = Role.OPERATOR
+
+
+class ReadAnyAuthenticatedWriteAdmin(_ReadAnyAuthenticatedWriteFrom):
+    """Scientists and operators read; only admins change the service's configuration."""
+
+    write_role = Role.ADMIN

@@ -3,6 +3,7 @@
 import pytest
 
 from replicas.models import DataProduct, Replica
+from tests.conftest import register_storage
 from transfers.models import TransferFile, TransferJob
 
 pytestmark = pytest.mark.django_db
@@ -105,6 +106,7 @@ def test_policy_with_explicit_shares(operator_client, reference_topology):
 
 
 def test_submit_and_cancel_a_transfer_job(operator_client):
+    register_storage("root://a.example.org:1094", "davs://b.example.org:443")
     payload = {
         "priority": 5,
         "file_requests": [
@@ -131,7 +133,15 @@ def test_submit_and_cancel_a_transfer_job(operator_client):
         ({"file_requests": []}, "files"),
         (
             {"file_requests": [{"source": "ftp://x/y", "destination": "root://b:1//y"}]},
-            "files[0].source_surl",
+            "files[0].source",
+        ),
+        (
+            {"file_requests": [{"source": "file:///etc/shadow", "destination": "root://b:1//y"}]},
+            "files[0].source",
+        ),
+        (
+            {"file_requests": [{"source": "root://a:1//y", "destination": "root://elsewhere:1//y"}]},
+            "files[0].destination",
         ),
         (
             {
@@ -148,10 +158,18 @@ def test_submit_and_cancel_a_transfer_job(operator_client):
     ],
 )
 def test_bad_jobs_are_400_and_store_nothing(operator_client, payload, field):
+    register_storage("root://a:1", "root://b:1")
     response = operator_client.post("/api/transfers/jobs/", payload, format="json")
     assert response.status_code == 400
     assert field in response.json(), response.json()
     assert TransferJob.objects.count() == 0 and TransferFile.objects.count() == 0
+
+
+def test_scientists_cannot_submit_transfer_jobs(scientist_client):
+    register_storage("root://a:1", "root://b:1")
+    payload = {"file_requests": [{"source": "root://a:1//y", "destination": "root://b:1//y"}]}
+    assert scientist_client.post("/api/transfers/jobs/", payload, format="json").status_code == 403
+    assert TransferJob.objects.count() == 0
 
 
 def test_unknown_job_is_404(operator_client):

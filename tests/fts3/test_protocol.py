@@ -16,7 +16,7 @@ from transfers.models import TransferFile, TransferJob
 
 from .recorded import FTS3_CLIENT_SUBMISSION, RUCIO_POLL_FIELDS, RUCIO_SUBMISSION, body
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_storage")]
 DATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$")
 
 
@@ -205,7 +205,22 @@ def test_multihop_and_multi_source_jobs(fts):
         (
             {"files": [{"sources": ["gsiftp://a/x"], "destinations": ["root://b:1//x"]}]},
             400,
-            "unsupported scheme",
+            "files[0].source: 'gsiftp://a/x': the scheme 'gsiftp' is not served",
+        ),
+        (
+            {"files": [{"sources": ["file:///etc/shadow"], "destinations": ["root://b:1//x"]}]},
+            400,
+            "files[0].source: 'file:///etc/shadow': the scheme 'file' is not served",
+        ),
+        (
+            {"files": [{"sources": ["root://a:1//x"], "destinations": ["root://b:1//../../etc/x"]}]},
+            400,
+            "files[0].destination",
+        ),
+        (
+            {"files": [{"sources": ["root://evil.example.org:1094//x"], "destinations": ["root://b:1//x"]}]},
+            400,
+            "no registered storage endpoint serves root on evil.example.org:1094",
         ),
         (body(RUCIO_SUBMISSION, bring_online=3600), 400, "no tape"),
         (body(RUCIO_SUBMISSION, copy_pin_lifetime=60), 400, "no tape"),
@@ -228,10 +243,14 @@ def test_authentication(client, fts, scientist):
     assert client.post("/fts3/jobs", RUCIO_SUBMISSION, content_type="application/json").status_code == 401
     stranger = Client(HTTP_AUTHORIZATION="Bearer not-a-token")
     assert stranger.get("/fts3/whoami").status_code == 403
-    # A scientist may submit, but does not see (or cancel) an operator's job.
+    # A scientist may not submit (the workers copy with the service's credentials), and does not see (or
+    # cancel) an operator's job.
     job_id = submit(fts, RUCIO_SUBMISSION).json()["job_id"]
     token, _ = Token.objects.get_or_create(user=scientist)
     other = Client(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+    refused = submit(other, RUCIO_SUBMISSION)
+    assert refused.status_code == 403 and "may not submit" in refused.json()["message"]
+    assert TransferJob.objects.count() == 1
     assert other.get(f"/fts3/jobs/{job_id}").status_code == 404
     assert other.delete(f"/fts3/jobs/{job_id}").status_code == 404
     assert TransferJob.objects.get(job_id=job_id).state == JobState.SUBMITTED

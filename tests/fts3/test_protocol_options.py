@@ -13,7 +13,7 @@ from transfers.models import TransferFile, TransferJob
 
 from .recorded import RUCIO_SUBMISSION, body
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_storage")]
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from replicas.choices import ProductState, ReplicaState
 from replicas.models import Replica
 from replicas.rucio import RucioAdapter
 from replicas.services import FileSpec, register_product
+from srcnet.roles import grant_submit_transfers
 from topology.models import StorageEndpoint, Telescope
 from transfers.models import ClientIdentity
 
@@ -49,6 +50,7 @@ def conveyor_cert(test_state, transactional_db):  # type: ignore[no-untyped-def]
     """The conveyor's client certificate, its DN mapped to a platform user."""
     pem, dn = ensure_client_cert(test_state, "rucio-conveyor")
     user = User.objects.create_user("rucio-conveyor")
+    grant_submit_transfers(user)
     ClientIdentity.objects.create(dn=dn, user=user)
     return pem
 

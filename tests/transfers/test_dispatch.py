@@ -21,13 +21,10 @@ SRC, DST = "root://src.example.org:1094", "root://dst.example.org:1094"
 
 
 def job(n: int, *, priority: int = 3, activity: str = "default", source: str = SRC, dest: str = DST, **kw):  # type: ignore[no-untyped-def]
+    # URLs carry no raw spaces (an activity's name may).
+    stem = f"{activity.replace(' ', '_')}-{priority}"
     return submit_job(
-        files=[
-            FileRequest(
-                f"{source}//data/{activity}-{priority}-{i}", f"{dest}//data/{activity}-{priority}-{i}"
-            )
-            for i in range(n)
-        ],
+        files=[FileRequest(f"{source}//data/{stem}-{i}", f"{dest}//data/{stem}-{i}") for i in range(n)],
         priority=priority,
         activity=activity,
         **kw,

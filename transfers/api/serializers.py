@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from srcnet.api.serializers import ValidatedModelSerializer
+from topology.services.storage_urls import known_storage_element
 
 from ..choices import ChecksumMode
 from ..models import (
@@ -122,13 +123,32 @@ class TransferJobSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(exc.message_dict) from exc
 
 
-class LinkLimitSerializer(ValidatedModelSerializer):
+class _KnownStorageElements:
+    """Limits and pauses name ``*`` or the storage element of a registered endpoint, nothing else."""
+
+    storage_element_fields: tuple[str, ...] = ("source_se", "dest_se")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        errors = {
+            name: f"{attrs[name]!r} is neither '*' nor the storage element (scheme://host:port) of a "
+            "registered storage endpoint"
+            for name in self.storage_element_fields
+            if name in attrs and not known_storage_element(attrs[name])
+        }
+        if errors:
+            raise serializers.ValidationError(errors)
+        return super().validate(attrs)  # type: ignore[misc]
+
+
+class LinkLimitSerializer(_KnownStorageElements, ValidatedModelSerializer):
     class Meta:
         model = LinkLimit
         fields = ["id", "source_se", "dest_se", "min_active", "max_active", "optimizer_mode", "nostreams"]
 
 
-class StorageElementLimitSerializer(ValidatedModelSerializer):
+class StorageElementLimitSerializer(_KnownStorageElements, ValidatedModelSerializer):
+    storage_element_fields = ("storage_element",)
+
     class Meta:
         model = StorageElementLimit
         fields = ["id", "storage_element", "inbound_max_active", "outbound_max_active"]
@@ -140,7 +160,7 @@ class ActivityShareSerializer(ValidatedModelSerializer):
         fields = ["id", "activity", "weight"]
 
 
-class LinkPauseSerializer(ValidatedModelSerializer):
+class LinkPauseSerializer(_KnownStorageElements, ValidatedModelSerializer):
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
 
     class Meta:

@@ -9,6 +9,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from srcnet.api.permissions import ReadAnyAuthenticatedWriteAdmin
+
 from .. import filtersets
 from ..models import (
     ActivityShare,
@@ -50,6 +52,7 @@ class TransferFileViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class LinkLimitViewSet(viewsets.ModelViewSet):
+    permission_classes = [ReadAnyAuthenticatedWriteAdmin]
     queryset = LinkLimit.objects.all()
     serializer_class = s.LinkLimitSerializer
     filterset_class = filtersets.LinkLimitFilterSet
@@ -58,6 +61,7 @@ class LinkLimitViewSet(viewsets.ModelViewSet):
 class StorageElementLimitViewSet(viewsets.ModelViewSet):
     """Inbound/outbound caps per storage element ('*' is the default row), as FTS3's /config/se."""
 
+    permission_classes = [ReadAnyAuthenticatedWriteAdmin]
     queryset = StorageElementLimit.objects.all()
     serializer_class = s.StorageElementLimitSerializer
     filterset_fields = ["storage_element"]
@@ -66,6 +70,7 @@ class StorageElementLimitViewSet(viewsets.ModelViewSet):
 class ActivityShareViewSet(viewsets.ModelViewSet):
     """Weights of activities sharing a link's slots, as FTS3's /config/activity_shares."""
 
+    permission_classes = [ReadAnyAuthenticatedWriteAdmin]
     queryset = ActivityShare.objects.all()
     serializer_class = s.ActivityShareSerializer
     filterset_fields = ["activity"]

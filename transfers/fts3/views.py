@@ -15,6 +15,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from srcnet.roles import is_operator, may_submit_transfers
+
 from ..choices import TERMINAL_JOB_STATES
 from ..models import TransferFile, TransferJob
 from ..services import DuplicateJobError, cancel_job, submit_job, update_priority
@@ -93,10 +95,10 @@ def whoami(request: HttpRequest, caller: Caller) -> HttpResponse:
             "vos_id": [str(_vo_id(vo))],
             "voms_cred": [],
             "roles": [],
-            "level": {"transfer": "all" if caller.user.is_staff else "vo"},
+            "level": {"transfer": "all" if is_operator(caller.user) else "vo"},
             "delegation_id": _delegation_id(caller),
             "method": caller.method,
-            "is_root": bool(caller.user.is_staff),
+            "is_root": is_operator(caller.user),
             "base_id": str(BASE_ID),
         }
     )
@@ -127,16 +129,23 @@ def jobs(request: HttpRequest, caller: Caller) -> HttpResponse:
         return _submit(request, caller)
     states = [s for s in request.GET.get("state_in", "").split(",") if s]
     queryset = TransferJob.objects.order_by("-created")
-    if not caller.user.is_staff:
+    if not is_operator(caller.user):
         queryset = queryset.filter(submitter=caller.user)
     queryset = (
         queryset.filter(state__in=states) if states else queryset.exclude(state__in=TERMINAL_JOB_STATES)
     )
-    limit = min(int(request.GET.get("limit", "100") or 100), 1000)
+    text = request.GET.get("limit", "") or "100"
+    if not text.isdigit():
+        return _error(400, f"limit must be a positive integer, got {text[:40]!r}")
+    limit = max(1, min(int(text), 1000))
     return JsonResponse([job_dict(job, None) for job in queryset[:limit]], safe=False)
 
 
 def _submit(request: HttpRequest, caller: Caller) -> HttpResponse:
+    if not may_submit_transfers(caller.user):
+        # Workers copy with the service's own credentials: only operators and the transfer service's
+        # registered clients (Rucio's conveyor) may ask them to.
+        return _error(403, f"{caller.dn} may not submit transfers (operators and registered services only)")
     try:
         body = json.loads(request.body or b"null")
     except (ValueError, UnicodeDecodeError):
@@ -189,7 +198,8 @@ def _not_found(job_id: str) -> dict[str, Any]:
 
 
 def _visible(job: TransferJob, caller: Caller) -> bool:
-    return caller.user.is_staff or job.submitter_id == caller.user.pk or job.submitter_id is None
+    """Operators see every job; anyone else only the jobs they submitted (not the platform's own)."""
+    return is_operator(caller.user) or (job.submitter_id is not None and job.submitter_id == caller.user.pk)
 
 
 def _multistatus(entries: list[dict[str, Any]], single: bool) -> HttpResponse:

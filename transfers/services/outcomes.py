@@ -69,7 +69,7 @@ def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
         if outcome.ok:
             row.state, row.reason, row.finish_time = FileState.FINISHED, "", now
             row.transferred_bytes = outcome.bytes
-        elif job.job_type == JobType.NORMAL and row.attempts <= job.retry:
+        elif outcome.retryable and job.job_type == JobType.NORMAL and row.attempts <= job.retry:
             retry_in = job.retry_delay * (2 ** (row.attempts - 1))
             row.state, row.reason = FileState.SUBMITTED, f"attempt {row.attempts} failed: {outcome.error}"
             row.retry_after = now + timedelta(seconds=retry_in)

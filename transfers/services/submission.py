@@ -10,6 +10,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from topology.services.storage_urls import StorageRegistry, UnregisteredStorageError
+
 from ..choices import FileState, JobType
 from ..models import TransferFile, TransferJob
 from ..storage_urls import storage_element
@@ -41,6 +43,18 @@ def _initial_state(job_type: str, index: int) -> str:
     return FileState.SUBMITTED
 
 
+def refuse_unregistered_urls(files: Sequence[FileRequest]) -> None:
+    """ValidationError naming the first file and field whose URL is not on a registered storage endpoint."""
+    registry = StorageRegistry.load()
+    for position, request in enumerate(files):
+        index = position if request.file_index is None else request.file_index
+        for name, url in (("source", request.source), ("destination", request.destination)):
+            try:
+                registry.resolve(url)
+            except UnregisteredStorageError as exc:
+                raise ValidationError({f"files[{index}].{name}": str(exc)}) from exc
+
+
 @transaction.atomic
 def submit_job(
     *,
@@ -64,9 +78,12 @@ def submit_job(
 ) -> TransferJob:
     """Validate and store a job with its files (all or nothing), then have it dispatched after commit.
 
-    Raises ValidationError naming the field (``files[2].source_surl``) or DuplicateJobError."""
+    Every source and destination must lie on a registered, active storage endpoint (the workers act on
+    them with the service's own credentials). Raises ValidationError naming the field
+    (``files[2].source``) or DuplicateJobError."""
     if not files:
         raise ValidationError({"files": "A job needs at least one file."})
+    refuse_unregistered_urls(files)
     config = transfer_settings()
     job = TransferJob(
         priority=priority,

@@ -3,6 +3,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from srcnet.roles import grant_submit_transfers, may_submit_transfers
 from transfers.models import ClientIdentity
 
 
@@ -12,6 +13,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
         parser.add_argument("dn", help="e.g. /O=srcnet-local/CN=rucio")
         parser.add_argument("username")
+        parser.add_argument(
+            "--submitter",
+            action="store_true",
+            help="also let the account submit transfers without being an operator (a service such as "
+            "Rucio's conveyor)",
+        )
 
     def handle(self, *args, **options):  # type: ignore[no-untyped-def]
         if not options["dn"].startswith("/"):
@@ -20,4 +27,7 @@ class Command(BaseCommand):
         if user is None:
             raise CommandError(f"no user named {options['username']!r}")
         ClientIdentity.objects.update_or_create(dn=options["dn"], defaults={"user": user})
-        self.stdout.write(f"{options['dn']} -> {user.get_username()}")
+        if options["submitter"]:
+            grant_submit_transfers(user)
+        role = " (may submit transfers)" if may_submit_transfers(user) else ""
+        self.stdout.write(f"{options['dn']} -> {user.get_username()}{role}")

@@ -1,0 +1,73 @@
+"""The storage URL gate: which URLs lie on a registered endpoint (pure: a registry built by hand)."""
+
+from __future__ import annotations
+
+import pytest
+
+from topology.services.storage_urls import EndpointRef, StorageRegistry, UnregisteredStorageError
+
+UK = EndpointRef("UKSRC_DISK", "/srcnet/")
+REGISTRY = StorageRegistry(
+    {
+        ("root", "storage.uksrc.example.org", 1094): UK,
+        ("http", "storage.uksrc.example.org", 443): UK,
+        ("root", "127.0.0.1", 21094): EndpointRef("LOCAL", "/"),
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "root://storage.uksrc.example.org:1094//srcnet/ska/obs-1/part0.ms",
+        "root://storage.uksrc.example.org//srcnet/a",  # the default root port
+        "xroot://STORAGE.uksrc.example.org:1094/srcnet/a",  # host names are case-insensitive
+        "davs://storage.uksrc.example.org/srcnet/a",  # the default https port
+        "https://storage.uksrc.example.org:443/srcnet/a%20b",  # an encoded space is a name
+        "root://127.0.0.1:21094//anything/under/the/root",
+    ],
+)
+def test_urls_on_registered_endpoints_resolve(url):
+    assert REGISTRY.resolve(url).name in ("UKSRC_DISK", "LOCAL")
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("file:///etc/shadow", "the scheme 'file' is not served"),
+        ("http://storage.uksrc.example.org:443/srcnet/a", "the scheme 'http' is not served"),
+        ("gsiftp://storage.uksrc.example.org/srcnet/a", "the scheme 'gsiftp' is not served"),
+        ("/etc/shadow", "the scheme '(none)' is not served"),
+        ("root://evil.example.org:1094//srcnet/a", "no registered storage endpoint serves root on evil"),
+        ("root://storage.uksrc.example.org:1095//srcnet/a", "on storage.uksrc.example.org:1095"),
+        ("davs://storage.uksrc.example.org:1094/srcnet/a", "serves davs on storage.uksrc.example.org:1094"),
+        ("root://storage.uksrc.example.org:1094//etc/shadow", "outside the storage endpoint UKSRC_DISK"),
+        ("root://storage.uksrc.example.org:1094//srcnet/../etc/shadow", "'..' are not accepted"),
+        ("root://storage.uksrc.example.org:1094//srcnet/%2e%2e/etc/shadow", "'..' are not accepted"),
+        ("root://storage.uksrc.example.org:1094//srcnet/./a", "'..' are not accepted"),
+        ("root://storage.uksrc.example.org:1094//srcnet//a", "empty segment"),
+        ("root://storage.uksrc.example.org:1094//srcnet/", "no file name"),
+        ("root://storage.uksrc.example.org:1094//srcnet/a b", "whitespace"),
+        ("root://storage.uksrc.example.org:1094//srcnet/a%00b", "control character"),
+        ("root://storage.uksrc.example.org:1094//srcnet/a\\b", "backslash"),
+        ("root://u:p@storage.uksrc.example.org:1094//srcnet/a", "credentials"),
+        ("root://storage.uksrc.example.org:1094//srcnet/a?oss.cgroup=x", "query string"),
+        ("davs://storage.uksrc.example.org/srcnet/a#frag", "fragment"),
+        ("root://storage.uksrc.example.org:99999//srcnet/a", "not a valid URL"),
+        ("root:///srcnet/a", "no host"),
+        ("root://storage.uksrc.example.org//srcnet/" + "a" * 2000, "longer than 1024"),
+        ("", "a URL is required"),
+        (None, "a URL is required"),
+        (["root://x"], "a URL is required"),
+    ],
+)
+def test_anything_else_is_refused_with_the_reason(url, why):
+    with pytest.raises(UnregisteredStorageError) as caught:
+        REGISTRY.resolve(url)
+    assert why in str(caught.value)
+
+
+def test_an_error_quotes_a_long_url_bounded():
+    with pytest.raises(UnregisteredStorageError) as caught:
+        REGISTRY.resolve("root://evil.example.org//" + "x" * 900)
+    assert len(str(caught.value)) < 300

@@ -1,0 +1,140 @@
+"""Which storage endpoint a transfer URL belongs to: the one gate every source and destination passes.
+
+A URL from a request names a file the platform's workers will read or write with the service's own
+credentials, so it must lie on a storage endpoint the platform knows (active, registered in the topology),
+over a scheme that endpoint serves, under that endpoint's path prefix. Anything else (``file://``, a host
+nobody registered, a port that is not the endpoint's, ``..`` in the path, credentials, a query string) is
+refused with the reason, before anything is stored and again before anything is copied or deleted."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+ROOT_SCHEMES = ("root", "xroot")
+HTTP_SCHEMES = ("davs", "https")
+SERVED_SCHEMES = ROOT_SCHEMES + HTTP_SCHEMES
+DEFAULT_PORTS = {"root": 1094, "xroot": 1094, "davs": 443, "https": 443}
+MAX_URL_LENGTH = 1024
+# Control characters, whitespace and backslashes have no place in a storage path; they only serve to
+# confuse whoever logs, parses or passes the URL on.
+_FORBIDDEN = re.compile(r"[\x00-\x20\x7f\\]")
+# Once decoded, a name may hold a space (sent as %20), never a control character or a backslash.
+_FORBIDDEN_DECODED = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+class UnregisteredStorageError(ValueError):
+    """The URL is not on a registered storage endpoint; the message says why."""
+
+
+@dataclass(frozen=True)
+class EndpointRef:
+    """What the check needs of a storage endpoint (a plain value: the registry outlives no query)."""
+
+    name: str
+    prefix: str
+
+
+@dataclass(frozen=True)
+class StorageRegistry:
+    """The active storage endpoints, keyed by (scheme family, host, port); loaded with one query so that
+    a submission of 10 000 files costs one look-up, not 20 000."""
+
+    endpoints: dict[tuple[str, str, int], EndpointRef]
+
+    @classmethod
+    def load(cls) -> StorageRegistry:
+        from topology.models import StorageEndpoint
+
+        table: dict[tuple[str, str, int], EndpointRef] = {}
+        rows = StorageEndpoint.objects.filter(is_active=True)
+        for endpoint in rows.only("name", "hostname", "root_port", "http_port", "prefix"):
+            ref = EndpointRef(endpoint.name, endpoint.prefix)
+            host = endpoint.hostname.lower()
+            table[("root", host, endpoint.root_port)] = ref
+            table[("http", host, endpoint.http_port)] = ref
+        return cls(table)
+
+    def resolve(self, url: object) -> EndpointRef:
+        """The endpoint ``url`` lies on, or UnregisteredStorageError saying why it does not."""
+        if not isinstance(url, str) or not url:
+            raise UnregisteredStorageError("a URL is required")
+        shown = _shown(url)
+        if len(url) > MAX_URL_LENGTH:
+            raise UnregisteredStorageError(f"{shown} is longer than {MAX_URL_LENGTH} characters")
+        if _FORBIDDEN.search(url):
+            raise UnregisteredStorageError(f"{shown} contains whitespace, a control character or a backslash")
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError as exc:
+            raise UnregisteredStorageError(f"{shown} is not a valid URL ({exc})") from exc
+        scheme = parts.scheme.lower()
+        if scheme not in SERVED_SCHEMES:
+            raise UnregisteredStorageError(
+                f"{shown}: the scheme {parts.scheme or '(none)'!r} is not served by any storage endpoint "
+                f"(use {', '.join(SERVED_SCHEMES)} on a registered endpoint)"
+            )
+        if parts.username is not None or parts.password is not None:
+            raise UnregisteredStorageError(f"{shown}: credentials in a URL are not accepted")
+        if parts.query or parts.fragment or "?" in url or "#" in url:
+            raise UnregisteredStorageError(f"{shown}: a query string or fragment is not accepted")
+        host = (parts.hostname or "").lower()
+        if not host:
+            raise UnregisteredStorageError(f"{shown}: no host")
+        port = port or DEFAULT_PORTS[scheme]
+        family = "root" if scheme in ROOT_SCHEMES else "http"
+        endpoint = self.endpoints.get((family, host, port))
+        if endpoint is None:
+            raise UnregisteredStorageError(
+                f"{shown}: no registered storage endpoint serves {scheme} on {host}:{port}"
+            )
+        path = unquote(parts.path)
+        if _FORBIDDEN_DECODED.search(path):
+            raise UnregisteredStorageError(f"{shown}: the path contains a control character or a backslash")
+        segments = path.split("/")
+        if ".." in segments or "." in segments:
+            raise UnregisteredStorageError(f"{shown}: '.' and '..' are not accepted in a storage path")
+        # root:// paths are written with a double slash (root://host//srcnet/x); both mean /srcnet/x.
+        normal = "/" + path.lstrip("/")
+        if "//" in normal:
+            raise UnregisteredStorageError(f"{shown}: the path has an empty segment ('//')")
+        if not normal.startswith(endpoint.prefix):
+            raise UnregisteredStorageError(
+                f"{shown}: the path {normal!r} is outside the storage endpoint {endpoint.name}'s prefix "
+                f"{endpoint.prefix!r}"
+            )
+        if normal == endpoint.prefix or normal.endswith("/"):
+            raise UnregisteredStorageError(f"{shown}: no file name after the prefix")
+        return endpoint
+
+
+def storage_elements(endpoint: Any) -> list[str]:
+    """Every ``scheme://host:port`` a copy to or from ``endpoint`` may be grouped under (as FTS3 groups
+    links: by storage element)."""
+    return [f"{s}://{endpoint.hostname}:{endpoint.root_port}" for s in ROOT_SCHEMES] + [
+        f"{s}://{endpoint.hostname}:{endpoint.http_port}" for s in HTTP_SCHEMES
+    ]
+
+
+def known_storage_element(element: str) -> bool:
+    """True for ``*`` (FTS3's "any") and for the storage elements of registered endpoints."""
+    from topology.models import StorageEndpoint
+
+    if element == "*":
+        return True
+    endpoints = StorageEndpoint.objects.only("hostname", "root_port", "http_port")
+    return any(element in storage_elements(e) for e in endpoints)
+
+
+def _shown(url: str) -> str:
+    """The URL as an error message may quote it: bounded, printable."""
+    text = url if len(url) <= 120 else url[:117] + "..."
+    return repr(text)
+
+
+def resolve_storage_url(url: object) -> EndpointRef:
+    """One URL against the endpoints registered now (a query each call: use StorageRegistry for many)."""
+    return StorageRegistry.load().resolve(url)

@@ -14,15 +14,12 @@ demo: bootstrap
 demo-once: bootstrap
 	@$(PYTHON) -m localnet demo --once $(DEMO_ARGS)
 
-## Every test, against real PostgreSQL, Redis, XRootD servers and Celery workers.
+## The static checks, then every test, against real PostgreSQL, Redis, XRootD servers and Celery workers.
 test: bootstrap
 	@bash scripts/test.sh $(PYTEST_ARGS)
 
 lint: bootstrap
-	@.venv/bin/ruff check .
-	@.venv/bin/ruff format --check .
-	@.venv/bin/mypy .
-	@.venv/bin/yamllint .
+	@bash scripts/lint.sh
 
 stop:
 	@$(PYTHON) -m localnet down --state demo

@@ -56,31 +56,41 @@ def ensure_pki(state: StateDir) -> Path:
                 str(csr),
             ]
         )
-        run(
-            [
-                "openssl",
-                "x509",
-                "-req",
-                "-in",
-                str(csr),
-                "-CA",
-                str(ca_pem),
-                "-CAkey",
-                str(ca_key),
-                "-CAcreateserial",
-                "-days",
-                "3650",
-                "-extfile",
-                str(ext),
-                "-out",
-                str(host_pem),
-            ]
-        )
+        _sign(folder, csr, ext, host_pem)
         (certs / "ca.pem").write_bytes(ca_pem.read_bytes())
         run(["openssl", "rehash", str(certs)])
         for path in (ca_pem, host_pem, certs / "ca.pem"):
             path.chmod(0o644)
     return certs
+
+
+def _sign(pki: Path, csr: Path, ext: Path, out: Path) -> None:
+    """Sign ``csr`` with the local CA in ``pki``. OpenSSL refuses file names past 255 characters ("File name
+    too long" for the serial file it derives from the CA's path), so it runs inside ``pki`` with paths
+    relative to it: a deep checkout changes nothing."""
+    run(
+        [
+            "openssl",
+            "x509",
+            "-req",
+            "-in",
+            str(csr.relative_to(pki)),
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAserial",
+            "ca.srl",
+            "-CAcreateserial",
+            "-days",
+            "3650",
+            "-extfile",
+            str(ext.relative_to(pki)),
+            "-out",
+            str(out.relative_to(pki)),
+        ],
+        cwd=pki,
+    )
 
 
 def host_credentials(state: StateDir) -> tuple[Path, Path]:
@@ -114,27 +124,7 @@ def ensure_client_cert(state: StateDir, name: str) -> tuple[Path, str]:
                 str(csr),
             ]
         )
-        ca = state.path / "pki"
-        run(
-            [
-                "openssl",
-                "x509",
-                "-req",
-                "-in",
-                str(csr),
-                "-CA",
-                str(ca / "ca.pem"),
-                "-CAkey",
-                str(ca / "ca.key"),
-                "-CAcreateserial",
-                "-days",
-                "3650",
-                "-extfile",
-                str(ext),
-                "-out",
-                str(cert),
-            ]
-        )
+        _sign(state.path / "pki", csr, ext, cert)
         pem.write_bytes(cert.read_bytes() + key.read_bytes())
         pem.chmod(0o600)
     return pem, dn

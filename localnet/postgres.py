@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import glob
+import shutil
 import subprocess
 from pathlib import Path
 
 from .processes import ServiceError, port_open, run, wait_for_port
-from .state import StateDir
+from .state import StateDir, short_run_dir
 from .users import as_user, chown_tree
 
 DB_NAME = "srcnet"
@@ -67,8 +68,11 @@ def ensure_postgres(state: StateDir) -> int:
         )
     if not port_open(port):
         # fsync off: a throw-away local cluster; a clean stop (pg_ctl -m fast) still loses nothing.
+        # The Unix socket goes to a short folder: its path must stay within the socket limit however deep
+        # the checkout lies (clients use TCP on loopback).
+        sockets = short_run_dir(folder, "postgres")
         options = (
-            f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off "
+            f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
         )
         run(
@@ -129,6 +133,8 @@ def stop_postgres(state: StateDir) -> bool:
         text=True,
         check=False,
     )
+    if proc.returncode == 0:
+        shutil.rmtree(short_run_dir(state.path / "pg"), ignore_errors=True)
     return proc.returncode == 0
 
 

@@ -113,6 +113,25 @@ class StateDir:
         return port
 
 
+# Unix-domain socket paths are limited to 107 bytes (sun_path). XRootD's admin sockets and PostgreSQL's socket
+# live in a short folder of their own, keyed by the state folder they serve, so neither depends on how deep
+# the checkout (and so the state folder) lies.
+SHORT_RUN_ROOT = Path("/tmp")
+
+
+def short_run_dir(folder: Path, user: str | None = None) -> Path:
+    """A short folder (``/tmp/srcnet-run-<uid>/<12 hex>``) for the sockets of the service whose state is
+    ``folder``; owned by ``user`` when we are root and one is named."""
+    parent = SHORT_RUN_ROOT / f"srcnet-run-{os.geteuid()}"
+    parent.mkdir(mode=0o755, exist_ok=True)
+    path = parent / hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
+    path.mkdir(mode=0o755, exist_ok=True)
+    if user and os.geteuid() == 0:
+        entry = pwd.getpwnam(user)
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+    return path
+
+
 def free_port(avoid: set[int] | None = None) -> int:
     """A TCP port free on 127.0.0.1 now, outside the ephemeral range clients use (fewer collisions)."""
     avoid = avoid or set()

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from .pki import ensure_pki, host_credentials
-from .processes import ServiceError, is_alive, port_open, running, start_daemon, stop_daemon, wait_for_port
-from .state import PROJECT_ROOT, StateDir
+from .processes import ServiceError, port_open, running, start_daemon, stop_daemon, wait_for_port
+from .state import PROJECT_ROOT, StateDir, short_run_dir
 from .users import as_root, chown_tree, require_binary
 
 SERVICE_USER = "xrootd"
@@ -47,14 +46,17 @@ def render_config(
     root_port: int,
     http_port: int,
     ca_dir: Path,
+    run_dir: Path,
     extra_lines: list[str] | None = None,
 ) -> str:
-    """The xrootd configuration of one site (pure: text out, tested alone)."""
+    """The xrootd configuration of one site (pure: text out, tested alone). Its admin sockets go to the
+    short ``run_dir``, not under ``folder``: their paths must stay within the Unix-socket limit however deep
+    the checkout lies."""
     lines = [
         "all.export /",
         f"oss.localroot {folder / 'data'}",
-        f"all.adminpath {folder / 'admin'}",
-        f"all.pidpath {folder / 'run'}",
+        f"all.adminpath {run_dir / 'admin'}",
+        f"all.pidpath {run_dir / 'run'}",
         f"all.sitename {name}",
         f"xrd.port {root_port}",
         "xrd.network nodnr",
@@ -121,8 +123,13 @@ def ensure_site(state: StateDir, name: str, *, extra_lines: list[str] | None = N
     if running(state, daemon) and port_open(root_port) and port_open(http_port):
         return site
     ca_dir = ensure_pki(state)
-    for sub in ("data", "admin", "run", "log"):
+    for sub in ("data", "log"):
         (folder / sub).mkdir(exist_ok=True)
+    run_dir = short_run_dir(folder, SERVICE_USER if as_root() else None)
+    for sub in ("admin", "run"):
+        (run_dir / sub).mkdir(exist_ok=True)
+        if as_root():
+            chown_tree(run_dir / sub, SERVICE_USER)
     cert, key = host_credentials(state)
     shutil.copyfile(cert, folder / "hostcert.pem")
     shutil.copyfile(key, folder / "hostkey.pem")
@@ -135,6 +142,7 @@ def ensure_site(state: StateDir, name: str, *, extra_lines: list[str] | None = N
             root_port=root_port,
             http_port=http_port,
             ca_dir=ca_dir,
+            run_dir=run_dir,
             extra_lines=[*plugin_lines(state), *(extra_lines or [])],
         )
     )
@@ -143,26 +151,27 @@ def ensure_site(state: StateDir, name: str, *, extra_lines: list[str] | None = N
     argv = [require_binary("xrootd"), "-c", str(config), "-l", str(folder / "log" / "xrootd.log"), "-n", name]
     if as_root():
         argv[1:1] = ["-R", SERVICE_USER]
-    env = dict(os.environ)
-    # Once, a server of many started in a row exited at start-up without a word in its log (seen
-    # in CI, not reproduced): one that exits is started once more, and both failures are kept.
-    failures: list[str] = []
-    while True:
-        pid = start_daemon(state, daemon, argv, env=env, log_name=f"xrootd-{name}.out")
-        try:
-            wait_for_port(root_port, pid=pid, what=f"xrootd {name}", timeout=20)
-            break
-        except ServiceError as error:
-            failures.append(str(error))
-            if is_alive(pid) or len(failures) == 2:
-                raise ServiceError("; before that: ".join(reversed(failures))) from error
-            print(f"{error}; starting it once more", file=sys.stderr, flush=True)
-    wait_for_port(http_port, pid=pid, what=f"xrootd {name} (http)", timeout=20)
+    pid = start_daemon(state, daemon, argv, env=dict(os.environ), log_name=f"xrootd-{name}.out")
+    try:
+        wait_for_port(root_port, pid=pid, what=f"xrootd {name}", timeout=20)
+        wait_for_port(http_port, pid=pid, what=f"xrootd {name} (http)", timeout=20)
+    except ServiceError as error:
+        # The server's own log says why it did not start (a bad directive, a path too long, a port taken).
+        raise ServiceError(f"{error}; its log ends: {_log_tail(folder / 'log' / 'xrootd.log')}") from error
     return site
 
 
+def _log_tail(path: Path, lines: int = 5) -> str:
+    try:
+        return " | ".join(path.read_text(errors="replace").splitlines()[-lines:]) or "(empty)"
+    except FileNotFoundError:
+        return "(no log written)"
+
+
 def stop_site(state: StateDir, name: str) -> bool:
-    return stop_daemon(state, f"xrootd-{name}")
+    stopped = stop_daemon(state, f"xrootd-{name}")
+    shutil.rmtree(short_run_dir(site_folder(state, name)), ignore_errors=True)
+    return stopped
 
 
 def known_sites(state: StateDir) -> list[str]:

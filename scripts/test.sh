@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# The whole test suite (what `make test` and CI run): the C++ plugin's unit tests (normal and under
-# ASan/UBSan), then every Python test against real PostgreSQL, Redis, XRootD servers, Celery workers and
-# emulated long-haul paths. Arguments go to pytest (e.g. `make test PYTEST_ARGS="tests/unit -x"`).
+# The whole test suite (what `make test` and CI run): the static checks (scripts/lint.sh), the C++ plugin's
+# unit tests (normal and under ASan/UBSan), then every Python test against real PostgreSQL, Redis, XRootD
+# servers, Celery workers and emulated long-haul paths. Arguments go to pytest (e.g. `make test PYTEST_ARGS="tests/unit -x"`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# A subset run (PYTEST_ARGS given) skips the static checks; the whole suite, as CI runs it, starts with them.
+if [ "$#" -eq 0 ]; then
+  bash scripts/lint.sh
+fi
 
 if [ -z "${SRCNET_SKIP_NATIVE:-}" ]; then
   bash xrootd-plugins/build.sh

@@ -12,7 +12,12 @@ from localnet.xrootd import render_config
 
 def test_site_config_enables_both_tpc_protocols_and_adler32(tmp_path: Path):
     text = render_config(
-        name="UKSRC_DISK", folder=tmp_path, root_port=21094, http_port=28001, ca_dir=tmp_path / "ca"
+        name="UKSRC_DISK",
+        folder=tmp_path,
+        root_port=21094,
+        http_port=28001,
+        ca_dir=tmp_path / "ca",
+        run_dir=tmp_path / "run",
     )
     lines = text.splitlines()
     assert "xrootd.chksum adler32" in lines
@@ -31,6 +36,7 @@ def test_extra_lines_are_appended(tmp_path: Path):
         root_port=1,
         http_port=2,
         ca_dir=tmp_path,
+        run_dir=tmp_path,
         extra_lines=["ofs.osslib ++ /lib/libExample.so"],
     )
     assert text.splitlines()[-1] == "ofs.osslib ++ /lib/libExample.so"

@@ -14,6 +14,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from .processes import account_of, read_pid
 from .state import StateDir
 
 SUMMARY_TIMEOUT_S = float(os.environ.get("SRCNET_DEMO_TIMEOUT", "600"))
@@ -54,7 +55,11 @@ def run_demo(
         worker_pid = ensure_workers(state, state_name)
         web_port = ensure_web(state, state_name)
         ready_in = time.monotonic() - started
-        _say(f"celery worker pid {worker_pid}; web on 127.0.0.1:{web_port}; ready in {ready_in:.1f} s")
+        web_pid = read_pid(state, "web")
+        _say(
+            f"celery worker pid {worker_pid} (as {account_of(worker_pid)}); web on 127.0.0.1:{web_port} "
+            f"pid {web_pid} (as {account_of(web_pid)}); ready in {ready_in:.1f} s"
+        )
         rucio_context = None
         if rucio:
             from . import demo_rucio

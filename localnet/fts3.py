@@ -5,9 +5,26 @@ Gunicorn serves the FTS3 URL root with the local host certificate and asks clien
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+from .pki import host_credentials
 from .processes import port_open, running, start_daemon, wait_for_port
-from .stack import VENV_BIN, service_env
+from .stack import VENV_BIN, platform_process
 from .state import PROJECT_ROOT, StateDir
+from .users import chown_tree
+
+
+def service_key(state: StateDir, account: str | None) -> Path:
+    """The host key as the service's account may read it: a copy of its own (0600), as a production host
+    gives its service its own copy of the host key."""
+    _, key = host_credentials(state)
+    copy = state.sub("fts3") / "hostkey.pem"
+    shutil.copyfile(key, copy)
+    copy.chmod(0o600)
+    if account is not None:
+        chown_tree(copy, account)
+    return copy
 
 
 def ensure_fts3(state: StateDir, name: str, *, env_overrides: dict[str, str] | None = None) -> str:
@@ -17,11 +34,14 @@ def ensure_fts3(state: StateDir, name: str, *, env_overrides: dict[str, str] | N
     if running(state, "fts3") and port_open(port):
         return url
     pki = state.path / "pki"
-    env = service_env(state, name)
+    env, account = platform_process(state, name)
     env["SRCNET_ROOT_URLCONF"] = "srcnet.fts3_urls"
+    key = service_key(state, account)
     env.update(env_overrides or {})
     argv = [
         str(VENV_BIN / "gunicorn"),
+        # Stopped by PID: no control socket (its default path is under $HOME).
+        "--no-control-socket",
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",
@@ -31,7 +51,7 @@ def ensure_fts3(state: StateDir, name: str, *, env_overrides: dict[str, str] | N
         "--certfile",
         str(pki / "hostcert.pem"),
         "--keyfile",
-        str(pki / "hostkey.pem"),
+        str(key),
         "--ca-certs",
         str(pki / "ca.pem"),
         "--cert-reqs",
@@ -40,6 +60,6 @@ def ensure_fts3(state: StateDir, name: str, *, env_overrides: dict[str, str] | N
         "-",
         "srcnet.wsgi:application",
     ]
-    pid = start_daemon(state, "fts3", argv, env=env, cwd=PROJECT_ROOT)
+    pid = start_daemon(state, "fts3", argv, env=env, cwd=PROJECT_ROOT, user=account)
     wait_for_port(port, pid=pid, what="the FTS3 service", timeout=30)
     return url

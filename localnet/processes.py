@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .state import StateDir
+from .users import drop_to
 
 
 class ServiceError(RuntimeError):
@@ -49,6 +50,21 @@ def is_alive(pid: int | None) -> bool:
         return False
 
 
+def account_of(pid: int | None) -> str:
+    """The account a process runs as (its real user), "" if it is gone."""
+    import pwd
+
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
+    except (FileNotFoundError, StopIteration, TypeError, ValueError):
+        return ""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
 def running(state: StateDir, name: str) -> bool:
     return is_alive(read_pid(state, name))
 
@@ -61,8 +77,10 @@ def start_daemon(
     env: Mapping[str, str] | None = None,
     log_name: str | None = None,
     cwd: Path | None = None,
+    user: str | None = None,
 ) -> int:
-    """Start ``argv`` in its own session (Ctrl-C in the terminal does not reach it directly) and record it."""
+    """Start ``argv`` in its own session (Ctrl-C in the terminal does not reach it directly) and record it;
+    as ``user`` when one is named (the recorded PID is the process itself, not a wrapper)."""
     log_path = state.sub("log") / (log_name or f"{name}.log")
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
@@ -73,6 +91,7 @@ def start_daemon(
             env=dict(env) if env is not None else None,
             cwd=str(cwd) if cwd else None,
             start_new_session=True,
+            **drop_to(user),
         )
     pid_file(state, name).write_text(str(proc.pid))
     return proc.pid

@@ -221,6 +221,8 @@ def ensure_rucio(
             raise ServiceError(f"Rucio schema bootstrap failed: {proc.stderr.strip()[-2000:]}")
     argv = [
         str(RUCIO_VENV / "bin" / "gunicorn"),
+        # Stopped by PID: no control socket (its default path is under $HOME, shared by every instance).
+        "--no-control-socket",
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",

@@ -12,6 +12,7 @@ from .postgres import ensure_postgres, stop_postgres
 from .processes import port_open, read_pid, running, start_daemon, stop_daemon, wait_for_port
 from .redis import ensure_redis, stop_redis
 from .state import PROJECT_ROOT, StateDir
+from .users import chown_tree, grant_traversal, service_account
 from .xrootd import LocalSite, ensure_site, known_sites, stop_site
 
 VENV_BIN = Path(sys.executable).parent
@@ -32,9 +33,25 @@ def service_env(state: StateDir, name: str) -> dict[str, str]:
             "XRD_CONNECTIONRETRY": "1",
             "XRD_CONNECTIONWINDOW": "5",
             "PYTHONUNBUFFERED": "1",
+            # Campaign and simulation reports: written by the workers, in the state folder they own.
+            "SRCNET_REPORTS_DIR": str(state.path / "reports"),
         }
     )
     return env
+
+
+def platform_process(state: StateDir, name: str) -> tuple[dict[str, str], str | None]:
+    """The environment and the account of a platform process (Celery worker, web server, FTS3 service):
+    the unprivileged ``srcnet`` account when we are root, with a home and a reports folder of its own in
+    the state folder, and the checkout made reachable to it."""
+    env = service_env(state, name)
+    account = service_account()
+    env["HOME"] = str(state.sub("home"))
+    if account is not None:
+        grant_traversal(account, PROJECT_ROOT / "manage.py")
+        for folder in ("home", "reports"):
+            chown_tree(state.sub(folder), account)
+    return env, account
 
 
 def ensure_core(state: StateDir) -> dict[str, int]:
@@ -77,7 +94,8 @@ def ensure_workers(state: StateDir, name: str, *, concurrency: int = 4, beat: bo
     if running(state, "celery-worker"):
         return read_pid(state, "celery-worker") or 0
     argv = worker_argv(f"srcnet-{name}@%h", concurrency=concurrency, beat=beat)
-    return start_daemon(state, "celery-worker", argv, env=service_env(state, name), cwd=PROJECT_ROOT)
+    env, account = platform_process(state, name)
+    return start_daemon(state, "celery-worker", argv, env=env, cwd=PROJECT_ROOT, user=account)
 
 
 def ensure_web(state: StateDir, name: str) -> int:
@@ -86,6 +104,8 @@ def ensure_web(state: StateDir, name: str) -> int:
         return port
     argv = [
         str(VENV_BIN / "gunicorn"),
+        # Stopped by PID: no control socket (its default path is under $HOME).
+        "--no-control-socket",
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",
@@ -96,7 +116,8 @@ def ensure_web(state: StateDir, name: str) -> int:
         "-",
         "srcnet.wsgi:application",
     ]
-    pid = start_daemon(state, "web", argv, env=service_env(state, name), cwd=PROJECT_ROOT)
+    env, account = platform_process(state, name)
+    pid = start_daemon(state, "web", argv, env=env, cwd=PROJECT_ROOT, user=account)
     wait_for_port(port, pid=pid, what="gunicorn", timeout=30)
     return port
 

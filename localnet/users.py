@@ -1,12 +1,19 @@
-"""Running service commands as their own account when we are root (initdb and xrootd refuse root)."""
+"""Service accounts: commands run as their own account when we are root (initdb and xrootd refuse root),
+and the platform's own processes (Celery workers, the web server, the FTS3 service) run as the unprivileged
+``srcnet`` account, never as root."""
 
 from __future__ import annotations
 
 import os
 import pwd
 import shutil
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+# The account the platform's processes run as in the local network (Ansible creates the same one).
+SERVICE_ACCOUNT = "srcnet"
 
 
 def as_root() -> bool:
@@ -36,3 +43,65 @@ def require_binary(name: str) -> str:
     if not found:
         raise FileNotFoundError(f"{name} is not installed: run scripts/bootstrap.sh")
     return found
+
+
+def service_account() -> str | None:
+    """The account the platform's processes run as: ``srcnet`` (a system account, created the first time)
+    when we are root; None when we are not (they then run as the invoking user, who is unprivileged)."""
+    if not as_root():
+        return None
+    try:
+        pwd.getpwnam(SERVICE_ACCOUNT)
+    except KeyError:
+        subprocess.run(
+            [
+                "useradd",
+                "--system",
+                "--user-group",
+                "--home-dir",
+                "/nonexistent",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                SERVICE_ACCOUNT,
+            ],
+            check=True,
+            capture_output=True,
+        )
+    return SERVICE_ACCOUNT
+
+
+def can_reach(user: str, path: Path) -> bool:
+    """Whether ``user`` can read ``path`` (asked as that user: ACLs count, not just the mode bits)."""
+    probe = subprocess.run(["runuser", "-u", user, "--", "test", "-r", str(path)], capture_output=True)
+    return probe.returncode == 0
+
+
+def grant_traversal(user: str, path: Path) -> list[Path]:
+    """Let ``user`` reach ``path`` (a checkout under a private folder, e.g. one made by mktemp -d): each
+    folder above it that ``user`` cannot search gets an ACL entry ``u:<user>:x`` (search only: it can
+    list nothing there). Returns the folders changed; raises RuntimeError if it cannot be done."""
+    if can_reach(user, path):
+        return []
+    setfacl = shutil.which("setfacl")
+    if setfacl is None:
+        raise RuntimeError(
+            f"the account {user} cannot reach {path}, and setfacl is missing (apt install acl)"
+        )
+    changed = []
+    for folder in [*reversed(path.parents), path]:
+        probe = ["runuser", "-u", user, "--", "test", "-x", str(folder)]
+        if subprocess.run(probe, capture_output=True).returncode:
+            subprocess.run([setfacl, "-m", f"u:{user}:x", str(folder)], check=True, capture_output=True)
+            changed.append(folder)
+    if not can_reach(user, path):
+        raise RuntimeError(f"the account {user} still cannot read {path} after granting search on {changed}")
+    return changed
+
+
+def drop_to(user: str | None) -> dict[str, Any]:
+    """``subprocess.Popen`` keyword arguments that start a process as ``user`` (nothing when None)."""
+    if user is None:
+        return {}
+    entry = pwd.getpwnam(user)
+    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}

@@ -17,8 +17,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from localnet.processes import is_alive, stop_pid
-from localnet.stack import service_env, worker_argv
+from localnet.stack import platform_process, worker_argv
 from localnet.state import PROJECT_ROOT, StateDir
+from localnet.users import drop_to
 from localnet.xrootd import LocalSite, ensure_site, stop_site
 
 REFERENCE_TOPOLOGY = PROJECT_ROOT / "topology" / "data" / "reference.yaml"
@@ -120,7 +121,8 @@ def _local_sites_are_registered(request):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir) -> Iterator[int]:  # type: ignore[no-untyped-def]
     """A real Celery worker process running the transfer tasks against the test database."""
-    env = service_env(test_state, test_state.path.name)
+    # As the platform runs it: the unprivileged service account (when the tests run as root).
+    env, account = platform_process(test_state, test_state.path.name)
     env["SRCNET_DB_NAME"] = str(settings.DATABASES["default"]["NAME"])
     env["SRCNET_TRANSFER_RETRY_BACKOFF"] = "0.5"
     log = test_state.sub("log") / "pytest-celery-worker.log"
@@ -132,6 +134,7 @@ def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir) -> I
             env=env,
             cwd=PROJECT_ROOT,
             start_new_session=True,
+            **drop_to(account),
         )
     try:
         _wait_for_worker(proc, log)

@@ -18,8 +18,9 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from campaigns.models import Campaign
 from campaigns.services import RUN_FIELDS, advance, create_campaign, fire, stop
 from localnet.processes import stop_pid
-from localnet.stack import BEAT_SCHEDULER, service_env, worker_argv
+from localnet.stack import BEAT_SCHEDULER, platform_process, worker_argv
 from localnet.state import PROJECT_ROOT, StateDir
+from localnet.users import drop_to
 from tests.campaigns.inputs import GOOD
 from tests.conftest import _wait_for_worker, wait_until
 
@@ -135,7 +136,7 @@ def test_each_firing_starts_a_run_with_the_templates_parameters_and_runs_never_o
 def beat_worker(transactional_db, test_state: StateDir) -> Iterator[Path]:  # type: ignore[no-untyped-def]
     """A Celery worker running beat on the database schedule (``localnet.stack.worker_argv(beat=True)``,
     what the local network runs), on the test database, with the push loop every 5 s; yields its log."""
-    env = service_env(test_state, test_state.path.name)
+    env, account = platform_process(test_state, test_state.path.name)
     env["SRCNET_DB_NAME"] = str(settings.DATABASES["default"]["NAME"])
     env["SRCNET_PUSH_INTERVAL"] = "5"
     log = test_state.sub("log") / f"pytest-beat-worker-{os.getpid()}.log"
@@ -143,7 +144,13 @@ def beat_worker(transactional_db, test_state: StateDir) -> Iterator[Path]:  # ty
     assert argv[-2:] == ["--scheduler", BEAT_SCHEDULER]
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=PROJECT_ROOT, start_new_session=True
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=PROJECT_ROOT,
+            start_new_session=True,
+            **drop_to(account),
         )
     try:
         _wait_for_worker(proc, log)

@@ -69,6 +69,10 @@ def test_demo_pushes_every_product_and_stops_everything(mode):
     assert len(rows) == 4, proc.stdout
     assert all(line.endswith(" ok") for line in rows), proc.stdout
     assert "portal:  http://127.0.0.1:" in proc.stdout and "/api/schema/" in proc.stdout
+    # The worker and the web server ran as the unprivileged service account, never as root.
+    if os.geteuid() == 0:
+        assert re.search(r"celery worker pid \d+ \(as srcnet\)", proc.stderr), proc.stderr[-3000:]
+        assert re.search(r"web on 127\.0\.0\.1:\d+ pid \d+ \(as srcnet\)", proc.stderr), proc.stderr[-3000:]
     # Everything it started is stopped again.
     assert_everything_stopped(state_name)
 

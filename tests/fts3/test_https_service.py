@@ -29,7 +29,7 @@ def https_fts3(test_state, django_db_setup):  # type: ignore[no-untyped-def]
     stop_daemon(test_state, "fts3")
 
 
-def test_certificate_identity_and_tokens(https_fts3, test_state, operator):
+def test_certificate_identity_and_tokens(https_fts3, test_state, operator, recorded_storage):
     ca = str(test_state.path / "pki" / "ca.pem")
     registered, dn = ensure_client_cert(test_state, "rucio-conveyor")
     stranger, _ = ensure_client_cert(test_state, "somebody-else")

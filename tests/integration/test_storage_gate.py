@@ -68,3 +68,16 @@ def test_a_partial_destination_outside_registered_storage_is_not_deleted(db, tmp
     victim.write_text("still here")
     answer = remove_partial_destination(f"file://{victim}")
     assert answer.startswith("REFUSED") and victim.read_text() == "still here"
+
+
+def test_the_worker_that_copies_runs_as_the_unprivileged_service_account(celery_worker):
+    import os
+
+    from localnet.processes import account_of
+
+    expected = "srcnet" if os.geteuid() == 0 else account_of(os.getpid())
+    assert account_of(celery_worker) == expected
+    # Its pool processes (the ones running gfal2) too.
+    with open(f"/proc/{celery_worker}/task/{celery_worker}/children") as fh:
+        children = [int(p) for p in fh.read().split()]
+    assert children and {account_of(pid) for pid in children} == {expected}

@@ -13,16 +13,18 @@ import os
 import subprocess
 import time
 
+from localnet.fts3 import service_key
 from localnet.pki import ensure_pki, host_credentials
 from localnet.processes import ServiceError, is_alive, stop_pid
-from localnet.stack import VENV_BIN, service_env, worker_argv
+from localnet.stack import VENV_BIN, platform_process, worker_argv
 from localnet.state import PROJECT_ROOT, StateDir, free_port
+from localnet.users import chown_tree, drop_to, service_account
 
 
 def isolated_env(state: StateDir, db_name: str, queue: str) -> dict[str, str]:
     """The environment of this run's FTS3 service and its worker: the run's test database and a Celery
     queue of its own (the test state's Redis is shared by concurrent pytest runs and their workers)."""
-    env = service_env(state, state.path.name)
+    env, _ = platform_process(state, state.path.name)
     env["SRCNET_DB_NAME"] = db_name
     env["SRCNET_CELERY_QUEUE"] = queue
     env["SRCNET_TRANSFER_RETRY_BACKOFF"] = "0.5"
@@ -34,11 +36,22 @@ class TransferWorker:
 
     def __init__(self, state: StateDir, env: dict[str, str]) -> None:
         argv = worker_argv(f"pytest-rucio-{os.getpid()}@%h", concurrency=2)
-        argv += ["--beat", "--schedule", str(state.sub("celery") / f"beat-pytest-rucio-{os.getpid()}")]
+        account = service_account()
+        # Beat's schedule file is written by the worker, as the platform's account.
+        schedules = state.sub("celery")
+        if account:
+            chown_tree(schedules, account)
+        argv += ["--beat", "--schedule", str(schedules / f"beat-pytest-rucio-{os.getpid()}")]
         self.log = state.sub("log") / f"pytest-rucio-worker-{os.getpid()}.log"
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(
-                argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=PROJECT_ROOT, start_new_session=True
+                argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=PROJECT_ROOT,
+                start_new_session=True,
+                **drop_to(account),
             )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -58,11 +71,15 @@ class Fts3Service:
         self.state = state
         self.port = free_port()
         self.url = f"https://127.0.0.1:{self.port}"
-        cert, key = host_credentials(state)
+        account = service_account()
+        cert, _ = host_credentials(state)
+        key = service_key(state, account)
         ca = ensure_pki(state).parent / "ca.pem"
         env = {**env, "SRCNET_ROOT_URLCONF": "srcnet.fts3_urls"}
         argv = [
             str(VENV_BIN / "gunicorn"),
+            # Stopped by PID: no control socket (its default path is under $HOME).
+            "--no-control-socket",
             "--bind",
             f"127.0.0.1:{self.port}",
             "--workers",
@@ -82,7 +99,13 @@ class Fts3Service:
         self.log = state.sub("log") / f"pytest-fts3-{os.getpid()}.log"
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(
-                argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=PROJECT_ROOT, start_new_session=True
+                argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=PROJECT_ROOT,
+                start_new_session=True,
+                **drop_to(account),
             )
         self._wait()
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+
+from srcnet.roles import is_operator
 
 from .models import Simulation
 from .services import report_dir, request_simulation
@@ -20,7 +24,7 @@ def simulations(request: HttpRequest) -> HttpResponse:
     """The list of simulations, and (operators) a form to run the scenarios over one SKA day or more."""
     error = ""
     if request.method == "POST":
-        if not request.user.is_staff:
+        if not is_operator(request.user):
             raise PermissionDenied("only operators run simulations")
         try:
             days = float(request.POST.get("days", "1"))
@@ -111,6 +115,6 @@ def simulation(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def simulation_file(request: HttpRequest, pk: int, filename: str) -> FileResponse:
     path = report_dir(get_object_or_404(Simulation, pk=pk).pk) / filename
-    if "/" in filename or not path.is_file():
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}", filename) or not path.is_file():
         raise Http404(filename)
     return FileResponse(open(path, "rb"))

@@ -16,6 +16,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from srcnet.roles import is_operator
+
 
 @dataclass(frozen=True)
 class Column:
@@ -75,13 +77,14 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def operator_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Operators (staff) act; other users get 403 (for GET and POST alike); anonymous users log in first."""
+    """Operators (srcnet.roles) act; other users get 403 (for GET and POST alike); anonymous users log in
+    first."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
-        if not request.user.is_staff:
+        if not is_operator(request.user):
             raise PermissionDenied("Only operators may do this.")
         return view(request, *args, **kwargs)
 

@@ -6,6 +6,8 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from srcnet.roles import is_operator, role_of
+
 
 @extend_schema(responses={200: dict})
 @api_view(["GET"])
@@ -14,7 +16,8 @@ def status(request: Request) -> Response:
     return Response(
         {
             "user": request.user.get_username(),
-            "is_operator": bool(request.user.is_staff),
+            "role": role_of(request.user).name.lower(),
+            "is_operator": is_operator(request.user),
             "version": settings.SPECTACULAR_SETTINGS["VERSION"],
             "endpoints": {
                 name: request.build_absolute_uri(f"/api/{name}/")

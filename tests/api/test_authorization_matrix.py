@@ -1,0 +1,239 @@
+"""Who may do what, tested as a matrix: every write operation of the OpenAPI schema, every FTS3 endpoint and
+every portal form, for each role (anonymous, scientist, operator, admin), with the answer each must get.
+
+The roles are srcnet.roles': a scientist reads (and asks for data through rules), an operator changes the
+network's state, an admin also manages users, tokens and the transfer service's configuration. A denied
+request never reaches the view: the answer is the same whether the object named exists or not, so the
+matrix uses ids that do not exist and bodies that are empty, and nothing changes state."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework.authtoken.models import Token
+
+from srcnet.roles import Role, grant_submit_transfers
+from tests.conftest import register_storage
+from transfers.models import TransferJob
+
+pytestmark = pytest.mark.django_db
+
+ROLES = (Role.ANONYMOUS, Role.SCIENTIST, Role.OPERATOR, Role.ADMIN)
+WRITE_METHODS = ("post", "put", "patch", "delete")
+# The transfer service's configuration (FTS3 keeps /config to its "config" role).
+ADMIN_ONLY = (
+    "/api/transfers/link-limits/",
+    "/api/transfers/storage-limits/",
+    "/api/transfers/activity-shares/",
+)
+# Anyone may ask for a token with a username and a password.
+OPEN = ("/api/token/",)
+
+
+def required_role(path: str) -> Role:
+    if path.startswith(OPEN):
+        return Role.ANONYMOUS
+    if path.startswith(ADMIN_ONLY):
+        return Role.ADMIN
+    return Role.OPERATOR
+
+
+def write_operations() -> list[tuple[str, str]]:
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    return sorted(
+        (path, method) for path, item in schema["paths"].items() for method in item if method in WRITE_METHODS
+    )
+
+
+def concrete(path: str) -> str:
+    """A schema path with its parameters filled by values that name nothing."""
+    return re.sub(
+        r"\{(\w+)\}",
+        lambda m: str(uuid.uuid4()) if "id" in m.group(1) and "job" in m.group(1) else "987654",
+        path,
+    )
+
+
+def account(role: Role):  # type: ignore[no-untyped-def]
+    if role == Role.ANONYMOUS:
+        return None
+    return get_user_model().objects.create_user(
+        f"user-{role.name.lower()}",
+        password="pw",
+        is_staff=role >= Role.OPERATOR,
+        is_superuser=role >= Role.ADMIN,
+    )
+
+
+def api_client(role: Role) -> Client:
+    user = account(role)
+    if user is None:
+        return Client()
+    token, _ = Token.objects.get_or_create(user=user)
+    return Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+
+
+OPERATIONS = write_operations()
+
+
+def test_the_schema_has_the_write_operations_the_matrix_walks():
+    paths = {p for p, _ in OPERATIONS}
+    assert len(OPERATIONS) >= 30
+    assert {"/api/transfers/jobs/", "/api/transfers/link-limits/", "/api/topology/links/"} <= paths
+
+
+@pytest.mark.parametrize("role", ROLES, ids=lambda r: r.name.lower())
+def test_every_api_write_operation_answers_each_role_as_the_matrix_says(role):
+    client = api_client(role)
+    wrong = []
+    for path, method in OPERATIONS:
+        response = getattr(client, method)(concrete(path), data="{}", content_type="application/json")
+        needed = required_role(path)
+        if role >= needed:
+            ok = response.status_code not in (401, 403) and response.status_code < 500
+        else:
+            ok = response.status_code == (401 if role == Role.ANONYMOUS else 403)
+        if not ok:
+            wrong.append(f"{method.upper()} {path}: {response.status_code} (needs {needed.name.lower()})")
+    assert not wrong, "\n".join(wrong)
+
+
+# --- the FTS3 endpoint ------------------------------------------------------------------------------------
+
+SUBMISSION = {"files": [{"sources": ["root://a:1//x"], "destinations": ["root://b:1//x"]}]}
+
+
+def fts_client(user) -> Client:  # type: ignore[no-untyped-def]
+    if user is None:
+        return Client()
+    token, _ = Token.objects.get_or_create(user=user)
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+
+
+@pytest.fixture
+def fts_roles():  # type: ignore[no-untyped-def]
+    register_storage("root://a:1", "root://b:1")
+    users = {role: account(role) for role in ROLES}
+    service = get_user_model().objects.create_user("rucio-conveyor")
+    grant_submit_transfers(service)
+    return users, service
+
+
+# (method, path, body): the expected status per role: anonymous, scientist, operator, admin, service.
+FTS3_MATRIX = [
+    ("get", "/fts3/", None, (401, 200, 200, 200, 200)),
+    ("get", "/fts3/whoami", None, (401, 200, 200, 200, 200)),
+    ("get", "/fts3/delegation/abc", None, (401, 200, 200, 200, 200)),
+    ("get", "/fts3/jobs", None, (401, 200, 200, 200, 200)),
+    ("post", "/fts3/jobs", SUBMISSION, (401, 403, 200, 200, 200)),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "expected"), FTS3_MATRIX)
+def test_fts3_endpoints_answer_each_role(fts_roles, method, path, body, expected):
+    users, service = fts_roles
+    for who, status in zip([*users.values(), service], expected, strict=True):
+        client = fts_client(who)
+        if body is None:
+            response = getattr(client, method)(path)
+        else:
+            response = getattr(client, method)(path, body, content_type="application/json")
+        assert response.status_code == status, (who, method, path, response.content[:300])
+
+
+def test_fts3_jobs_are_seen_and_cancelled_by_their_submitter_and_operators_only(fts_roles):
+    users, service = fts_roles
+    job_id = (
+        fts_client(service).post("/fts3/jobs", SUBMISSION, content_type="application/json").json()["job_id"]
+    )
+    other = get_user_model().objects.create_user("another-service")
+    grant_submit_transfers(other)
+    for who, visible in (
+        (users[Role.SCIENTIST], False),
+        (other, False),
+        (service, True),
+        (users[Role.OPERATOR], True),
+    ):
+        client = fts_client(who)
+        assert (client.get(f"/fts3/jobs/{job_id}").status_code == 200) is visible, who
+        assert (job_id in {j["job_id"] for j in client.get("/fts3/jobs").json()}) is visible, who
+    for who in (users[Role.SCIENTIST], other):
+        client = fts_client(who)
+        assert client.delete(f"/fts3/jobs/{job_id}").status_code == 404
+        reprioritise = client.post(
+            f"/fts3/jobs/{job_id}", {"params": {"priority": 5}}, content_type="application/json"
+        )
+        assert reprioritise.status_code == 404
+    job = TransferJob.objects.get(job_id=job_id)
+    assert job.state == "SUBMITTED" and job.priority == 3
+    assert fts_client(service).delete(f"/fts3/jobs/{job_id}").status_code == 200
+    assert TransferJob.objects.get(job_id=job_id).state == "CANCELED"
+
+
+# --- portal forms -----------------------------------------------------------------------------------------
+
+PORTAL_FORMS = [
+    "/operations/paths/987654/pause/",
+    "/operations/paths/987654/resume/",
+    f"/operations/jobs/{uuid.uuid4()}/priority/",
+    f"/operations/jobs/{uuid.uuid4()}/cancel/",
+    "/operations/products/987654/priority/",
+    "/operations/products/987654/reroute/",
+    "/operations/policies/new/",
+    "/operations/policies/987654/",
+    "/campaigns/new/",
+    "/campaigns/987654/stop/",
+    "/scheduler/simulations/",
+]
+
+
+def portal_client(role: Role, *, csrf: bool = False) -> Client:
+    client = Client(enforce_csrf_checks=csrf)
+    user = account(role)
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize("role", ROLES, ids=lambda r: r.name.lower())
+def test_every_portal_form_answers_each_role(role):
+    client = portal_client(role)
+    wrong = []
+    for url in PORTAL_FORMS:
+        response = client.post(url, {})
+        if role == Role.ANONYMOUS:
+            ok = response.status_code == 302 and response["Location"].startswith("/login/")
+        elif role == Role.SCIENTIST:
+            ok = response.status_code == 403
+        else:
+            ok = response.status_code not in (401, 403) and response.status_code < 500
+        if not ok:
+            wrong.append(f"POST {url}: {response.status_code}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_portal_forms_refuse_a_post_without_the_csrf_token():
+    client = portal_client(Role.OPERATOR, csrf=True)
+    for url in PORTAL_FORMS:
+        response = client.post(url, {})
+        assert response.status_code == 403 and b"CSRF" in response.content, url
+    # With the token from the form's page, the same form is accepted (it answers about the input instead).
+    page = client.get("/campaigns/new/")
+    token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page.content)
+    assert token is not None
+    answered = client.post("/campaigns/new/", {"csrfmiddlewaretoken": token.group(1).decode()})
+    assert answered.status_code == 200 and b"This field is required" in answered.content
+
+
+def test_user_management_is_the_admins():
+    for role, status in ((Role.SCIENTIST, 302), (Role.OPERATOR, 403), (Role.ADMIN, 200)):
+        client = portal_client(role)
+        response = client.get("/admin/auth/user/add/")
+        assert response.status_code == status, role
+        listed = client.get("/admin/authtoken/tokenproxy/")
+        assert listed.status_code == status, role

@@ -2,6 +2,8 @@
 
 import django_filters
 
+from srcnet.api.filters import UtcIsoDateTimeFilter
+
 from .choices import AuditAction, TargetType
 from .models import AuditEvent
 
@@ -10,7 +12,7 @@ class AuditEventFilterSet(django_filters.FilterSet):
     action = django_filters.MultipleChoiceFilter(choices=AuditAction.choices)
     target_type = django_filters.ChoiceFilter(choices=TargetType.choices)
     target = django_filters.CharFilter(lookup_expr="icontains")
-    after = django_filters.IsoDateTimeFilter(field_name="time", lookup_expr="gte")
+    after = UtcIsoDateTimeFilter(field_name="time", lookup_expr="gte")
 
     class Meta:
         model = AuditEvent

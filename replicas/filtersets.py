@@ -3,6 +3,8 @@
 import django_filters
 from django.db.models import Q, QuerySet
 
+from srcnet.api.filters import UtcIsoDateTimeFilter
+
 from .choices import ProductState, ReplicaState
 from .models import DataProduct, Replica, ReplicaPolicy
 
@@ -13,7 +15,7 @@ class DataProductFilterSet(django_filters.FilterSet):
     source = django_filters.CharFilter(field_name="source__name")
     state = django_filters.MultipleChoiceFilter(choices=ProductState.choices)
     replica_at = django_filters.CharFilter(field_name="replicas__endpoint__name", label="Has a replica at")
-    created_after = django_filters.IsoDateTimeFilter(field_name="created", lookup_expr="gte")
+    created_after = UtcIsoDateTimeFilter(field_name="created", lookup_expr="gte")
 
     class Meta:
         model = DataProduct

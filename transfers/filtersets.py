@@ -2,6 +2,8 @@
 
 import django_filters
 
+from srcnet.api.filters import UtcIsoDateTimeFilter
+
 from .choices import FileState, JobState
 from .models import LinkLimit, TransferFile, TransferJob
 
@@ -9,7 +11,7 @@ from .models import LinkLimit, TransferFile, TransferJob
 class TransferJobFilterSet(django_filters.FilterSet):
     state = django_filters.MultipleChoiceFilter(choices=JobState.choices)
     product = django_filters.CharFilter(field_name="metadata__product")
-    created_after = django_filters.IsoDateTimeFilter(field_name="created", lookup_expr="gte")
+    created_after = UtcIsoDateTimeFilter(field_name="created", lookup_expr="gte")
 
     class Meta:
         model = TransferJob

@@ -174,3 +174,21 @@ def test_scientists_cannot_submit_transfer_jobs(scientist_client):
 
 def test_unknown_job_is_404(operator_client):
     assert operator_client.get("/api/transfers/jobs/00000000-0000-0000-0000-000000000000/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("value", "status"),
+    [
+        # Python accepts the offset, PostgreSQL would not: the filter hands the database UTC.
+        ("0405-04-13T00:56:40.897+23:43", 200),
+        # Before year 1 once in UTC: out of range, a 400 naming the parameter.
+        ("0001-01-01T00:00:00+23:00", 400),
+        ("yesterday", 400),
+    ],
+)
+def test_time_filters_take_any_offset_and_refuse_what_is_out_of_range(scientist_client, value, status):
+    for url in ("/api/replicas/products/", "/api/transfers/jobs/"):
+        response = scientist_client.get(url, {"created_after": value})
+        assert response.status_code == status, (url, response.content[:200])
+        if status == 400:
+            assert "created_after" in response.json()

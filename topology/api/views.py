@@ -127,7 +127,7 @@ def import_view(request: Request) -> Response:
     return Response(summary.as_dict())
 
 
-@extend_schema(responses={(200, "application/x-yaml"): OpenApiTypes.STR})
+@extend_schema(responses={(200, "application/x-yaml"): OpenApiTypes.OBJECT})
 @api_view(["GET"])
 def export_view(request: Request) -> HttpResponse:
     """The topology as a file that ``import`` reads back."""

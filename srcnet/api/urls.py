@@ -1,13 +1,20 @@
 """The REST API's URL tree: one router per app under /api/<app>/."""
 
 from django.urls import include, path
-from rest_framework.authtoken.views import obtain_auth_token
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.parsers import FormParser, MultiPartParser
 
+from .parsers import BoundedJSONParser
 from .views import status
 
 urlpatterns = [
     path("", status, name="api-status"),
-    path("token/", obtain_auth_token, name="api-token"),
+    # DRF's token view brings its own parsers: the bounded JSON one replaces its JSON parser.
+    path(
+        "token/",
+        ObtainAuthToken.as_view(parser_classes=(FormParser, MultiPartParser, BoundedJSONParser)),
+        name="api-token",
+    ),
     path("topology/", include("topology.api.urls")),
     path("replicas/", include("replicas.api.urls")),
     path("transfers/", include("transfers.api.urls")),

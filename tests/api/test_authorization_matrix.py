@@ -237,3 +237,14 @@ def test_user_management_is_the_admins():
         assert response.status_code == status, role
         listed = client.get("/admin/authtoken/tokenproxy/")
         assert listed.status_code == status, role
+
+
+def test_a_body_nested_thousands_deep_is_a_400_on_every_write_operation():
+    client = api_client(Role.ADMIN)
+    deep = b"[" * 5000 + b"]" * 5000
+    wrong = []
+    for path, method in OPERATIONS:
+        response = getattr(client, method)(concrete(path), data=deep, content_type="application/json")
+        if response.status_code >= 500:
+            wrong.append(f"{method.upper()} {path}: {response.status_code}")
+    assert not wrong, "\n".join(wrong)

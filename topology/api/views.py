@@ -7,10 +7,11 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiTypes, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import api_view, parser_classes, permission_classes
-from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from srcnet.api.parsers import BoundedJSONParser
 from srcnet.api.permissions import ReadAnyAuthenticatedWriteStaff
 
 from .. import filtersets
@@ -106,7 +107,7 @@ class NetworkPathViewSet(viewsets.ModelViewSet):
 
 @extend_schema(request={"application/x-yaml": OpenApiTypes.STR}, responses={200: s.ImportResultSerializer})
 @api_view(["POST"])
-@parser_classes([PlainTextParser, JSONParser])
+@parser_classes([PlainTextParser, BoundedJSONParser])
 @permission_classes([ReadAnyAuthenticatedWriteStaff])
 def import_view(request: Request) -> Response:
     """Import a topology file (YAML in the body): all of it, or nothing, with the line of any error."""

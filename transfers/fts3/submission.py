@@ -36,6 +36,12 @@ class ParsedJob:
     options: dict[str, Any] = field(default_factory=dict)
 
 
+def _shown(value: Any) -> str:
+    """A value as an error message quotes it: its repr, cut to a bounded length (bodies can be megabytes)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def deterministic_job_id(vo: str, sid: str) -> uuid.UUID:
     return uuid.uuid5(uuid.uuid5(BASE_ID, vo), sid)
 
@@ -50,7 +56,7 @@ def _integer(params: dict[str, Any], key: str, default: int | None) -> int | Non
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).lstrip("-").isdigit():
-        raise SubmissionError(f"params.{key} must be an integer, got {value!r}")
+        raise SubmissionError(f"params.{key} must be an integer, got {_shown(value)}")
     return int(value)
 
 
@@ -63,7 +69,7 @@ def _verify_checksum(value: Any, any_checksum: bool) -> str:
     if isinstance(value, str) and value.lower() in ChecksumMode.values:
         return value.lower()
     raise SubmissionError(
-        f"params.verify_checksum must be true, false, both, source, target or none, got {value!r}"
+        f"params.verify_checksum must be true, false, both, source, target or none, got {_shown(value)}"
     )
 
 
@@ -75,7 +81,7 @@ def _max_time_in_queue(value: Any, now: datetime) -> datetime | None:
     match = _DURATION.match(str(value))
     if not match:
         raise SubmissionError(
-            f"params.max_time_in_queue must be hours (an integer) or Ns/Nm/Nh/Nd, got {value!r}"
+            f"params.max_time_in_queue must be hours (an integer) or Ns/Nm/Nh/Nd, got {_shown(value)}"
         )
     # An integer means hours (FTS3's seconds_from_value).
     return now + timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
@@ -98,12 +104,14 @@ def _checksum(value: Any, index: int) -> str:
         raise SubmissionError(f"files[{index}].checksum must be a string like ADLER32:0cc737eb")
     algorithm, _, digest = value.partition(":")
     if algorithm.lower() != "adler32":
-        raise SubmissionError(f"files[{index}].checksum: only ADLER32 is supported here, got {algorithm!r}")
+        raise SubmissionError(
+            f"files[{index}].checksum: only ADLER32 is supported here, got {_shown(algorithm)}"
+        )
     if not digest:
         # The algorithm alone (the fts3 client's default): compare source and destination, expect no value.
         return ""
     if not re.fullmatch(r"[0-9a-fA-F]{1,8}", digest):
-        raise SubmissionError(f"files[{index}].checksum: {digest!r} is not an adler32 value")
+        raise SubmissionError(f"files[{index}].checksum: {_shown(digest)} is not an adler32 value")
     return f"ADLER32:{digest.lower().zfill(8)}"
 
 
@@ -196,7 +204,9 @@ def parse_submission(body: Any, *, vo: str, now: datetime) -> ParsedJob:
             options["internal_params"][key] = _integer(params, key, None)
     generator = params.get("id_generator") or "standard"
     if generator not in ("standard", "deterministic"):
-        raise SubmissionError(f"params.id_generator must be standard or deterministic, got {generator!r}")
+        raise SubmissionError(
+            f"params.id_generator must be standard or deterministic, got {_shown(generator)}"
+        )
     if generator == "deterministic":
         sid = params.get("sid")
         if not isinstance(sid, str) or not sid:

@@ -44,6 +44,8 @@ def _vo() -> str:
 
 
 def _error(status: int, message: str) -> JsonResponse:
+    # Bounded: a message may quote a field of a body that is megabytes long.
+    message = message if len(message) <= 1000 else message[:997] + "..."
     return JsonResponse(
         {"status": f"{status} {_REASONS.get(status, '')}".strip(), "message": message}, status=status
     )
@@ -148,7 +150,8 @@ def _submit(request: HttpRequest, caller: Caller) -> HttpResponse:
         return _error(403, f"{caller.dn} may not submit transfers (operators and registered services only)")
     try:
         body = json.loads(request.body or b"null")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        # RecursionError: arrays or objects nested thousands deep.
         return _error(400, "the body is not valid JSON")
     try:
         parsed = parse_submission(body, vo=_vo(), now=timezone.now())
@@ -243,7 +246,7 @@ def _reprioritise(request: HttpRequest, caller: Caller, wanted: list[str]) -> Ht
     try:
         body = json.loads(request.body or b"{}")
         priority = body["params"]["priority"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return _error(400, 'the body must be {"params": {"priority": N}}')
     found = _find_jobs(wanted)
     entries = []

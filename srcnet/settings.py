@@ -155,7 +155,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "transfers.optimize",
         "schedule": float(_env("OPTIMIZER_INTERVAL", "60")),
     },
-    "transfers-reap-lost-attempts": {"task": "transfers.reap_lost_attempts", "schedule": 600.0},
+    # Attempts whose worker died (no heartbeat) fail and retry; those whose message was lost are sent again.
+    "transfers-reap-lost-attempts": {
+        "task": "transfers.reap_lost_attempts",
+        "schedule": float(_env("REAP_INTERVAL", "15")),
+    },
     # The push loop: plan what waits at the SDPs and submit what is due.
     "schedulers-push-cycle": {
         "task": "schedulers.push_cycle",
@@ -202,6 +206,12 @@ SRCNET_TRANSFERS = {
     "DEFAULT_RETRIES": int(_env("TRANSFER_RETRIES", "2")),
     "RETRY_BACKOFF_SECONDS": float(_env("TRANSFER_RETRY_BACKOFF", "2")),
     "BEARER_TOKEN": _env("TRANSFER_BEARER_TOKEN", "srcnet-local"),
+    # A copying worker renews its attempt's heartbeat this often (seconds) ...
+    "HEARTBEAT_SECONDS": float(_env("TRANSFER_HEARTBEAT", "5")),
+    # ... and an attempt without one for this long is taken as lost (its worker died) and retried.
+    "ATTEMPT_LOST_AFTER": float(_env("TRANSFER_LOST_AFTER", "60")),
+    # An attempt no worker claimed for this long had its task message lost (a broker restart): sent again.
+    "UNCLAIMED_AFTER": float(_env("TRANSFER_UNCLAIMED_AFTER", "60")),
 }
 
 LOGGING = {

@@ -6,6 +6,7 @@ root://, HTTP-TPC COPY for davs://); the worker only orchestrates and verifies a
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import time
@@ -32,6 +33,9 @@ class CopyOutcome:
     error: str = ""
     # False when another attempt cannot do better (the copy was refused outright).
     retryable: bool = True
+    # False when the copy failed before it could have written anything at the destination (refused, the
+    # source missing or not matching, the destination already there): nothing of ours to clean up.
+    dest_touched: bool = True
     # What gfal2's transfer parameters held when the copy started, read back from them (the attempt keeps it).
     parameters: dict[str, Any] = field(default_factory=dict)
 
@@ -86,7 +90,7 @@ def copy_file(
     has no effect)."""
     refused = refusal(source, destination)
     if refused:
-        return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False)
+        return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
     import gfal2
 
     started = time.monotonic()
@@ -120,6 +124,7 @@ def copy_file(
                 seconds=time.monotonic() - started,
                 error=f"SOURCE {_describe(exc)}",
                 parameters=parameters,
+                dest_touched=False,
             )
         source_sum = ""
         if verify == "source" and algorithm and expected:
@@ -134,6 +139,7 @@ def copy_file(
                     error=f"SOURCE checksum mismatch: ADLER32 of the source {source_sum} differs from the "
                     f"user-defined {expected.lower()}",
                     parameters=parameters,
+                    dest_touched=False,
                 )
         ctx.filecopy(params, source, destination)
         seconds = time.monotonic() - started
@@ -155,6 +161,8 @@ def copy_file(
             seconds=time.monotonic() - started,
             error=f"TRANSFER {_describe(exc)}",
             parameters=parameters,
+            # EEXIST: the file was there before this copy and is not ours to remove.
+            dest_touched=getattr(exc, "code", None) != errno.EEXIST,
         )
 
 

@@ -96,6 +96,9 @@ class TransferFile(models.Model):
     source_checksum = models.CharField(max_length=16, blank=True)
     dest_checksum = models.CharField(max_length=16, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # An attempt failed (or its worker vanished) after the copy had started: part of a file may be at the
+    # destination. The next attempt overwrites it; a file that ends FAILED has it removed.
+    dest_dirty = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["job", "file_index"]
@@ -140,6 +143,8 @@ class TransferAttempt(models.Model):
     number = models.PositiveSmallIntegerField()
     state = models.CharField(max_length=16, choices=AttemptState.choices, default=AttemptState.RUNNING)
     claimed = models.DateTimeField(null=True, blank=True)
+    # Renewed by the worker while it copies; an attempt whose heartbeat stops is reaped (its worker died).
+    heartbeat = models.DateTimeField(null=True, blank=True)
     started = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
     reason = models.TextField(blank=True)

@@ -5,14 +5,17 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
+import time
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
-from django.db import OperationalError
+from django.db import InterfaceError, OperationalError, close_old_connections, connection
 
-from . import services
-from .executor import copy_file
+from . import faults, services
+from .executor import CopyOutcome, copy_file
 
 log = logging.getLogger(__name__)
 
@@ -43,18 +46,21 @@ def execute_attempt(attempt_id: int) -> str:
     row = attempt.file
     job = row.job
     nostreams, buffer_size = services.stream_settings(row)
-    outcome = copy_file(
-        source=row.source_surl,
-        destination=row.dest_surl,
-        checksum=row.checksum,
-        verify=job.verify_checksum,
-        overwrite=job.overwrite,
-        timeout=job.timeout,
-        filesize=row.filesize,
-        bearer_token=str(settings.SRCNET_TRANSFERS["BEARER_TOKEN"]),
-        nostreams=nostreams,
-        buffer_size=buffer_size,
-    )
+    config: dict[str, Any] = settings.SRCNET_TRANSFERS
+    with Heartbeat(attempt_id, float(config["HEARTBEAT_SECONDS"])):
+        outcome = copy_file(
+            source=row.source_surl,
+            destination=row.dest_surl,
+            checksum=row.checksum,
+            verify=job.verify_checksum,
+            # What an earlier attempt of this file may have left at the destination is ours to replace.
+            overwrite=job.overwrite or row.dest_dirty,
+            timeout=job.timeout,
+            filesize=row.filesize,
+            bearer_token=str(settings.SRCNET_TRANSFERS["BEARER_TOKEN"]),
+            nostreams=nostreams,
+            buffer_size=buffer_size,
+        )
     log.info(
         "attempt %s of %s -> %s: %s in %.2f s %s",
         attempt.number,
@@ -64,8 +70,55 @@ def execute_attempt(attempt_id: int) -> str:
         outcome.seconds,
         outcome.error,
     )
-    services.finish_attempt(attempt_id, outcome)
+    faults.reach(faults.AFTER_COPY)
+    _record(attempt_id, outcome)
     return "ok" if outcome.ok else "failed"
+
+
+def _record(attempt_id: int, outcome: CopyOutcome, tries: int = 12) -> None:
+    """Record an outcome, waiting out a database that is restarting (the copy is done: redoing it would
+    cost more than waiting). If the database stays away, the reaper retries the file later."""
+    for attempt in range(tries):
+        try:
+            services.finish_attempt(attempt_id, outcome)
+            return
+        except (OperationalError, InterfaceError):
+            if attempt == tries - 1:
+                raise
+            log.warning("recording attempt %s: database unavailable, trying again", attempt_id)
+            close_old_connections()
+            connection.close()
+            time.sleep(min(2.0**attempt, 5.0))
+
+
+class Heartbeat:
+    """Renews an attempt's heartbeat from a thread of its own while the copy runs (gfal2 holds the
+    calling thread), so the reaper can tell a slow copy from a dead worker."""
+
+    def __init__(self, attempt_id: int, interval: float) -> None:
+        self.attempt_id, self.interval = attempt_id, interval
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"heartbeat-{attempt_id}", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=self.interval + 5)
+
+    def _run(self) -> None:
+        try:
+            while not self.stop.wait(self.interval):
+                try:
+                    if not services.beat(self.attempt_id):
+                        return
+                except (OperationalError, InterfaceError):
+                    # The database is restarting: beat again next time.
+                    connection.close()
+        finally:
+            connection.close()
 
 
 @shared_task(name="transfers.remove_partial_destination")
@@ -85,5 +138,9 @@ def optimize() -> int:
 
 
 @shared_task(name="transfers.reap_lost_attempts")
-def reap_lost_attempts() -> int:
-    return services.reap_lost_attempts(older_than=timedelta(hours=2))
+def reap_lost_attempts() -> dict[str, int]:
+    config: dict[str, Any] = settings.SRCNET_TRANSFERS
+    return services.reap_lost_attempts(
+        lost_after=timedelta(seconds=float(config["ATTEMPT_LOST_AFTER"])),
+        unclaimed_after=timedelta(seconds=float(config["UNCLAIMED_AFTER"])),
+    )

@@ -3,13 +3,14 @@
 from .cancel import cancel_job, pause_link, resume_link, update_priority
 from .common import enqueue_dispatch as enqueue_dispatch_after_change
 from .dispatch import DISPATCH_LOCK_KEY, dispatch, expire_queued, link_limit, stream_settings
-from .outcomes import claim_attempt, finish_attempt, reap_lost_attempts
+from .outcomes import beat, claim_attempt, finish_attempt, reap_lost_attempts
 from .submission import DuplicateJobError, FileRequest, submit_job
 
 __all__ = [
     "DISPATCH_LOCK_KEY",
     "DuplicateJobError",
     "FileRequest",
+    "beat",
     "cancel_job",
     "claim_attempt",
     "dispatch",

@@ -193,11 +193,12 @@ def _admit(rows: list[TransferFile], now: Any) -> list[int]:
     job_ids = {row.job_id for row in rows}
     TransferJob.objects.filter(pk__in=job_ids, state=States.SUBMITTED).update(state=States.ACTIVE)
     if created:
-        transaction.on_commit(lambda: _enqueue_attempts(created))
+        transaction.on_commit(lambda: enqueue_attempts(created))
     return created
 
 
-def _enqueue_attempts(attempt_ids: list[int]) -> None:
+def enqueue_attempts(attempt_ids: list[int]) -> None:
+    """Send each attempt's execution to the workers (again, for one whose message was lost)."""
     from ..tasks import execute_attempt
 
     for attempt_id in attempt_ids:

@@ -54,6 +54,10 @@ def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
     source makes way for the next one."""
     attempt = TransferAttempt.objects.select_for_update().get(pk=attempt_id)
     row = TransferFile.objects.select_for_update().select_related("job").get(pk=attempt.file_id)
+    if attempt.state != AttemptState.RUNNING:
+        # Already ended: reaped while its worker was out of reach, or cancelled. The file has moved on
+        # (another attempt may be running); this late word changes nothing.
+        return row
     now = timezone.now()
     attempt.state = AttemptState.SUCCEEDED if outcome.ok else AttemptState.FAILED
     attempt.finished = now
@@ -69,16 +73,22 @@ def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
         if outcome.ok:
             row.state, row.reason, row.finish_time = FileState.FINISHED, "", now
             row.transferred_bytes = outcome.bytes
-        elif outcome.retryable and job.job_type == JobType.NORMAL and row.attempts <= job.retry:
-            retry_in = job.retry_delay * (2 ** (row.attempts - 1))
-            row.state, row.reason = FileState.SUBMITTED, f"attempt {row.attempts} failed: {outcome.error}"
-            row.retry_after = now + timedelta(seconds=retry_in)
+            row.dest_dirty = False
         else:
-            row.state, row.finish_time = FileState.FAILED, now
-            row.reason = (
-                outcome.error if row.attempts == 1 else f"after {row.attempts} attempts: {outcome.error}"
-            )
+            row.dest_dirty = row.dest_dirty or outcome.dest_touched
+            if outcome.retryable and job.job_type == JobType.NORMAL and row.attempts <= job.retry:
+                retry_in = job.retry_delay * (2 ** (row.attempts - 1))
+                row.state, row.reason = FileState.SUBMITTED, f"attempt {row.attempts} failed: {outcome.error}"
+                row.retry_after = now + timedelta(seconds=retry_in)
+            else:
+                row.state, row.finish_time = FileState.FAILED, now
+                row.reason = (
+                    outcome.error if row.attempts == 1 else f"after {row.attempts} attempts: {outcome.error}"
+                )
         row.save()
+        if row.state == FileState.FAILED and row.dest_dirty:
+            # Nothing is retried any more: what the attempts left at the destination goes.
+            remove_destination_after_commit(row.dest_surl)
         if (row.state == FileState.FINISHED and job.job_type == JobType.MULTIHOP) or (
             row.state == FileState.FAILED and job.job_type == JobType.MULTI_SOURCE
         ):
@@ -124,14 +134,54 @@ def settle_job(job: TransferJob) -> None:
     )
 
 
-def reap_lost_attempts(*, older_than: timedelta) -> int:
-    """Fail attempts whose worker vanished (claimed long ago, never finished), so their file can retry."""
-    cutoff = timezone.now() - older_than
-    lost = list(
-        TransferAttempt.objects.filter(state=AttemptState.RUNNING, claimed__lt=cutoff).values_list(
-            "pk", flat=True
+def remove_destination_after_commit(url: str) -> None:
+    from ..tasks import remove_partial_destination
+
+    transaction.on_commit(lambda: remove_partial_destination.delay(url))
+
+
+def beat(attempt_id: int) -> bool:
+    """Renew a running attempt's heartbeat; False once the attempt has ended (reaped or cancelled)."""
+    return bool(
+        TransferAttempt.objects.filter(pk=attempt_id, state=AttemptState.RUNNING).update(
+            heartbeat=timezone.now()
         )
     )
+
+
+def reap_lost_attempts(*, lost_after: timedelta, unclaimed_after: timedelta) -> dict[str, int]:
+    """Find work that nobody is doing any more, as FTS3's server does for url-copy processes that died:
+
+    - a claimed attempt whose heartbeat stopped ``lost_after`` ago: its worker died (killed, its host lost).
+      It fails as "worker lost" and its file retries; part of a file may be at the destination, so the
+      retry overwrites it.
+    - an attempt no worker claimed within ``unclaimed_after``: its task message was lost (the broker
+      restarted or was flushed). It is sent again; claiming makes a second delivery harmless."""
+    from django.db.models.functions import Coalesce
+
+    now = timezone.now()
+    lost = list(
+        TransferAttempt.objects.filter(state=AttemptState.RUNNING, claimed__isnull=False)
+        .annotate(alive=Coalesce("heartbeat", "claimed"))
+        .filter(alive__lt=now - lost_after)
+        .values_list("pk", flat=True)
+    )
     for attempt_id in lost:
-        finish_attempt(attempt_id, CopyOutcome(ok=False, seconds=0.0, error="worker lost during the copy"))
-    return len(lost)
+        finish_attempt(
+            attempt_id,
+            CopyOutcome(
+                ok=False,
+                seconds=0.0,
+                error=f"worker lost during the copy (no heartbeat for {lost_after.total_seconds():.0f} s)",
+            ),
+        )
+    unclaimed = list(
+        TransferAttempt.objects.filter(
+            state=AttemptState.RUNNING, claimed__isnull=True, started__lt=now - unclaimed_after
+        ).values_list("pk", flat=True)
+    )
+    if unclaimed:
+        from .dispatch import enqueue_attempts
+
+        transaction.on_commit(lambda: enqueue_attempts(unclaimed))
+    return {"lost": len(lost), "resent": len(unclaimed)}

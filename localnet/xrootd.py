@@ -157,7 +157,10 @@ def ensure_site(state: StateDir, name: str, *, extra_lines: list[str] | None = N
         wait_for_port(http_port, pid=pid, what=f"xrootd {name} (http)", timeout=20)
     except ServiceError as error:
         # The server's own log says why it did not start (a bad directive, a path too long, a port taken).
-        raise ServiceError(f"{error}; its log ends: {_log_tail(folder / 'log' / 'xrootd.log')}") from error
+        # xrootd -n <name> writes its log to log/<name>/xrootd.log.
+        raise ServiceError(
+            f"{error}; its log ends: {_log_tail(folder / 'log' / name / 'xrootd.log')}"
+        ) from error
     return site
 
 

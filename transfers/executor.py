@@ -17,6 +17,11 @@ from typing import Any
 os.environ.setdefault("XRD_CONNECTIONRETRY", "1")
 os.environ.setdefault("XRD_CONNECTIONWINDOW", "5")
 os.environ.setdefault("XRD_REQUESTTIMEOUT", "120")
+# XrdCl lives as long as the worker process and remembers a host it failed to reach for this long (1800 s by
+# default), answering "Connection error" at once meanwhile: a storage server restarted after a crash would be
+# unreachable from this worker for half an hour, and every retry in that time would fail. The service's own
+# retries are spaced out already (retry_delay, doubling).
+os.environ.setdefault("XRD_STREAMERRORWINDOW", "1")
 
 MIB = 1024 * 1024
 

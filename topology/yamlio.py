@@ -56,6 +56,9 @@ def load(text: str) -> Any:
         raise TopologyFileError(f"not valid YAML: {exc.problem}", line=line) from exc
     except yaml.YAMLError as exc:
         raise TopologyFileError(f"not valid YAML: {exc}") from exc
+    except RecursionError as exc:
+        # Sequences or mappings nested thousands deep: no topology file looks like that.
+        raise TopologyFileError("not a topology file: nested too deeply") from exc
 
 
 _RATE_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}

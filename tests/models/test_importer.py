@@ -163,3 +163,13 @@ def test_site_cannot_change_kind():
     text = SMALL.replace("points_of_presence:\n  - {name: Perth", "points_of_presence:\n  - {name: AUSRC")
     with pytest.raises(TopologyFileError, match="already exists as a SKA Regional Centre"):
         import_topology(text=text)
+
+
+def test_a_file_nested_thousands_deep_is_refused_naming_why(db):
+    from topology.models import Site
+    from topology.services.importer import import_topology
+    from topology.yamlio import TopologyFileError
+
+    with pytest.raises(TopologyFileError, match="nested too deeply"):
+        import_topology(text="[" * 5000 + "]" * 5000)
+    assert Site.objects.count() == 0

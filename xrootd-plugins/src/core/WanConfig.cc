@@ -1,6 +1,5 @@
 #include "WanConfig.hh"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <functional>
@@ -29,7 +28,9 @@ bool parseInt(const std::string& text, long lo, long hi, int& out) {
     char* end = nullptr;
     errno = 0;
     long v = std::strtol(text.c_str(), &end, 10);
-    if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+    // The whole string must be the number: a config file may hold a NUL byte, and
+    // strtol's view of the text ends there.
+    if (errno != 0 || end != text.c_str() + text.size() || v < lo || v > hi) return false;
     out = static_cast<int>(v);
     return true;
 }
@@ -150,8 +151,10 @@ std::string checkConsistency(const WanConfig& cfg) {
 
 int readsInFlightForBdp(std::uint64_t bdp, std::uint64_t chunk) {
     if (chunk == 0) return 1;
-    const std::uint64_t n = (bdp + chunk - 1) / chunk + 1;
-    return static_cast<int>(std::min<std::uint64_t>(std::max<std::uint64_t>(n, 1), 1024));
+    // Rounded up without (bdp + chunk - 1), which wraps for a bdp near 2^64 (e.g.
+    // --bdp 18446744073709551615) and gave 1 read in flight instead of the most.
+    const std::uint64_t covering = bdp / chunk + (bdp % chunk != 0);
+    return covering >= 1023 ? 1024 : static_cast<int>(covering) + 1;
 }
 
 bool parseSize(const std::string& text, std::uint64_t& value) {
@@ -161,7 +164,8 @@ bool parseSize(const std::string& text, std::uint64_t& value) {
     unsigned long long v = std::strtoull(text.c_str(), &end, 10);
     if (errno != 0) return false;
     std::uint64_t mult = 1;
-    std::string suffix(end);
+    // Up to the end of the string, not the first NUL byte (see parseInt).
+    const std::string suffix = text.substr(static_cast<std::size_t>(end - text.c_str()));
     if (suffix == "k" || suffix == "K")
         mult = 1ull << 10;
     else if (suffix == "m" || suffix == "M")

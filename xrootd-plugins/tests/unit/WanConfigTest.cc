@@ -147,6 +147,23 @@ TEST(WanConfig, SizesAcceptUnitSuffixes) {
     EXPECT_FALSE(wanio::parseSize("99999999999999999999t", v));
 }
 
+// Found by tests/fuzz/FuzzSize.cc: "6\0n\x06" was taken as 6. The plugin reads the config
+// file itself, so a value with a NUL byte in it was accepted up to that byte instead of
+// stopping the server as a malformed value.
+TEST(WanConfig, ValuesWithANulByteAreRejected) {
+    using namespace std::string_literals;
+    std::uint64_t v = 0;
+    EXPECT_FALSE(wanio::parseSize("6\0n\x06"s, v));
+    EXPECT_FALSE(wanio::parseSize("8m\0"s, v));
+    ConfigResult chunk = parseConfigText("wanio.wb.chunk 8m\0junk\n"s);
+    EXPECT_FALSE(chunk.ok);
+    EXPECT_NE(chunk.message.find("wanio.wb.chunk"), std::string::npos) << chunk.message;
+    ConfigResult threads = parseConfigText("wanio.wb.threads 5\0x\n"s);
+    EXPECT_FALSE(threads.ok);
+    EXPECT_NE(threads.message.find("1..256"), std::string::npos) << threads.message;
+    EXPECT_FALSE(parseParms("wb.threads=5\0x"s).ok);
+}
+
 TEST(WanConfig, ReadsInFlightCoverTheBdpPlusOneChunk) {
     const std::uint64_t chunk = 8u << 20;
     // 1 Gbit/s x 300 ms = 37.5 MB: 4.47 chunks, rounded up, plus the chunk arriving.
@@ -156,4 +173,16 @@ TEST(WanConfig, ReadsInFlightCoverTheBdpPlusOneChunk) {
     EXPECT_EQ(wanio::readsInFlightForBdp(0, chunk), 1);
     EXPECT_EQ(wanio::readsInFlightForBdp(1ull << 50, chunk), 1024);
     EXPECT_EQ(wanio::readsInFlightForBdp(1000, 0), 1);
+}
+
+// Found by tests/fuzz/FuzzSize.cc: bdp + chunk - 1 wrapped around for a bdp near 2^64 and
+// the pull got 1 read in flight instead of the most (1024).
+TEST(WanConfig, ReadsInFlightForAHugeBdpDoNotWrap) {
+    EXPECT_EQ(wanio::readsInFlightForBdp(18446744072479977600ull, 792633534417144575ull), 25);
+    EXPECT_EQ(wanio::readsInFlightForBdp(UINT64_MAX, 8u << 20), 1024);
+    EXPECT_EQ(wanio::readsInFlightForBdp(UINT64_MAX, 1), 1024);
+    EXPECT_EQ(wanio::readsInFlightForBdp(UINT64_MAX, UINT64_MAX), 2);
+    EXPECT_EQ(wanio::readsInFlightForBdp(1023 * 4096ull, 4096), 1024);
+    EXPECT_EQ(wanio::readsInFlightForBdp(1022 * 4096ull + 1, 4096), 1024);
+    EXPECT_EQ(wanio::readsInFlightForBdp(1022 * 4096ull, 4096), 1023);
 }

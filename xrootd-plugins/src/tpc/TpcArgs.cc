@@ -1,0 +1,107 @@
+#include "TpcArgs.hh"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <utility>
+
+#include "core/WanConfig.hh"
+
+namespace wanio {
+
+namespace {
+
+bool parseCount(const char* text, int lo, int hi, int& out) {
+    char* end = nullptr;
+    long v = std::strtol(text, &end, 10);
+    if (*end != '\0' || v < lo || v > hi) return false;
+    out = static_cast<int>(v);
+    return true;
+}
+
+TpcArgs failure(std::string message, bool usage = false) {
+    TpcArgs result;
+    result.exitCode = 2;
+    result.message = std::move(message);
+    result.usage = usage;
+    return result;
+}
+
+}  // namespace
+
+const char* tpcUsage() {
+    return "usage: xrdcp-wan [--server] [--inflight N] [--bdp SIZE] [--chunk SIZE] "
+           "[--writers N] [--max-streams N] [--trace CSV] [-C adler32[:source|print|<hex>]] [-S "
+           "N] [-v] "
+           "<source URL> <dest path>\n";
+}
+
+TpcArgs parseTpcArgs(const std::vector<std::string>& args) {
+    TpcArgs result;
+    TpcOptions& options = result.options;
+    std::uint64_t bdp = 0;
+    // The server passes -S 1 by default: one extra TCP sub-stream that XrdCl connects
+    // after the first reads and then moves all data to, so on a long path the pull
+    // goes through slow start twice. Sub-streams are used only up to --max-streams.
+    int maxStreams = 0;
+    std::vector<std::string> positional;
+    const std::size_t count = args.size();
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::string& arg = args[i];
+        // The option's value (the next argument, whatever it looks like), or nullptr
+        // when the option is the last argument.
+        auto value = [&]() -> const char* { return i + 1 < count ? args[++i].c_str() : nullptr; };
+        auto missing = [](const char* name) {
+            return failure(std::string("xrdcp-wan: option ") + name + " needs a value");
+        };
+        std::uint64_t size = 0;
+        const char* v = nullptr;
+        if (arg == "--server" || arg == "-s" || arg == "-f" || arg == "--force" || arg == "-N" ||
+            arg == "--nopbar") {
+            // Accepted for command-line compatibility with `xrdcp --server`.
+        } else if (arg == "-v" || arg == "--verbose") {
+            options.verbose = true;
+        } else if (arg == "--inflight") {
+            if (!(v = value())) return missing("--inflight");
+            if (!parseCount(v, 1, 1024, options.inflight)) return failure("");
+        } else if (arg == "--writers") {
+            if (!(v = value())) return missing("--writers");
+            if (!parseCount(v, 1, 64, options.writerThreads)) return failure("");
+        } else if (arg == "-S" || arg == "--streams") {
+            if (!(v = value())) return missing("-S");
+            if (!parseCount(v, 0, 15, options.streams)) return failure("");
+        } else if (arg == "--max-streams") {
+            if (!(v = value())) return missing("--max-streams");
+            if (!parseCount(v, 0, 15, maxStreams)) return failure("");
+        } else if (arg == "--trace") {
+            if (!(v = value())) return missing("--trace");
+            options.tracePath = v;
+        } else if (arg == "-C" || arg == "--cksum") {
+            if (!(v = value())) return missing("-C");
+            options.checksum = v;
+        } else if (arg == "--chunk") {
+            if (!(v = value())) return missing("--chunk");
+            if (!parseSize(v, size) || size < 4096 || size > (256u << 20) || size % 4096 != 0)
+                return failure("xrdcp-wan: bad --chunk (multiple of 4k, at most 256m)");
+            options.chunkSize = size;
+        } else if (arg == "--bdp") {
+            if (!(v = value())) return missing("--bdp");
+            if (!parseSize(v, bdp)) return failure("xrdcp-wan: bad --bdp");
+        } else if (!arg.empty() && arg[0] == '-') {
+            return failure("xrdcp-wan: unknown option " + arg, true);
+        } else {
+            positional.push_back(arg);
+        }
+    }
+    if (positional.size() != 2) return failure("", true);
+    if (bdp > 0) {
+        // Enough chunk reads in flight to keep the whole delay-bandwidth product moving.
+        options.inflight = readsInFlightForBdp(bdp, options.chunkSize);
+    }
+    options.streams = std::min(options.streams, maxStreams);
+    options.source = positional[0];
+    options.destination = positional[1];
+    return result;
+}
+
+}  // namespace wanio

@@ -1,0 +1,48 @@
+// Fuzz target: xrdcp-wan's command line (parseTpcArgs). The input is the argument list
+// with NUL bytes between the arguments, the one byte an argv string cannot hold.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "FuzzCheck.hh"
+#include "tpc/TpcArgs.hh"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    std::vector<std::string> args;
+    std::string current;
+    for (std::size_t i = 0; i < size; ++i) {
+        if (data[i] == '\0') {
+            args.push_back(current);
+            current.clear();
+        } else {
+            current += static_cast<char>(data[i]);
+        }
+    }
+    if (size > 0) args.push_back(current);
+
+    const wanio::TpcArgs a = wanio::parseTpcArgs(args);
+    std::string input;
+    for (const std::string& arg : args) input += "'" + arg + "' ";
+
+    FUZZ_CHECK(a.exitCode == 0 || a.exitCode == 2, "exit status " + std::to_string(a.exitCode));
+    if (a.exitCode != 0) {
+        // The server reports the last "xrdcp-wan: ..." line as the copy's error.
+        FUZZ_CHECK(a.message.empty() || a.message.rfind("xrdcp-wan: ", 0) == 0, a.message);
+        return 0;
+    }
+    const wanio::TpcOptions& o = a.options;
+    FUZZ_CHECK(a.message.empty() && !a.usage, "success with an error message: " + a.message);
+    FUZZ_CHECK(o.inflight >= 1 && o.inflight <= 1024, "inflight out of range from " + input);
+    FUZZ_CHECK(o.writerThreads >= 1 && o.writerThreads <= 64, "writers out of range: " + input);
+    FUZZ_CHECK(o.streams >= 0 && o.streams <= 15, "streams out of range from " + input);
+    FUZZ_CHECK(o.chunkSize >= 4096 && o.chunkSize <= (256u << 20) && o.chunkSize % 4096 == 0,
+               "chunk size out of range from " + input);
+    // Source and destination are two of the arguments, never an option's value.
+    FUZZ_CHECK(std::find(args.begin(), args.end(), o.source) != args.end(), input);
+    FUZZ_CHECK(std::find(args.begin(), args.end(), o.destination) != args.end(), input);
+    FUZZ_CHECK(o.source.empty() || o.source[0] != '-', "option taken as the source: " + input);
+    FUZZ_CHECK(o.destination.empty() || o.destination[0] != '-', "option as destination: " + input);
+    return 0;
+}

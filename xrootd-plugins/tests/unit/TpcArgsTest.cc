@@ -1,0 +1,95 @@
+#include <gtest/gtest.h>
+
+#include "core/WanConfig.hh"
+#include "tpc/TpcArgs.hh"
+
+using wanio::parseTpcArgs;
+using wanio::TpcArgs;
+
+TEST(TpcArgs, ParsesTheServersCommandLine) {
+    // What the server runs for `ofs.tpc autorm pgm xrdcp-wan --server --inflight 16`
+    // (localnet/xrootd.py), with the -C and -S it appends.
+    TpcArgs a = parseTpcArgs({"--server", "--inflight", "16", "-C", "adler32:1a2b3c4d", "-S", "1",
+                              "root://a.example:1094//data/f?x=1", "/srv/data/f"});
+    ASSERT_EQ(a.exitCode, 0) << a.message;
+    EXPECT_EQ(a.options.inflight, 16);
+    EXPECT_EQ(a.options.checksum, "adler32:1a2b3c4d");
+    // -S 1 is capped by --max-streams, 0 unless given.
+    EXPECT_EQ(a.options.streams, 0);
+    EXPECT_EQ(a.options.source, "root://a.example:1094//data/f?x=1");
+    EXPECT_EQ(a.options.destination, "/srv/data/f");
+    EXPECT_EQ(a.options.chunkSize, 8u << 20);
+    EXPECT_EQ(a.options.writerThreads, 4);
+    EXPECT_FALSE(a.options.verbose);
+}
+
+TEST(TpcArgs, ParsesEveryOption) {
+    TpcArgs a =
+        parseTpcArgs({"-s",        "-f",         "--force",       "-N",      "--nopbar",  "-v",
+                      "--writers", "9",          "--max-streams", "3",       "--streams", "5",
+                      "--trace",   "/tmp/t.csv", "--cksum",       "adler32", "--chunk",   "1m",
+                      "src",       "dst"});
+    ASSERT_EQ(a.exitCode, 0) << a.message;
+    EXPECT_TRUE(a.options.verbose);
+    EXPECT_EQ(a.options.writerThreads, 9);
+    EXPECT_EQ(a.options.streams, 3);
+    EXPECT_EQ(a.options.tracePath, "/tmp/t.csv");
+    EXPECT_EQ(a.options.checksum, "adler32");
+    EXPECT_EQ(a.options.chunkSize, 1u << 20);
+}
+
+TEST(TpcArgs, BdpSetsTheReadsInFlightFromTheFinalChunkSize) {
+    // --bdp is applied after all options, so a later --chunk still counts.
+    TpcArgs a = parseTpcArgs({"--bdp", "375m", "--inflight", "2", "--chunk", "4m", "s", "d"});
+    ASSERT_EQ(a.exitCode, 0) << a.message;
+    EXPECT_EQ(a.options.inflight, wanio::readsInFlightForBdp(375ull << 20, 4u << 20));
+    EXPECT_EQ(a.options.inflight, 95);
+}
+
+// The largest --bdp parseSize accepts asks for the most reads in flight, not one (the
+// sum in readsInFlightForBdp wrapped around, found by tests/fuzz/FuzzSize.cc).
+TEST(TpcArgs, HugeBdpGivesTheMostReadsInFlight) {
+    TpcArgs a = parseTpcArgs({"--bdp", "18446744073709551615", "s", "d"});
+    ASSERT_EQ(a.exitCode, 0) << a.message;
+    EXPECT_EQ(a.options.inflight, 1024);
+}
+
+struct BadArgs {
+    std::vector<std::string> args;
+    const char* message;
+    bool usage;
+};
+
+class TpcArgsBad : public ::testing::TestWithParam<BadArgs> {};
+
+TEST_P(TpcArgsBad, FailsWithExitCodeTwo) {
+    const BadArgs& p = GetParam();
+    TpcArgs a = parseTpcArgs(p.args);
+    EXPECT_EQ(a.exitCode, 2);
+    EXPECT_EQ(a.message, p.message);
+    EXPECT_EQ(a.usage, p.usage);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Args, TpcArgsBad,
+    ::testing::Values(BadArgs{{}, "", true}, BadArgs{{"only-source"}, "", true},
+                      BadArgs{{"a", "b", "c"}, "", true},
+                      BadArgs{{"--inflight"}, "xrdcp-wan: option --inflight needs a value", false},
+                      BadArgs{{"s", "d", "--streams"}, "xrdcp-wan: option -S needs a value", false},
+                      BadArgs{{"s", "d", "--cksum"}, "xrdcp-wan: option -C needs a value", false},
+                      // Count errors have always been silent (exit status 2 only).
+                      BadArgs{{"--inflight", "0", "s", "d"}, "", false},
+                      BadArgs{{"--inflight", "1025", "s", "d"}, "", false},
+                      BadArgs{{"--writers", "x", "s", "d"}, "", false},
+                      BadArgs{{"-S", "16", "s", "d"}, "", false},
+                      BadArgs{{"--chunk", "5000", "s", "d"},
+                              "xrdcp-wan: bad --chunk (multiple of 4k, at most 256m)",
+                              false},
+                      BadArgs{{"--chunk", "512m", "s", "d"},
+                              "xrdcp-wan: bad --chunk (multiple of 4k, at most 256m)",
+                              false},
+                      BadArgs{{"--bdp", "fast", "s", "d"}, "xrdcp-wan: bad --bdp", false},
+                      BadArgs{{"--bogus", "s", "d"}, "xrdcp-wan: unknown option --bogus", true}),
+    [](const ::testing::TestParamInfo<BadArgs>& info) {
+        return "case" + std::to_string(info.index);
+    });

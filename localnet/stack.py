@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -12,7 +13,7 @@ from .postgres import ensure_postgres, stop_postgres
 from .processes import port_open, read_pid, running, start_daemon, stop_daemon, wait_for_port
 from .redis import ensure_redis, stop_redis
 from .state import PROJECT_ROOT, StateDir
-from .users import chown_tree, grant_traversal, service_account
+from .users import chown_tree, drop_to, grant_traversal, service_account
 from .xrootd import LocalSite, ensure_site, known_sites, stop_site
 
 VENV_BIN = Path(sys.executable).parent
@@ -52,6 +53,23 @@ def platform_process(state: StateDir, name: str) -> tuple[dict[str, str], str | 
         for folder in ("home", "reports"):
             chown_tree(state.sub(folder), account)
     return env, account
+
+
+def spawn_platform_process(
+    argv: list[str], env: dict[str, str], account: str | None, log: Path, *, mode: str = "wb"
+) -> subprocess.Popen[bytes]:
+    """Start a platform process the caller watches itself (the tests' workers and services): in its own
+    session, as ``account``, from the checkout, its output to ``log``."""
+    with open(log, mode) as out:
+        return subprocess.Popen(
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=PROJECT_ROOT,
+            start_new_session=True,
+            **drop_to(account),
+        )
 
 
 def ensure_core(state: StateDir) -> dict[str, int]:

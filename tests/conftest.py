@@ -17,9 +17,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from localnet.processes import is_alive, stop_pid
-from localnet.stack import platform_process, worker_argv
+from localnet.stack import platform_process, spawn_platform_process, worker_argv
 from localnet.state import PROJECT_ROOT, StateDir
-from localnet.users import drop_to
 from localnet.xrootd import LocalSite, ensure_site, stop_site
 
 REFERENCE_TOPOLOGY = PROJECT_ROOT / "topology" / "data" / "reference.yaml"
@@ -126,16 +125,7 @@ def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir) -> I
     env["SRCNET_DB_NAME"] = str(settings.DATABASES["default"]["NAME"])
     env["SRCNET_TRANSFER_RETRY_BACKOFF"] = "0.5"
     log = test_state.sub("log") / "pytest-celery-worker.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            worker_argv(f"pytest-{os.getpid()}@%h"),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=PROJECT_ROOT,
-            start_new_session=True,
-            **drop_to(account),
-        )
+    proc = spawn_platform_process(worker_argv(f"pytest-{os.getpid()}@%h"), env, account, log)
     try:
         _wait_for_worker(proc, log)
         yield proc.pid

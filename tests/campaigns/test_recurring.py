@@ -5,7 +5,6 @@ schedule, the same command line as the local network's worker."""
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +17,8 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from campaigns.models import Campaign
 from campaigns.services import RUN_FIELDS, advance, create_campaign, fire, stop
 from localnet.processes import stop_pid
-from localnet.stack import BEAT_SCHEDULER, platform_process, worker_argv
-from localnet.state import PROJECT_ROOT, StateDir
-from localnet.users import drop_to
+from localnet.stack import BEAT_SCHEDULER, platform_process, spawn_platform_process, worker_argv
+from localnet.state import StateDir
 from tests.campaigns.inputs import GOOD
 from tests.conftest import _wait_for_worker, wait_until
 
@@ -142,16 +140,7 @@ def beat_worker(transactional_db, test_state: StateDir) -> Iterator[Path]:  # ty
     log = test_state.sub("log") / f"pytest-beat-worker-{os.getpid()}.log"
     argv = worker_argv(f"pytest-beat-{os.getpid()}@%h", concurrency=2, beat=True)
     assert argv[-2:] == ["--scheduler", BEAT_SCHEDULER]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            argv,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=PROJECT_ROOT,
-            start_new_session=True,
-            **drop_to(account),
-        )
+    proc = spawn_platform_process(argv, env, account, log)
     try:
         _wait_for_worker(proc, log)
         yield log

@@ -28,9 +28,8 @@ import pytest
 from django.conf import settings
 
 from localnet.processes import is_alive, read_pid, stop_pid
-from localnet.stack import platform_process, worker_argv
-from localnet.state import PROJECT_ROOT, StateDir
-from localnet.users import drop_to
+from localnet.stack import platform_process, spawn_platform_process, worker_argv
+from localnet.state import StateDir
 from localnet.xrootd import LocalSite, ensure_site, stop_site
 from tests.conftest import ARTIFACTS, _wait_for_worker
 from tests.integration.conftest import adler32_of, put_file, unique
@@ -111,15 +110,7 @@ class FaultWorker:
         argv = worker_argv(f"fault-{os.getpid()}-{time.monotonic_ns()}@%h", concurrency=2, beat=True)
         with open(self.log, "ab") as out:
             out.write(f"\n==== started {time.strftime('%H:%M:%S')} {extra_env} ====\n".encode())
-            self.proc = subprocess.Popen(
-                argv,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=PROJECT_ROOT,
-                start_new_session=True,
-                **drop_to(self.account),
-            )
+        self.proc = spawn_platform_process(argv, env, self.account, self.log, mode="ab")
         _wait_for_worker(self.proc, self.log)
 
     def pids(self) -> list[int]:

@@ -32,13 +32,18 @@ from .conftest import (
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
 
-def test_a_worker_killed_mid_copy_loses_nothing(fault_net, fault_worker):
+def four_products_mid_copy(fault_net, fault_worker):  # type: ignore[no-untyped-def]
+    """Four products pushed to UKSRC; returns once copies are under way (a partial file at the
+    destination): the products, the copies in flight, and the instant to strike."""
     policy_to("UKSRC_DISK")
     fault_worker.start()
     products = push_products(fault_net, 4)
     wait_for(lambda: active_copies() and partial_at(fault_net["FAULT-UK"]), 60, "a copy under way")
-    in_flight = active_copies()
-    struck = time.monotonic()
+    return products, active_copies(), time.monotonic()
+
+
+def test_a_worker_killed_mid_copy_loses_nothing(fault_net, fault_worker):
+    products, in_flight, struck = four_products_mid_copy(fault_net, fault_worker)
     fault_worker.kill()
     fault_worker.start()
     report = settle_and_audit(
@@ -50,12 +55,7 @@ def test_a_worker_killed_mid_copy_loses_nothing(fault_net, fault_worker):
 
 
 def test_the_destination_server_killed_mid_copy_then_restarted(fault_net, fault_worker, test_state):
-    policy_to("UKSRC_DISK")
-    fault_worker.start()
-    products = push_products(fault_net, 4)
-    wait_for(lambda: active_copies() and partial_at(fault_net["FAULT-UK"]), 60, "a copy under way")
-    in_flight = active_copies()
-    struck = time.monotonic()
+    products, in_flight, struck = four_products_mid_copy(fault_net, fault_worker)
     stop_pid(site_pid(test_state, "FAULT-UK"), sig=signal.SIGKILL)
     time.sleep(2)
     ensure_site(test_state, "FAULT-UK")
@@ -71,12 +71,7 @@ def test_the_destination_server_killed_mid_copy_then_restarted(fault_net, fault_
 
 
 def test_postgresql_restarted_while_copies_run(fault_net, fault_worker, test_state):
-    policy_to("UKSRC_DISK")
-    fault_worker.start()
-    products = push_products(fault_net, 4)
-    wait_for(lambda: active_copies() and partial_at(fault_net["FAULT-UK"]), 60, "a copy under way")
-    in_flight = active_copies()
-    struck = time.monotonic()
+    products, in_flight, struck = four_products_mid_copy(fault_net, fault_worker)
     connection.close()
     stop_postgres(test_state)
     ensure_postgres(test_state)

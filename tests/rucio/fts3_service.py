@@ -10,15 +10,14 @@ whose test databases differ.
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 
 from localnet.fts3 import service_key
 from localnet.pki import ensure_pki, host_credentials
 from localnet.processes import ServiceError, is_alive, stop_pid
-from localnet.stack import VENV_BIN, platform_process, worker_argv
-from localnet.state import PROJECT_ROOT, StateDir, free_port
-from localnet.users import chown_tree, drop_to, service_account
+from localnet.stack import VENV_BIN, platform_process, spawn_platform_process, worker_argv
+from localnet.state import StateDir, free_port
+from localnet.users import chown_tree, service_account
 
 
 def isolated_env(state: StateDir, db_name: str, queue: str) -> dict[str, str]:
@@ -43,16 +42,7 @@ class TransferWorker:
             chown_tree(schedules, account)
         argv += ["--beat", "--schedule", str(schedules / f"beat-pytest-rucio-{os.getpid()}")]
         self.log = state.sub("log") / f"pytest-rucio-worker-{os.getpid()}.log"
-        with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(
-                argv,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=PROJECT_ROOT,
-                start_new_session=True,
-                **drop_to(account),
-            )
+        self.proc = spawn_platform_process(argv, env, account, self.log)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if not is_alive(self.proc.pid):
@@ -97,16 +87,7 @@ class Fts3Service:
             "srcnet.wsgi:application",
         ]
         self.log = state.sub("log") / f"pytest-fts3-{os.getpid()}.log"
-        with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(
-                argv,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=PROJECT_ROOT,
-                start_new_session=True,
-                **drop_to(account),
-            )
+        self.proc = spawn_platform_process(argv, env, account, self.log)
         self._wait()
 
     def _wait(self, timeout: float = 60.0) -> None:

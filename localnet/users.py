@@ -89,7 +89,8 @@ def grant_traversal(user: str, path: Path) -> list[Path]:
             f"the account {user} cannot reach {path}, and setfacl is missing (apt install acl)"
         )
     changed = []
-    for folder in [*reversed(path.parents), path]:
+    # Folders only: an ACL entry on the file itself would replace "other"'s read with search alone.
+    for folder in reversed(path.parents):
         probe = ["runuser", "-u", user, "--", "test", "-x", str(folder)]
         if subprocess.run(probe, capture_output=True).returncode:
             subprocess.run([setfacl, "-m", f"u:{user}:x", str(folder)], check=True, capture_output=True)

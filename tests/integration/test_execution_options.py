@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import wait_until
+from localnet.xrootd import ensure_site, stop_site
+from tests.conftest import register_local_sites, wait_until
 from transfers.choices import JobState
 from transfers.executor import default_timeout
 from transfers.models import LinkLimit, TransferAttempt, TransferJob
-from transfers.services import FileRequest, submit_job
+from transfers.services import FileRequest, cancel_job, submit_job
 
 from .conftest import adler32_of, ended, put_file, unique
 
@@ -133,51 +134,46 @@ def test_overwrite_false_fails_on_an_existing_destination_and_true_replaces_it(
     assert adler32_of(one_file["path"]("o.ms")) == one_file["checksum"]
 
 
-def test_a_cancelled_copy_leaves_no_partial_destination(celery_worker, tmp_path):
-    """A copy that has written part of its destination and is then cancelled: the copying process is
-    killed and the partial file removed. The source is a FIFO the test feeds 1 MiB and then holds open, so
-    the (real, gfal2) copy is stuck half-way with a real partial destination."""
-    import os
-    import threading
+@pytest.fixture(scope="module")
+def slow_source(test_state):  # type: ignore[no-untyped-def]
+    """A source site whose readers the project's plugin paces at 1 MB/s: a copy from it lasts long enough
+    to be caught half-way."""
+    site = ensure_site(test_state, "SLOW-SDP", extra_lines=["wanio.net.pacing 1m"])
+    yield site
+    stop_site(test_state, "SLOW-SDP")
 
-    from transfers.services import cancel_job
 
-    fifo = tmp_path / "source.fifo"
-    os.mkfifo(fifo)
-    destination = tmp_path / "out" / "partial.ms"
-    release = threading.Event()
-
-    def feed() -> None:
-        fd = os.open(fifo, os.O_WRONLY)
-        try:
-            os.write(fd, b"x" * MIB)
-            release.wait(120)
-        finally:
-            os.close(fd)
-
-    feeder = threading.Thread(target=feed, daemon=True)
-    feeder.start()
-    try:
-        job = submit_job(
-            files=[FileRequest(f"file://{fifo}", f"file://{destination}")],
-            verify_checksum="none",
-            timeout=600,
-            retry=0,
-        )
-        wait_until(
-            lambda: destination.exists() and destination.stat().st_size == MIB,
-            timeout=60,
-            what="the partial destination",
-        )
-        wait_until(
-            lambda: TransferAttempt.objects.filter(file__job=job).exclude(task_id="").exists(),
-            timeout=30,
-            what="the task id to be recorded",
-        )
-        cancel_job(job)
-        wait_until(lambda: not destination.exists(), timeout=60, what="the partial destination to be removed")
-        job.refresh_from_db()
-        assert job.state == JobState.CANCELED
-    finally:
-        release.set()
-        feeder.join(timeout=10)
+def test_a_cancelled_copy_leaves_no_partial_destination(celery_worker, xrootd_sites, slow_source):
+    """A real third-party copy that has written part of its destination is cancelled: the copying process
+    is killed and the partial file removed from the destination's disk."""
+    register_local_sites({"SLOW-SDP": slow_source})
+    destination = xrootd_sites["UKSRC_DISK"]
+    name = unique("cancel")
+    size = 16 * MIB
+    put_file(slow_source, f"ska/{name}/f.ms", size)
+    partial = destination.local_path(f"srcnet/ska/{name}/f.ms")
+    job = submit_job(
+        files=[
+            FileRequest(
+                slow_source.root_url(f"srcnet/ska/{name}/f.ms"),
+                destination.root_url(f"srcnet/ska/{name}/f.ms"),
+                filesize=size,
+            )
+        ],
+        verify_checksum="none",
+        retry=0,
+    )
+    wait_until(
+        lambda: partial.exists() and 0 < partial.stat().st_size < size,
+        timeout=60,
+        what="a partial destination",
+    )
+    wait_until(
+        lambda: TransferAttempt.objects.filter(file__job=job).exclude(task_id="").exists(),
+        timeout=30,
+        what="the task id to be recorded",
+    )
+    cancel_job(job)
+    wait_until(lambda: not partial.exists(), timeout=60, what="the partial destination to be removed")
+    job.refresh_from_db()
+    assert job.state == JobState.CANCELED

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from tests.conftest import wait_until
+from tests.conftest import register_storage, wait_until
 from transfers.choices import AttemptState, FileState, JobState, JobType
 from transfers.models import TransferAttempt
 from transfers.services import FileRequest, cancel_job, submit_job
@@ -112,6 +112,8 @@ def silent_endpoint():
 
 def test_cancel_stops_a_running_copy(celery_worker, xrootd_sites, silent_endpoint):
     sdp = xrootd_sites["SKA1-LOW_SDP"]
+    # A registered storage server that hangs.
+    register_storage(f"davs://127.0.0.1:{silent_endpoint}")
     name = unique("cancel")
     put_file(sdp, f"ska/{name}/f.ms", MIB)
     job = submit_job(

@@ -30,7 +30,13 @@ class TopologyFileError(ValueError):
 
 
 class _LineLoader(yaml.SafeLoader):
-    pass
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        # No topology file needs an alias, and aliases are how a few lines of YAML ("billion laughs") grow
+        # into billions of nodes for whoever walks the document: refused outright.
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise TopologyFileError("aliases (*name) are not accepted in a topology file", line=mark.line + 1)
+        return super().compose_node(parent, index)
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LinedDict:
@@ -48,7 +54,24 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LinedDict
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+# A topology file of the whole SKA network is some 30 kB; anything past this is not one.
+MAX_FILE_BYTES = 10 * 2**20
+
+
+def decode(data: bytes, source: str = "the file") -> str:
+    """The text of a topology file given as bytes: UTF-8 (a BOM allowed), at most MAX_FILE_BYTES."""
+    if len(data) > MAX_FILE_BYTES:
+        raise TopologyFileError(f"{source} is larger than {MAX_FILE_BYTES // 2**20} MiB: not a topology file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise TopologyFileError(f"not UTF-8 (byte {exc.start})", line=line) from exc
+
+
 def load(text: str) -> Any:
+    if len(text) > MAX_FILE_BYTES:
+        raise TopologyFileError(f"the file is larger than {MAX_FILE_BYTES // 2**20} MiB: not a topology file")
     try:
         return yaml.load(text, Loader=_LineLoader)
     except yaml.MarkedYAMLError as exc:

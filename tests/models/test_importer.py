@@ -160,7 +160,15 @@ def test_unknown_section_and_version():
 
 def test_site_cannot_change_kind():
     import_topology(text=SMALL)
-    text = SMALL.replace("points_of_presence:\n  - {name: Perth", "points_of_presence:\n  - {name: AUSRC")
+    # AUSRC, a regional centre in the database, comes back as a point of presence.
+    centre = (
+        "regional_centres:\n"
+        "  - {name: AUSRC, region: oceania, country: AU, latitude: -31.9, longitude: 115.8}\n"
+    )
+    text = SMALL.replace(centre, "").replace(
+        "points_of_presence:\n  - {name: Perth", "points_of_presence:\n  - {name: AUSRC"
+    )
+    assert "regional_centres" not in text
     with pytest.raises(TopologyFileError, match="already exists as a SKA Regional Centre"):
         import_topology(text=text)
 

@@ -7,6 +7,7 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiTypes, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import api_view, parser_classes, permission_classes
+from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -29,7 +30,7 @@ from ..models import (
 )
 from ..services.exporter import export_topology
 from ..services.importer import import_topology
-from ..yamlio import TopologyFileError
+from ..yamlio import MAX_FILE_BYTES, TopologyFileError, decode
 from . import serializers as s
 
 
@@ -39,7 +40,12 @@ class PlainTextParser(BaseParser):
     media_type = "*/*"
 
     def parse(self, stream, media_type=None, parser_context=None):  # type: ignore[no-untyped-def]
-        return stream.read().decode("utf-8", errors="strict")
+        # At most the limit and one byte are read: a huge body is refused without being held whole.
+        data = stream.read(MAX_FILE_BYTES + 1) if stream is not None else b""
+        try:
+            return decode(data, "the request body")
+        except TopologyFileError as exc:
+            raise ParseError(str(exc)) from exc
 
 
 class VrfViewSet(viewsets.ModelViewSet):

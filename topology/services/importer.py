@@ -97,23 +97,30 @@ def import_topology(*, text: str) -> ImportSummary:
     if document.get("version") != 1:
         raise TopologyFileError("only version 1 is understood", line=document.line, field="version")
     summary = ImportSummary()
+    # Names are unique across a file (sites across their three sections): a second entry of one name
+    # would silently overwrite the first.
+    site_names: set[str] = set()
     with transaction.atomic():
         _import_vrfs(document, summary)
         for section, (model, keys) in SITE_SECTIONS.items():
-            for entry in _entries(document, section, keys):
+            for entry in _entries(document, section, keys, names=site_names):
                 _upsert_site(entry, model, keys, summary)
-        for entry in _entries(document, "storage_endpoints", F.STORAGE_KEYS):
+        for entry in _entries(document, "storage_endpoints", F.STORAGE_KEYS, names=set()):
             _upsert_named(entry, StorageEndpoint, F.STORAGE_KEYS, summary, {"site": _site_ref})
-        for entry in _entries(document, "dtns", F.DTN_KEYS):
+        for entry in _entries(document, "dtns", F.DTN_KEYS, names=set()):
             _upsert_named(entry, Dtn, F.DTN_KEYS, summary, {"site": _site_ref})
-        for entry in _entries(document, "links", F.LINK_KEYS):
+        for entry in _entries(document, "links", F.LINK_KEYS, names=set()):
             _upsert_link(entry, summary)
         _import_paths(document, summary)
     return summary
 
 
 def _entries(
-    document: Mapping[str, Any], section: str, keys: dict[str, F.Key], label: str | None = None
+    document: Mapping[str, Any],
+    section: str,
+    keys: dict[str, F.Key],
+    label: str | None = None,
+    names: set[str] | None = None,
 ) -> Iterator[Entry]:
     items = document.get(section) or []
     line = getattr(document, "line", None)
@@ -135,6 +142,11 @@ def _entries(
                 entry.values[spec.field] = spec.convert(raw[key])
             except ValueError as exc:
                 raise entry.error(str(exc), key) from exc
+        name = raw.get("name")
+        if names is not None and isinstance(name, str):
+            if name in names:
+                raise entry.error(f"duplicate name {name[:80]!r}: another entry of this file has it", "name")
+            names.add(name)
         yield entry
 
 
@@ -199,7 +211,7 @@ def _upsert_named(
 
 
 def _import_vrfs(document: Mapping[str, Any], summary: ImportSummary) -> None:
-    entries = list(_entries(document, "vrfs", F.VRF_KEYS))
+    entries = list(_entries(document, "vrfs", F.VRF_KEYS, names=set()))
     # Parents may come later in the file: create every VRF first, then link and validate them.
     for entry in entries:
         _upsert_named(entry, Vrf, F.VRF_KEYS, summary, {}, skip=("parent",))

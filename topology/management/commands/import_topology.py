@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from topology.services.importer import import_topology
-from topology.yamlio import TopologyFileError
+from topology.yamlio import MAX_FILE_BYTES, TopologyFileError, decode
 
 REFERENCE = Path(__file__).resolve().parents[2] / "data" / "reference.yaml"
 
@@ -20,11 +20,13 @@ class Command(BaseCommand):
     def handle(self, *args, **options):  # type: ignore[no-untyped-def]
         path = Path(options["file"])
         try:
-            text = path.read_text()
+            # Never more than the limit and one byte: a huge file is refused without being read whole.
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             raise CommandError(f"{path}: {exc.strerror}") from exc
         try:
-            summary = import_topology(text=text)
+            summary = import_topology(text=decode(data, str(path)))
         except TopologyFileError as exc:
             raise CommandError(f"{path}: {exc}") from exc
         self.stdout.write(json.dumps(summary.as_dict(), indent=2))

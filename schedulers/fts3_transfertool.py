@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
 
-from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError
+from .transfertool import JobParams, LinkConfig, TransferRequest, Transfertool, TransfertoolError
 
 if TYPE_CHECKING:
     from .measurements import FileSpan
@@ -193,3 +194,44 @@ class Fts3Transfertool(Transfertool):
             raise TransfertoolError(f"priority change refused for {job_id}: {exc}") from exc
         if isinstance(answer, dict) and answer.get("http_status") not in (None, HTTP_OK, HTTP_NOT_MODIFIED):
             raise TransfertoolError(f"priority change refused for {job_id}: {answer.get('http_message')}")
+
+    def _config(self, method: str, path: str, body: Any = None) -> Any:
+        """One request to FTS3's configuration API through the client's ``Context`` (the ``fts3`` package
+        has no helpers for it); the decoded answer, or TransfertoolError with the service's reason."""
+        try:
+            if method == "POST":
+                text = self.context.post_json(path, body)
+            elif method == "DELETE":
+                text = self.context.delete(path)
+            else:
+                text = self.context.get(path)
+        except TransfertoolError:
+            raise
+        except Exception as exc:  # the client's own errors (a 400 carries the service's message), requests'
+            raise TransfertoolError(f"{method} {path} refused by {self.endpoint}: {exc}") from exc
+        try:
+            return json.loads(text) if text.strip() else None
+        except ValueError as exc:
+            raise TransfertoolError(f"{method} {path}: {self.endpoint} answered no JSON") from exc
+
+    def storage_element(self, url: str) -> str:
+        """FTS3 names a storage element ``scheme://host`` (it drops the port); the platform's own service says
+        in its ``GET /`` answer that it keeps the port, as its sites may differ only by port."""
+        parts = urlsplit(url)
+        info = self.context.get_endpoint_info() or {}
+        keeps_port = (info.get("srcnet") or {}).get("storage_elements") == "scheme://host:port"
+        port = f":{parts.port}" if keeps_port and parts.port else ""
+        return f"{parts.scheme}://{parts.hostname or ''}{port}"
+
+    def set_link_config(self, link: LinkConfig) -> LinkConfig:
+        answer = self._config("POST", "/config/links", link.body())
+        if not isinstance(answer, dict):
+            raise TransfertoolError(f"POST /config/links: {self.endpoint} answered {answer!r:.80}")
+        return LinkConfig.from_fts3(answer)
+
+    def link_configs(self) -> list[LinkConfig]:
+        answer = self._config("GET", "/config/links")
+        return [LinkConfig.from_fts3(e) for e in answer or [] if isinstance(e, dict)]
+
+    def delete_link_config(self, symbolicname: str) -> None:
+        self._config("DELETE", f"/config/links/{quote(symbolicname, safe='')}")

@@ -33,9 +33,8 @@ from replicas.rucio_sync import RUCIO_RULE_REASON
 from replicas.services import active_policy
 from topology.choices import StorageRole
 from topology.models import RegionalCentre, StorageEndpoint, Telescope
-from transfers.models import LinkLimit
-from transfers.storage_urls import storage_element
 
+from .enforcement import enforce_links, hop_links
 from .models import PathMeasurement, PushCycle
 from .planning.dispatch import JobHints, due_legs, job_hints
 from .planning.lanes import lane_demands
@@ -446,13 +445,9 @@ def _submit_job(
                     metadata={"product": product.did, "file": f.name},
                 )
             )
-    for source_endpoint, target in hops:
-        # The plan's concurrent files become the link's concurrency (a reserved path: fixed, no optimizer).
-        LinkLimit.objects.update_or_create(
-            source_se=storage_element(source_endpoint.url(scheme, "probe")),
-            dest_se=storage_element(target.url(scheme, "probe")),
-            defaults={"max_active": hints.concurrent_files, "min_active": 1},
-        )
+    # The plan's concurrent files become each hop's link concurrency (a reserved path: fixed, no optimizer),
+    # through the transfertool's /config/links, so any FTS3 obeys it.
+    enforce_links(tool, hop_links(tool, hops, scheme, hints.concurrent_files))
     return tool.submit(
         requests,
         JobParams(

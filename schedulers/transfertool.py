@@ -7,6 +7,7 @@ The embedded implementation calls the platform's transfer service in-process; ``
 from __future__ import annotations
 
 import abc
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,58 @@ class JobParams:
     metadata: dict[str, Any] = field(default_factory=dict)
     streams: int | None = None  # TCP streams per copy (FTS3's nostreams)
     multihop: bool = False  # the files are hops, each after the previous (FTS3 multihop jobs)
+
+
+@dataclass(frozen=True)
+class LinkConfig:
+    """A link's limits as FTS3's ``/config/links`` holds them, between two storage elements as the tool's
+    service names them (``Transfertool.storage_element``; ``*`` is any)."""
+
+    source: str
+    destination: str
+    min_active: int
+    max_active: int
+    optimizer_mode: int = 0  # 0 off (fixed), 1 conservative, 2 normal, 3 aggressive
+    nostreams: int | None = None  # None: leave the link's as it is (0: the protocol's default)
+    symbolicname: str = ""  # "" names the link after its pair
+
+    @property
+    def name(self) -> str:
+        if self.symbolicname:
+            return self.symbolicname
+        # One URL path segment, so that GET and DELETE /config/links/{name} reach it.
+        return "srcnet-" + "--".join(re.sub(r"[^A-Za-z0-9.*_]+", "-", e).strip("-") for e in self.pair)
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return (self.source, self.destination)
+
+    def body(self) -> dict[str, Any]:
+        """The ``POST /config/links`` body. FTS3 refuses nulls there, so an unset field is left out."""
+        out: dict[str, Any] = {
+            "symbolicname": self.name,
+            "source": self.source,
+            "destination": self.destination,
+            "min_active": self.min_active,
+            "max_active": self.max_active,
+            "optimizer_mode": self.optimizer_mode,
+        }
+        if self.nostreams is not None:
+            out["nostreams"] = self.nostreams
+        return out
+
+    @classmethod
+    def from_fts3(cls, entry: dict[str, Any]) -> LinkConfig:
+        """From FTS3's answer (its optional columns may be null)."""
+        return cls(
+            source=str(entry["source"]),
+            destination=str(entry["destination"]),
+            min_active=int(entry.get("min_active") or 0),
+            max_active=int(entry.get("max_active") or 0),
+            optimizer_mode=int(entry.get("optimizer_mode") or 0),
+            nostreams=entry.get("nostreams"),
+            symbolicname=str(entry.get("symbolicname") or ""),
+        )
 
 
 class TransfertoolError(RuntimeError):
@@ -70,6 +123,26 @@ class Transfertool(abc.ABC):
         the platform only polls). A tool that cannot tell returns nothing; the embedded service records its
         jobs itself through the ``job_finished`` signal."""
         return {}
+
+    # The service's configuration, as FTS3's /config API holds it: the way a scheduler enforces its plan
+    # (a real FTS3 obeys it unchanged).
+
+    @abc.abstractmethod
+    def storage_element(self, url: str) -> str:
+        """The storage element ``url`` belongs to, as the service names links and storage limits."""
+
+    @abc.abstractmethod
+    def set_link_config(self, link: LinkConfig) -> LinkConfig:
+        """Create or change a link's limits (``POST /config/links``); the link as the service now holds
+        it. TransfertoolError, with the service's reason naming the field, if it refuses."""
+
+    @abc.abstractmethod
+    def link_configs(self) -> list[LinkConfig]:
+        """Every configured link (``GET /config/links``)."""
+
+    @abc.abstractmethod
+    def delete_link_config(self, symbolicname: str) -> None:
+        """Remove a link's configuration (``DELETE /config/links/{name}``; an unknown name is no error)."""
 
 
 class EmbeddedTransfertool(Transfertool):
@@ -147,6 +220,30 @@ class EmbeddedTransfertool(Transfertool):
         for job_id, reason in rows.values_list("job__job_id", "reason"):
             out[str(job_id)].add(reason)
         return {k: sorted(v) for k, v in out.items()}
+
+    def storage_element(self, url: str) -> str:
+        from transfers.storage_urls import storage_element
+
+        return storage_element(url)
+
+    def set_link_config(self, link: LinkConfig) -> LinkConfig:
+        from transfers.fts3.config import links
+        from transfers.fts3.config.fields import ConfigError
+
+        try:
+            return LinkConfig.from_fts3(links.link_dict(links.set_link_config(link.body())))
+        except ConfigError as exc:
+            raise TransfertoolError(f"link configuration refused: {exc}") from exc
+
+    def link_configs(self) -> list[LinkConfig]:
+        from transfers.fts3.config import links
+
+        return [LinkConfig.from_fts3(links.link_dict(row)) for row in links.link_configs()]
+
+    def delete_link_config(self, symbolicname: str) -> None:
+        from transfers.fts3.config import links
+
+        links.delete_link_config(symbolicname)
 
 
 def _uuids(job_ids: Sequence[str]) -> list[uuid.UUID]:

@@ -8,7 +8,9 @@
   activity limits), as FTS3 keeps its ``/config`` endpoints to its "config" role.
 
 A service account (Rucio's conveyor) may hold the ``transfers.submit_transfers`` permission: it submits and
-manages its own FTS3 jobs without being an operator."""
+manages its own FTS3 jobs without being an operator. A service account (the push scheduler, pointed at the
+FTS3 endpoint) may hold ``transfers.configure_transfers``: it sets link, storage and activity limits through
+the FTS3 ``/config`` endpoints without being an admin."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from enum import IntEnum
 from typing import Any
 
 SUBMIT_TRANSFERS = "transfers.submit_transfers"
+CONFIGURE_TRANSFERS = "transfers.configure_transfers"
 
 
 class Role(IntEnum):
@@ -48,9 +51,24 @@ def may_submit_transfers(user: Any) -> bool:
     return is_operator(user) or (role_of(user) > Role.ANONYMOUS and user.has_perm(SUBMIT_TRANSFERS))
 
 
-def grant_submit_transfers(user: Any) -> None:
-    """Let a service account (Rucio's conveyor) submit and manage its own transfer jobs."""
+def may_configure_transfers(user: Any) -> bool:
+    """Admins, and service accounts granted the configure permission (the push scheduler): FTS3's "config"
+    role, for its /config endpoints."""
+    return is_admin(user) or (role_of(user) > Role.ANONYMOUS and user.has_perm(CONFIGURE_TRANSFERS))
+
+
+def _grant(user: Any, permission: str) -> None:
     from django.contrib.auth.models import Permission
 
-    app, codename = SUBMIT_TRANSFERS.split(".")
+    app, codename = permission.split(".")
     user.user_permissions.add(Permission.objects.get(content_type__app_label=app, codename=codename))
+
+
+def grant_submit_transfers(user: Any) -> None:
+    """Let a service account (Rucio's conveyor) submit and manage its own transfer jobs."""
+    _grant(user, SUBMIT_TRANSFERS)
+
+
+def grant_configure_transfers(user: Any) -> None:
+    """Let a service account (the push scheduler) set limits through the FTS3 /config endpoints."""
+    _grant(user, CONFIGURE_TRANSFERS)

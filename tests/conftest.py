@@ -43,6 +43,19 @@ def site_admin(django_user_model):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def scheduler_account(django_user_model):  # type: ignore[no-untyped-def]
+    """The push scheduler's service account at an FTS3 endpoint, as a deployment sets it up: it submits and
+    follows its own jobs and sets link limits (transfers.submit_transfers, transfers.configure_transfers),
+    and is neither operator nor admin."""
+    from srcnet.roles import grant_configure_transfers, grant_submit_transfers
+
+    user = django_user_model.objects.create_user("push-scheduler", password="push-scheduler")
+    grant_submit_transfers(user)
+    grant_configure_transfers(user)
+    return user
+
+
+@pytest.fixture
 def scientist(django_user_model):  # type: ignore[no-untyped-def]
     return django_user_model.objects.create_user("sci", password="sci")
 

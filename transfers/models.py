@@ -10,7 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 
 from .choices import AttemptState, ChecksumMode, FileState, JobState, JobType, OptimizerMode
-from .storage_urls import storage_element
+from .storage_urls import default_symbolicname, storage_element
 
 checksum_validator = RegexValidator(r"^(?i:adler32):[0-9a-fA-F]{8}$", "Use ADLER32:xxxxxxxx.")
 
@@ -168,6 +168,8 @@ class LinkLimit(models.Model):
     """Concurrency of one link, from one storage element to another ('*' matches any), as FTS3's link config:
     fixed at ``max_active``, or moved by the optimizer within [``min_active``, ``max_active``]."""
 
+    # FTS3's /config/links names each link by a symbolic name; a row made without one gets its pair's.
+    symbolicname = models.CharField(max_length=255, unique=True, blank=True)
     source_se = models.CharField(max_length=255, default="*")
     dest_se = models.CharField(max_length=255, default="*")
     min_active = models.PositiveIntegerField(
@@ -187,9 +189,19 @@ class LinkLimit(models.Model):
     class Meta:
         ordering = ["source_se", "dest_se"]
         constraints = [models.UniqueConstraint(fields=["source_se", "dest_se"], name="unique_link_limit")]
+        # FTS3 keeps its /config endpoints to a "config" role; a service account (the push scheduler) may be
+        # granted this without being an admin (srcnet.roles).
+        permissions = [
+            ("configure_transfers", "Can set link, storage and activity limits through FTS3's /config API")
+        ]
 
     def __str__(self) -> str:
         return f"{self.source_se} -> {self.dest_se}: {self.min_active}..{self.max_active}"
+
+    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not self.symbolicname:
+            self.symbolicname = default_symbolicname(self.source_se, self.dest_se)
+        super().save(*args, **kwargs)
 
     def clean(self) -> None:
         super().clean()
@@ -201,8 +213,11 @@ class StorageElementLimit(models.Model):
     """The most files copied at once into and out of one storage element ('*' is the default row)."""
 
     storage_element = models.CharField(max_length=255, unique=True)
-    inbound_max_active = models.PositiveIntegerField(validators=[MinValueValidator(1)])
-    outbound_max_active = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    # Empty: the '*' row's value, else the service default (as FTS3 merges a storage's row with '*').
+    inbound_max_active = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)])
+    outbound_max_active = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)]
+    )
 
     class Meta:
         ordering = ["storage_element"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 SUPPORTED_SCHEMES = ("root", "xroot", "davs", "https", "http", "file")
@@ -20,3 +21,13 @@ def storage_element(url: str) -> str:
         raise ValueError(f"no file path in {url!r}")
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{parts.hostname or ''}{port}"
+
+
+def default_symbolicname(source_se: str, dest_se: str) -> str:
+    """The FTS3 symbolic name of a link configured without one: its pair, spelled so that it fits one URL
+    path segment (``GET /config/links/{name}``), e.g. ``root-127.0.0.1-1094--root-127.0.0.1-1095``."""
+
+    def slug(element: str) -> str:
+        return re.sub(r"[^A-Za-z0-9.*_]+", "-", element).strip("-") or "-"
+
+    return f"{slug(source_se)}--{slug(dest_se)}"

@@ -33,9 +33,10 @@ MIB = 1024 * 1024
 
 
 @pytest.fixture
-def external_fts3(settings, live_server, operator):  # type: ignore[no-untyped-def]
-    """The platform's transfertool set to "fts3", at the embedded service's REST endpoint over HTTP."""
-    token, _ = Token.objects.get_or_create(user=operator)
+def external_fts3(settings, live_server, scheduler_account):  # type: ignore[no-untyped-def]
+    """The platform's transfertool set to "fts3", at the embedded service's REST endpoint over HTTP, with
+    the scheduler's service account (it submits, and sets link limits through /config/links)."""
+    token, _ = Token.objects.get_or_create(user=scheduler_account)
     url = f"{live_server.url}/fts3"
     settings.SRCNET_TRANSFERTOOL = {"KIND": "fts3", "FTS3_URL": url, "FTS3_TOKEN": token.key, "FTS3_CA": "0"}
     return url

@@ -23,7 +23,7 @@ MIB = 1024 * 1024
 
 
 def test_the_loop_pushes_by_priority_and_learns_the_lane(
-    celery_worker, bound_topology, live_server, operator
+    celery_worker, bound_topology, live_server, scheduler_account
 ):
     telescope = Telescope.objects.get(name="SKA1-Low")
     ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
@@ -47,7 +47,7 @@ def test_the_loop_pushes_by_priority_and_learns_the_lane(
             priority=priority,
             files=[FileSpec("f.ms", 2 * MIB, checksum)],
         )
-    token, _ = Token.objects.get_or_create(user=operator)
+    token, _ = Token.objects.get_or_create(user=scheduler_account)
     tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token.key, verify=False)
     order = []
     for _ in range(3):
@@ -78,7 +78,7 @@ def _placed(product) -> bool:  # type: ignore[no-untyped-def]
 
 
 def test_two_replicas_make_a_second_verified_copy_from_the_first_src(
-    celery_worker, bound_topology, live_server, operator
+    celery_worker, bound_topology, live_server, scheduler_account
 ):
     """Redistribution: the SDP pushes to UKSRC, then UKSRC copies to its partner AUSRC (third-party copy
     between the two SRCs' XRootD servers), both through the FTS3 endpoint; only then is the product placed."""
@@ -101,7 +101,7 @@ def test_two_replicas_make_a_second_verified_copy_from_the_first_src(
         telescope=telescope,
         files=[FileSpec(f, 3 * MIB, c) for f, c in checksums.items()],
     )
-    token, _ = Token.objects.get_or_create(user=operator)
+    token, _ = Token.objects.get_or_create(user=scheduler_account)
     tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token.key, verify=False)
 
     cycle = push_cycle(transfertool=tool)

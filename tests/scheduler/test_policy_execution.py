@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -17,7 +18,7 @@ from schedulers.planning import DegradeStep, LegRole, PolicyKind, plan
 from schedulers.planning import ReplicaPolicy as PlannerPolicy
 from schedulers.services import push_product
 from schedulers.snapshot import planner_policy, queued_products, topology_snapshot
-from schedulers.transfertool import JobParams, TransferRequest, Transfertool
+from schedulers.transfertool import JobParams, LinkConfig, TransferRequest, Transfertool
 from topology.models import RegionalCentre, Telescope
 
 pytestmark = pytest.mark.django_db
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.django_db
 class RecordingTool(Transfertool):
     def __init__(self) -> None:
         self.jobs: dict[str, tuple[list[TransferRequest], JobParams]] = {}
+        self.links: dict[tuple[str, str], LinkConfig] = {}
 
     def submit(self, files: Sequence[TransferRequest], params: JobParams) -> str:
         job_id = str(uuid.uuid4())
@@ -43,6 +45,20 @@ class RecordingTool(Transfertool):
 
     def failure_reasons(self, job_ids: Sequence[str]) -> dict[str, list[str]]:
         return {}
+
+    def storage_element(self, url: str) -> str:
+        parts = urlsplit(url)
+        return f"{parts.scheme}://{parts.hostname}:{parts.port}"
+
+    def set_link_config(self, link: LinkConfig) -> LinkConfig:
+        self.links[link.pair] = link
+        return link
+
+    def link_configs(self) -> list[LinkConfig]:
+        return list(self.links.values())
+
+    def delete_link_config(self, symbolicname: str) -> None:
+        self.links = {k: v for k, v in self.links.items() if v.name != symbolicname}
 
 
 def _stored(**fields: Any) -> ReplicaPolicy:
@@ -185,6 +201,13 @@ def test_distribution_relays_as_one_multihop_job(reference_topology) -> None:  #
     requests, params = tool.jobs[entry["job_id"]]
     assert params.multihop and len(requests) == 4  # two files, each SDP -> buffer then buffer -> SRC
     assert "singaporedc" in requests[0].destination and "singaporedc" in requests[2].source
+    # Each hop's link gets the plan's concurrent files, fixed, through the transfertool (and only through it).
+    hops = {(tool.storage_element(r.source), tool.storage_element(r.destination)) for r in requests}
+    assert set(tool.links) == hops and len(hops) == 2
+    assert all(
+        (link.min_active, link.max_active, link.optimizer_mode) == (entry["files"], entry["files"], 0)
+        for link in tool.links.values()
+    )
     (replica,) = product.replicas.exclude(endpoint__role="sdp")
     assert (
         replica.endpoint.name == "UKSRC_DISK"

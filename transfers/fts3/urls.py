@@ -3,6 +3,7 @@
 from django.urls import re_path
 
 from . import views
+from .config import views as config
 
 ID_LIST = r"(?P<ids>[0-9a-fA-F-]+(?:,[0-9a-fA-F-]+)*)"
 ONE_ID = r"(?P<job_id>[0-9a-fA-F-]+)"
@@ -16,4 +17,7 @@ urlpatterns = [
     re_path(rf"^jobs/{ONE_ID}/files/?$", views.job_files),
     re_path(rf"^jobs/{ONE_ID}/dm/?$", views.job_dm),
     re_path(rf"^jobs/{ID_LIST}/?$", views.job_detail, name="fts3-job"),
+    # FTS3's configuration API (its "config" role).
+    re_path(r"^config/links/?$", config.link_collection, name="fts3-config-links"),
+    re_path(r"^config/links/(?P<name>[^/]+)/?$", config.link_item, name="fts3-config-link"),
 ]

@@ -25,6 +25,7 @@ from .formats import HTTP_NOT_FOUND, HTTP_NOT_MODIFIED, HTTP_OK, file_dict, job_
 from .submission import BASE_ID, SubmissionError, parse_submission
 
 API_VERSION = {"major": 3, "minor": 13, "patch": 4}
+STORAGE_ELEMENT_FORM = "scheme://host:port"
 MAX_IDS = 100
 _REASONS = {
     200: "OK",
@@ -82,6 +83,10 @@ def api_version(request: HttpRequest, caller: Caller) -> HttpResponse:
             "schema": {"major": 8, "minor": 0, "patch": 0},
             "delegation": {"major": 1, "minor": 0, "patch": 0},
             "_links": {},
+            # Not FTS3's: how this service names storage elements in source_se, dest_se and /config. FTS3
+            # drops the port (scheme://host); here sites may differ only by port. Clients that configure
+            # links read it (schedulers.fts3_transfertool); FTS3 clients ignore keys they do not know.
+            "srcnet": {"storage_elements": STORAGE_ELEMENT_FORM},
         }
     )
 

@@ -68,12 +68,17 @@ def _positive(value: Any) -> int | None:
 
 
 def _se_caps() -> tuple[dict[str, int], dict[str, int]]:
+    """Each storage element's caps: its own row's value, else the '*' row's, else the default (a row may
+    set one direction only, as FTS3's /config/se does)."""
     rows = {r.storage_element: r for r in StorageElementLimit.objects.all()}
     default = rows.get("*")
-    inbound = defaultdict(lambda: default.inbound_max_active if default else DEFAULT_SE_MAX_ACTIVE)
-    outbound = defaultdict(lambda: default.outbound_max_active if default else DEFAULT_SE_MAX_ACTIVE)
+    default_in = (default.inbound_max_active if default else None) or DEFAULT_SE_MAX_ACTIVE
+    default_out = (default.outbound_max_active if default else None) or DEFAULT_SE_MAX_ACTIVE
+    inbound: dict[str, int] = defaultdict(lambda: default_in)
+    outbound: dict[str, int] = defaultdict(lambda: default_out)
     for name, row in rows.items():
-        inbound[name], outbound[name] = row.inbound_max_active, row.outbound_max_active
+        inbound[name] = row.inbound_max_active or default_in
+        outbound[name] = row.outbound_max_active or default_out
     return inbound, outbound
 
 

@@ -279,10 +279,10 @@ def _source_endpoint(name: str) -> Any:
 def _generate(c: Campaign) -> None:
     """Write, register and push products until the bytes offered reach the target curve."""
     from localnet.synthetic import write_file
-    from replicas.choices import ProductState, ReplicaState
+    from replicas.choices import ReplicaState
     from replicas.models import Replica
     from replicas.services import FileSpec, register_product
-    from schedulers.services import push_product
+    from schedulers.services import request_push_cycle
     from topology.models import StorageEndpoint, Telescope
 
     owed = c.planned_bytes_at(c.active_seconds)
@@ -310,17 +310,16 @@ def _generate(c: Campaign) -> None:
         CampaignProduct.objects.create(
             campaign=c, product=product, destination=destination.name, index=index, size_bytes=size_bytes
         )
-        # The campaign chooses the destination, not the telescope's policy: a planned replica is
-        # what place_product keeps, so push_product submits exactly this copy.
+        # The campaign chooses the destination, not the telescope's policy: a PLANNED first copy pins
+        # it, and the push loop plans the product onto that lane (streams, files, slot) like any other.
         Replica.objects.create(
             product=product, endpoint=destination, state=ReplicaState.PLANNED, reason=f"campaign {c.name}"
         )
-        product.state = ProductState.PLACING
-        product.save(update_fields=["state"])
-        push_product(product=product)
         c.generated_bytes += size_bytes
         c.products_created += 1
         made += 1
+    if made:
+        request_push_cycle()  # the loop plans them (and what else waits) as soon as they are committed
 
 
 def score(c: Campaign) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from .processes import account_of, read_pid
+from .processes import ServiceError, account_of, read_pid
 from .state import StateDir
 
 SUMMARY_TIMEOUT_S = float(os.environ.get("SRCNET_DEMO_TIMEOUT", "600"))
@@ -52,6 +52,12 @@ def run_demo(
 
         django.setup()
         token = _prepare_database(state)
+        rucio_context = None
+        if rucio:
+            # Before the worker starts: it follows this Rucio server's rules (prepare sets its environment).
+            from . import demo_rucio
+
+            rucio_context = demo_rucio.prepare(state, state_name)
         worker_pid = ensure_workers(state, state_name)
         web_port = ensure_web(state, state_name)
         ready_in = time.monotonic() - started
@@ -60,11 +66,6 @@ def run_demo(
             f"celery worker pid {worker_pid} (as {account_of(worker_pid)}); web on 127.0.0.1:{web_port} "
             f"pid {web_pid} (as {account_of(web_pid)}); ready in {ready_in:.1f} s"
         )
-        rucio_context = None
-        if rucio:
-            from . import demo_rucio
-
-            rucio_context = demo_rucio.prepare(state, state_name)
         rows, failed = _push(products_per_telescope, rucio_context, fail_one=fail_one)
         _print_summary(rows)
         base = f"http://127.0.0.1:{web_port}"
@@ -128,7 +129,7 @@ def _push(
     from replicas.choices import ProductState
     from replicas.models import DataProduct
     from replicas.services import FileSpec, register_product
-    from schedulers.services import push_product
+    from schedulers.loop import push_cycle
     from topology.choices import StorageRole
     from topology.models import StorageEndpoint, Telescope
 
@@ -155,14 +156,23 @@ def _push(
                 url = f"root://127.0.0.1:{sdp.root_port}/{sdp.prefix}{path}"
                 remove_file(url)
                 _say(f"--fail-one: removed {file_name} from {sdp.name}; {name} must fail")
-            if rucio is None:
-                push_product(product=product)
             products.append(product.pk)
     if rucio is not None:
         from . import demo_rucio
 
         demo_rucio.push(rucio, products)
-    _say(f"{len(products)} products written at the SDPs and submitted; waiting for their replicas")
+    else:
+        # The push loop plans the queue and submits what is due; each push job that ends asks the worker
+        # for the next cycle (its lane is free), and the beat runs one every PUSH_INTERVAL as well.
+        cycle = push_cycle()
+        if cycle.error:
+            raise ServiceError(f"the push loop could not plan the products: {cycle.error}")
+        for entry in cycle.submitted:
+            _say(
+                f"push plan: {entry['product']} {' -> '.join(entry['lane'])}, "
+                f"{entry['streams']} streams x {entry['files']} files, priority {entry['priority']}"
+            )
+    _say(f"{len(products)} products written at the SDPs and queued for the push loop; waiting for them")
     deadline = time.monotonic() + SUMMARY_TIMEOUT_S
     done_states = (ProductState.PLACED, ProductState.FAILED)
     tty = sys.stderr.isatty()

@@ -167,8 +167,8 @@ def reroute_destinations(product: DataProduct) -> Any:
 def reroute_product(
     *, product: DataProduct, destination: StorageEndpoint, user: Any, reason: str = ""
 ) -> AuditEvent:
-    """Send a product being copied to another SRC: cancel the copying replica's job, drop that replica, and
-    push the product to ``destination``.
+    """Send a product being copied to another SRC: cancel the copying replica's job, drop that replica, pin
+    its first copy at ``destination`` and push it through the push loop.
 
     The old replica is removed, not failed, so the product's state follows the new copy alone; its
     endpoint, policy and reason are kept in the audit event. The job is detached from the replica before it
@@ -218,9 +218,10 @@ def reroute_product(
     )
     new.full_clean()
     new.save()
-    push_product(product=product)
-    product.state = ProductState.PLACING
+    # Back in the SDP queue with its first copy pinned: the push loop plans it onto the chosen lane.
+    product.state = ProductState.REGISTERED
     product.save(update_fields=["state"])
+    push_product(product=product)
     new.refresh_from_db()
     return record_event(
         user=user,

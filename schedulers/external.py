@@ -12,11 +12,13 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from .measurements import record_lane_measurement
 from .models import ExternalJob
+from .services import request_push_cycle
 from .transfertool import Transfertool, TransfertoolError, fts3_transfertool_for
 
 TERMINAL = ("FINISHED", "FINISHEDDIRTY", "FAILED", "CANCELED")
@@ -79,6 +81,8 @@ def poll_external_jobs(
                 )
                 if measured is not None:
                     report.measured.append(row.job_id)
+                if row.metadata.get("lane") and settings.SRCNET_PUSH_ON_SETTLE:
+                    request_push_cycle()  # its lane is free: the next product on it goes now
     return report
 
 

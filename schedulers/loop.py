@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
@@ -39,6 +39,8 @@ from .models import PathMeasurement, PushCycle
 from .planning.dispatch import JobHints, due_legs, job_hints
 from .planning.lanes import lane_demands
 from .planning.planner import plan
+from .planning.policies import PolicyKind
+from .planning.policies import ReplicaPolicy as PlannerPolicy
 from .planning.types import (
     Leg,
     LegRole,
@@ -89,11 +91,12 @@ def _placed_bytes() -> dict[str, float]:
 
 def _busy_lanes() -> set[tuple[str, str]]:
     """Lanes (source site, destination site) with a product on its way. A copy waiting for its upstream
-    replica holds no lane; a relayed copy holds both its hops."""
+    replica holds no lane, nor does a pinned first copy still queued; a relayed copy holds both its hops."""
     busy: set[tuple[str, str]] = set()
     rows = (
         Replica.objects.filter(state__in=(ReplicaState.PLANNED, ReplicaState.COPYING))
         .exclude(endpoint__role=StorageRole.SDP)
+        .exclude(product__state=ProductState.REGISTERED)  # a pinned first copy still in the queue
         .values_list(
             "state",
             "product__telescope__name",
@@ -177,6 +180,9 @@ class TelescopePlan:
     carried: list[WaitingCopy]
     due: list[int]
     unplanned: list[WaitingCopy]
+    # Products whose first copy is pinned (a campaign's destination, a re-route) that the planner cannot
+    # carry (a distribution centre's buffer, no path): they go outside the plan, one stream.
+    unplanned_pins: list[Product] = field(default_factory=list)
 
     @property
     def first_carried(self) -> int:
@@ -192,12 +198,33 @@ def plan_telescope(
     measurements: tuple[Measurement, ...],
     busy: set[tuple[str, str]],
     config: PlanConfig,
-) -> TelescopePlan:
+) -> list[TelescopePlan]:
     """Plan one telescope's products and waiting copies under its active stored policy (nothing is
-    submitted); raises ``PlanInputError`` if the policy does not fit the topology."""
+    submitted): one plan for the products the policy places, and one for the products whose first copy is
+    pinned to a site; raises ``PlanInputError`` if the policy does not fit the topology."""
     stored = active_policy(Telescope.objects.get(name=telescope), create=False)
-    topology = policy_topology(stored, topology)
-    policy = planner_policy(stored, topology)
+    free = [p for p in products if p.destination is None]
+    plans = []
+    if free or waiting:
+        weighed = policy_topology(stored, topology)
+        plans.append(_plan(stored, free, waiting, weighed, measurements, busy, config))
+    pinned = [p for p in products if p.destination is not None]
+    if pinned:
+        plans.append(_pinned_plan(stored, pinned, topology, measurements, busy, config))
+    return plans
+
+
+def _plan(
+    stored: ReplicaPolicy,
+    products: list[Product],
+    waiting: list[WaitingCopy],
+    topology: Topology,
+    measurements: tuple[Measurement, ...],
+    busy: set[tuple[str, str]],
+    config: PlanConfig,
+    policy: PlannerPolicy | None = None,
+) -> TelescopePlan:
+    policy = policy or planner_policy(stored, topology)
     lanes = lane_demands(policy, topology, config).keys()
     carried = [c for c in waiting if (c.leg.source, c.leg.destination) in lanes]
     # A copy placed before its policy changed may have no lane in the policy now: it goes outside the plan.
@@ -209,7 +236,39 @@ def plan_telescope(
     due = due_legs(
         result, now_s=0.0, slot_seconds=config.slot_seconds, done=set(), busy_lanes=busy, skip=skip
     )
-    return TelescopePlan(telescope, stored, result, carried, due, unplanned)
+    return TelescopePlan(stored.telescope.name, stored, result, carried, due, unplanned)
+
+
+def _pinned_plan(
+    stored: ReplicaPolicy,
+    products: list[Product],
+    topology: Topology,
+    measurements: tuple[Measurement, ...],
+    busy: set[tuple[str, str]],
+    config: PlanConfig,
+) -> TelescopePlan:
+    """The plan of products whose first copy is pinned: the pinned SRCs share the telescope's access link
+    (the planner sends each product to its own pin), under the policy's relays and degrade order but with
+    one copy each (a campaign or a re-route asks for that copy only)."""
+    telescope = stored.telescope.name
+    srcs = {s.name for s in topology.sites if not s.is_distribution_centre}
+    plannable = [p for p in products if p.destination in srcs and topology.path(telescope, p.destination)]
+    pins = {p.destination for p in plannable}
+    sites = tuple(
+        s if s.is_distribution_centre else replace(s, share_weight=1.0 if s.name in pins else 0.0)
+        for s in topology.sites
+    )
+    pinned_topology = replace(topology, sites=sites)
+    policy = planner_policy(stored, pinned_topology)
+    if policy.kind != PolicyKind.DISTRIBUTION:
+        policy = replace(policy, kind=PolicyKind.ONE_REPLICA)
+    outside = [p for p in products if p not in plannable]
+    if not plannable:
+        empty = Plan(lanes=(), legs=(), events=(), replicas={}, degraded_level={})
+        return TelescopePlan(telescope, stored, empty, [], [], [], outside)
+    planned = _plan(stored, plannable, [], pinned_topology, measurements, busy, config, policy)
+    planned.unplanned_pins = outside
+    return planned
 
 
 def cycle_plans(
@@ -229,9 +288,12 @@ def cycle_plans(
         mine = [p for p in products if p.telescope == telescope]
         copies = [w for w in waiting if w.telescope == telescope]
         try:
-            yield plan_telescope(telescope, mine, copies, topology, measurements, busy, config), busy
+            plans = plan_telescope(telescope, mine, copies, topology, measurements, busy, config)
         except PlanInputError as exc:
             errors.append(f"{telescope}: {exc}")
+            continue
+        for planned in plans:
+            yield planned, busy
 
 
 def push_cycle(
@@ -242,8 +304,23 @@ def push_cycle(
 ) -> PushCycle:
     """One pass of the push loop; returns the recorded cycle (its ``error`` says why something did not
     move: a telescope whose plan fails does not stop the others)."""
-    now = now or timezone.now()
-    config = config or PlanConfig()
+    with transaction.atomic():
+        _one_cycle_at_a_time()
+        return _run_cycle(now=now or timezone.now(), transfertool=transfertool, config=config or PlanConfig())
+
+
+# Cycles come from the beat, from a lane that freed, from a push through the API: one at a time, or two of
+# them would read the same queue and put two products on one lane.
+PUSH_CYCLE_LOCK = 0x53524E50  # any constant the platform uses for nothing else
+
+
+def _one_cycle_at_a_time() -> None:
+    """Wait for any other cycle to end (commit), then hold the lock until this cycle's transaction ends."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [PUSH_CYCLE_LOCK])
+
+
+def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: PlanConfig) -> PushCycle:
     report = CycleReport()
     try:
         report.products_queued = len(queued_products(now=now))
@@ -291,13 +368,40 @@ def _dispatch(
             entry = _submit_copy(planned.carried[index - planned.first_carried].replica_id, leg, tool)
         elif leg.role in (LegRole.PRIMARY, LegRole.RELAY):
             forward = by_dependency.get(index) if leg.role == LegRole.RELAY else None
-            entry = _submit_first(leg, forward, seconds.get(leg.product_id), planned.policy, tool)
+            first = _submit_first(leg, forward, seconds.get(leg.product_id), planned.policy, tool)
+            if first is None:
+                continue  # placed by another cycle since this one read the queue
+            entry = first
             if forward is not None:
                 busy.add((forward.source, forward.destination))
         else:
             continue
         busy.add((leg.source, leg.destination))
         report.submitted.append(entry)
+    for product in planned.unplanned_pins:
+        lane = (product.telescope, product.destination or "")
+        if lane in busy:
+            continue
+        # A pin the planner cannot carry (a distribution centre's buffer): one stream, the plan's files.
+        leg = Leg(
+            product_id=product.id,
+            role=LegRole.PRIMARY,
+            source=product.telescope,
+            destination=lane[1],
+            links=(),
+            streams=1,
+            files=min(product.files, config.max_files),
+            start_s=0.0,
+            start_slot=0,
+            finish_s=0.0,
+            rate_bps=0.0,
+            priority=product.priority,
+            size_bytes=product.size_bytes,
+        )
+        pinned = _submit_first(leg, None, None, planned.policy, tool, note="outside the plan (pinned)")
+        if pinned is not None:
+            report.submitted.append(pinned)
+            busy.add(lane)
     for copy in planned.unplanned:
         lane = (copy.leg.source, copy.leg.destination)
         if lane in busy:
@@ -330,41 +434,63 @@ def copy_placement(policy: ReplicaPolicy, source: str, destination: str) -> str:
 
 @transaction.atomic
 def _submit_first(
-    leg: Leg, forward: Leg | None, second: Leg | None, policy: ReplicaPolicy, tool: Transfertool
-) -> dict[str, Any]:
+    leg: Leg,
+    forward: Leg | None,
+    second: Leg | None,
+    policy: ReplicaPolicy,
+    tool: Transfertool,
+    *,
+    note: str = "",
+) -> dict[str, Any] | None:
     """Place the product's replicas (its first copy at the leg's final destination, and the second or full
-    copy its policy asks for) and submit the first copy (multihop for a relay)."""
+    copy its policy asks for) and submit the first copy (multihop for a relay). A product whose first copy
+    is pinned keeps that replica and gets no other. None if the product left the queue meanwhile."""
     scope, _, name = leg.product_id.partition(":")
     product = (
         DataProduct.objects.select_for_update()
         .select_related("source", "telescope")
         .get(scope=scope, name=name)
     )
-    if policy.pk is None:  # the telescope's default policy, first used now
-        policy = active_policy(product.telescope)
+    if product.state != ProductState.REGISTERED:
+        return None
     final = forward.destination if forward else leg.destination
     via = leg.destination if forward else None
-    destination = _site_endpoint(final)
     hints = job_hints(leg)
-    role = "relayed first copy" if via else "first copy"
-    why = f"{policy.name} ({policy.kind}): {role}; {_why(leg, hints, final, via)}"
-    replica = Replica.objects.create(
-        product=product,
-        endpoint=destination,
-        policy=policy,
-        state=ReplicaState.COPYING,
-        reason=why,
-        via=RegionalCentre.objects.get(name=via) if via else None,
+    plan_why = note or _why(leg, hints, final, via)
+    pin = (
+        product.replicas.select_for_update(of=("self",))
+        .filter(state=ReplicaState.PLANNED, upstream__isnull=True)
+        .select_related("endpoint")
+        .first()
     )
-    if second is not None:
-        Replica.objects.create(
+    if pin is not None:
+        replica, destination = pin, pin.endpoint
+        why = f"{pin.reason}; {plan_why}"
+        replica.state = ReplicaState.COPYING
+        replica.via = RegionalCentre.objects.get(name=via) if via else None
+    else:
+        if policy.pk is None:  # the telescope's default policy, first used now
+            policy = active_policy(product.telescope)
+        destination = _site_endpoint(final)
+        role = "relayed first copy" if via else "first copy"
+        why = f"{policy.name} ({policy.kind}): {role}; {plan_why}"
+        replica = Replica.objects.create(
             product=product,
-            endpoint=_site_endpoint(second.destination),
+            endpoint=destination,
             policy=policy,
-            state=ReplicaState.PLANNED,
-            upstream=replica,
-            reason=copy_placement(policy, second.source, second.destination),
+            state=ReplicaState.COPYING,
+            reason=why,
+            via=RegionalCentre.objects.get(name=via) if via else None,
         )
+        if second is not None:
+            Replica.objects.create(
+                product=product,
+                endpoint=_site_endpoint(second.destination),
+                policy=policy,
+                state=ReplicaState.PLANNED,
+                upstream=replica,
+                reason=copy_placement(policy, second.source, second.destination),
+            )
     product.state = ProductState.PLACING
     product.save(update_fields=["state"])
     hops = [(product.source, _site_endpoint(via))] if via else [(product.source, destination)]
@@ -372,10 +498,10 @@ def _submit_first(
         hops.append((hops[0][1], destination))
     job_id = _submit_job(product, hops, hints, replica, [leg.source, final], tool)
     replica.reason = f"{why}; transfer job {job_id}"
-    replica.save(update_fields=["reason", "updated"])
+    replica.save(update_fields=["state", "via", "reason", "updated"])
     return {
         "product": product.did,
-        "role": leg.role.value,
+        "role": leg.role.value if not note else "pinned copy",
         "lane": [leg.source, final],
         "via": via,
         "job_id": job_id,

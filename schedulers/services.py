@@ -8,51 +8,41 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from replicas.choices import ReplicaState
+from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica
 from replicas.services import place_product
 
-from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError, default_transfertool
+from .transfertool import Transfertool, TransfertoolError
 
 
-@transaction.atomic
 def push_product(*, product: DataProduct, transfertool: Transfertool | None = None) -> list[Replica]:
-    """Place ``product`` and submit one transfer job per planned replica; idempotent for a placed product.
+    """Push ``product`` now, through the push loop: one cycle plans every product waiting at the SDPs
+    (this one among them, in the planner's order: priority, deadline) and submits the legs that are due.
 
-    A second or full copy its policy asks for is placed too (PLANNED, waiting for the first copy); the push
-    loop submits it once the first copy is available."""
-    tool = transfertool or default_transfertool()
-    replicas = place_by_policy(product=product)
-    source = product.source
-    files = list(product.files.all())
-    for replica in replicas:
-        if replica.state != ReplicaState.PLANNED or replica.upstream_id is not None:
-            continue
-        destination = replica.endpoint
-        # The destination pulls: both ends speak the destination's third-party-copy protocol.
-        scheme = destination.tpc_scheme
-        requests = [
-            TransferRequest(
-                source=source.url(scheme, f.relative_path),
-                destination=destination.url(scheme, f.relative_path),
-                filesize=f.size_bytes,
-                checksum=f"ADLER32:{f.adler32}",
-                metadata={"product": product.did, "file": f.name},
-            )
-            for f in files
-        ]
-        job_id = tool.submit(
-            requests,
-            JobParams(
-                priority=product.priority,
-                activity="SKA Data Products",
-                metadata={"replica_id": replica.pk, "product": product.did},
-            ),
-        )
-        replica.state = ReplicaState.COPYING
-        replica.reason = f"{replica.reason}; transfer job {job_id}"
-        replica.save(update_fields=["state", "reason", "updated"])
-    return replicas
+    There is no other way out of an SDP: the demo, campaigns, re-routes and the REST/CLI push all come
+    here or to the loop's own cycles. A product whose lane is busy stays queued; a later cycle (a lane
+    freeing, or the beat) submits it. Returns the product's replicas (none yet while it waits); a product
+    already placed is left as it is. A plan that cannot be made for the product's telescope (a policy that
+    does not fit the topology) is a ``ValidationError`` naming the policy."""
+    from .loop import push_cycle
+
+    product.refresh_from_db(fields=["state"])
+    if product.state == ProductState.REGISTERED:
+        cycle = push_cycle(transfertool=transfertool)
+        problems = [e for e in cycle.error.split("; ") if e.startswith(f"{product.telescope.name}: ")]
+        if problems:
+            raise ValidationError({"policy": problems})
+    return list(
+        product.replicas.exclude(endpoint=product.source).select_related("endpoint", "policy").order_by("id")
+    )
+
+
+def request_push_cycle() -> None:
+    """Ask a worker for a push cycle once the current transaction commits (products were queued, or a lane
+    freed). Sent by task name: services do not import tasks."""
+    from celery import current_app
+
+    transaction.on_commit(lambda: current_app.send_task("schedulers.push_cycle"))
 
 
 def place_by_policy(*, product: DataProduct) -> list[Replica]:

@@ -1,13 +1,16 @@
-"""The push loop learns from every push transfer of the embedded service: what each lane delivered."""
+"""The push loop follows every push transfer of the embedded service: what each lane delivered, and a
+lane that freed."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.dispatch import receiver
 
 from transfers.choices import FileState, JobState
 from transfers.signals import job_finished
 
 from .measurements import FileSpan, record_lane_measurement
+from .services import request_push_cycle
 
 
 @receiver(job_finished)
@@ -24,3 +27,11 @@ def record_lane_throughput(sender, job, **kwargs):  # type: ignore[no-untyped-de
         ],
         succeeded=job.state == JobState.FINISHED,
     )
+
+
+@receiver(job_finished)
+def next_cycle_when_a_lane_frees(sender, job, **kwargs):  # type: ignore[no-untyped-def]
+    """A push job ended: its lane is free, so the next product on it goes now rather than at the next beat
+    (an idle lane between two products is what keeps an access link below its target)."""
+    if (job.metadata or {}).get("lane") and settings.SRCNET_PUSH_ON_SETTLE:
+        request_push_cycle()

@@ -14,8 +14,8 @@ from dataclasses import replace
 from django.db.models import Count, Prefetch, Sum
 
 from replicas.choices import PolicyKind as StoredKind
-from replicas.choices import ProductState
-from replicas.models import DataProduct
+from replicas.choices import ProductState, ReplicaState
+from replicas.models import DataProduct, Replica
 from replicas.models import ReplicaPolicy as StoredPolicy
 from topology.choices import LinkKind
 from topology.models import Dtn, Link, NetworkPath, PathHop, RegionalCentre, Telescope
@@ -144,9 +144,20 @@ def topology_snapshot() -> Topology:
     return Topology(tuple(telescopes), sites, link_specs, tuple(paths[k] for k in sorted(paths)), window)
 
 
+def pinned_destinations() -> dict[int, str]:
+    """Product id -> the site of its pinned first copy: a queued product with a PLANNED replica (no
+    upstream) that a campaign or an operator's re-route put there, for the plan to carry it to that site."""
+    rows = Replica.objects.filter(
+        product__state=ProductState.REGISTERED, state=ReplicaState.PLANNED, upstream__isnull=True
+    ).values_list("product_id", "endpoint__site__name")
+    return dict(rows)
+
+
 def queued_products(*, now: dt.datetime) -> list[Product]:
-    """Products registered at an SDP and not yet placed, with times in seconds from ``now``."""
+    """Products registered at an SDP and not yet placed, with times in seconds from ``now`` and the site
+    of their pinned first copy, if any."""
     products = []
+    pins = pinned_destinations()
     queryset = (
         DataProduct.objects.filter(state=ProductState.REGISTERED)
         .select_related("telescope")
@@ -166,6 +177,7 @@ def queued_products(*, now: dt.datetime) -> list[Product]:
                 priority=p.priority,
                 deadline_s=None if deadline is None else max(0.0, deadline),
                 files=max(1, p.nfiles),
+                destination=pins.get(p.pk),
             )
         )
     return products

@@ -177,6 +177,10 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# A push job that ends asks for the next push cycle at once (its lane is free), instead of leaving the lane
+# idle until the beat's next cycle. The tests' worker turns it off: the tests drive the loop's cycles.
+SRCNET_PUSH_ON_SETTLE = _env("PUSH_ON_SETTLE", "1") == "1"
+
 # Where simulation reports (and later campaign reports) are written.
 SRCNET_REPORTS_DIR = Path(_env("REPORTS_DIR", str(BASE_DIR / ".state" / "reports")))
 

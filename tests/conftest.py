@@ -137,6 +137,9 @@ def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir) -> I
     env, account = platform_process(test_state, test_state.path.name)
     env["SRCNET_DB_NAME"] = str(settings.DATABASES["default"]["NAME"])
     env["SRCNET_TRANSFER_RETRY_BACKOFF"] = "0.5"
+    # The tests drive the push loop's cycles themselves (with the transfertool they choose), so the worker
+    # does not start cycles of its own when a push job ends; the demo's worker does (tests/demo).
+    env["SRCNET_PUSH_ON_SETTLE"] = "0"
     log = test_state.sub("log") / "pytest-celery-worker.log"
     proc = spawn_platform_process(worker_argv(f"pytest-{os.getpid()}@%h"), env, account, log)
     try:
@@ -166,6 +169,21 @@ def wait_until(predicate, *, timeout: float = 120.0, interval: float = 0.25, wha
             return value
         time.sleep(interval)
     pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+def drive_push_loop(done, *, transfertool=None, timeout: float = 180.0, what: str = "the pushes"):  # type: ignore[no-untyped-def]
+    """Run push cycles (as the beat and the freed lanes do in a deployment) until ``done()`` is truthy."""
+    from schedulers.loop import push_cycle
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cycle = push_cycle(transfertool=transfertool)
+        assert not cycle.error, cycle.error
+        value = done()
+        if value:
+            return value
+        time.sleep(0.5)
+    pytest.fail(f"timed out after {timeout} s driving the push loop for {what}")
 
 
 def _worker_busy() -> int:

@@ -41,7 +41,8 @@ class DataProductViewSet(
     @extend_schema(request=None, responses={200: s.ReplicaSerializer(many=True)})
     @action(detail=True, methods=["post"])
     def push(self, request: Request, pk: str | None = None) -> Response:
-        """Place the product by its telescope's policy and submit its transfers (idempotent)."""
+        """Push the product now through the push loop (one cycle plans the SDP queue and submits what is
+        due); returns its replicas, none yet if its lane is busy (a later cycle submits it). Idempotent."""
         product = self.get_object()
         try:
             with transaction.atomic():

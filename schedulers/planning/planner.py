@@ -134,9 +134,17 @@ class Planner:
 
     def _choose(self, product: Product, ready: float, deadline: float, relay: bool) -> tuple[str, bool]:
         """(primary SRC, through the relay?): the site furthest below its share whose lane starts soon and
-        meets the deadline; failing that, the earliest finish, then the cheapest."""
+        meets the deadline; failing that, the earliest finish, then the cheapest. A product with a
+        destination goes there (through the relay only if that lane is the one that meets the rule)."""
+        if product.destination is not None:
+            return self._choose_among(product, [product.destination], ready, deadline, relay)
         total = self.placed_total + product.size_bytes
         ranked = sorted(self.shares, key=lambda s: (-(self.shares[s] * total - self.placed[s]), s))
+        return self._choose_among(product, ranked, ready, deadline, relay)
+
+    def _choose_among(
+        self, product: Product, ranked: list[str], ready: float, deadline: float, relay: bool
+    ) -> tuple[str, bool]:
         best: tuple[float, float, str, bool] | None = None
         for site in ranked:
             for via in (False, True) if relay else (False,):

@@ -176,6 +176,9 @@ class Product:
     priority: int = 3
     deadline_s: float | None = None
     files: int = 1
+    # The SRC its first copy must go to (a campaign's destination, an operator's re-route): the planner
+    # schedules it on that lane instead of choosing by share. Its site needs a share in the topology.
+    destination: str | None = None
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,10 @@ def validate_products(products: Sequence[Product], topology: Topology) -> None:
             raise PlanInputError(f"deadline_s of product {p.id} must not precede its arrival")
         if p.files < 1:
             raise PlanInputError(f"files of product {p.id} must be at least 1")
+        if p.destination is not None and p.destination not in share_sites(topology):
+            raise PlanInputError(
+                f"destination of product {p.id}: {p.destination!r} is not an SRC with a share"
+            )
 
 
 def validate_config(config: PlanConfig) -> None:

@@ -231,7 +231,7 @@ def test_product_routing_page_shows_where_each_replica_is_and_why(
     assert "written by the SDP" in rows["SKA1-LOW_SDP"]
     assert (
         "SKA1-Low-1-replica-by-share" in rows[replica.endpoint.name]
-        and "furthest below" in rows[replica.endpoint.name]
+        and "(weighted_share): first copy; push p" in rows[replica.endpoint.name]
     )
     assert "SUBMITTED" in browser.find_element(By.ID, "transfers").text
     assert not browser.find_elements(By.ID, "product-reroute")

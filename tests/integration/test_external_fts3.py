@@ -74,9 +74,13 @@ def test_replicas_settle_by_polling_the_external_fts3(celery_worker, bound_topol
         "good": register_product(
             scope="ska", name=good, telescope=to_uksrc, files=[FileSpec("f.ms", 2 * MIB, checksum)]
         ),
-        # Registered but never written at the SDP: the copy fails at the source.
+        # Registered but never written at the SDP: the copy fails at the source. From the other telescope,
+        # so that its lane is free while the first product's copy holds SKA1-Low -> UKSRC.
         "bad": register_product(
-            scope="ska", name=bad, telescope=to_uksrc, files=[FileSpec("f.ms", MIB, "0cc737eb")]
+            scope="ska",
+            name=bad,
+            telescope=Telescope.objects.get(name="SKA1-Mid"),
+            files=[FileSpec("f.ms", MIB, "0cc737eb")],
         ),
     }
     replicas = {k: push_product(product=p)[0] for k, p in products.items()}  # default_transfertool()

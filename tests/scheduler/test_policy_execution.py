@@ -4,7 +4,7 @@ and submits for each (the transfertool here records the jobs; the integration te
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,7 +18,13 @@ from schedulers.planning import DegradeStep, LegRole, PolicyKind, plan
 from schedulers.planning import ReplicaPolicy as PlannerPolicy
 from schedulers.services import push_product
 from schedulers.snapshot import planner_policy, queued_products, topology_snapshot
-from schedulers.transfertool import JobParams, LinkConfig, TransferRequest, Transfertool
+from schedulers.transfertool import (
+    JobParams,
+    LinkConfig,
+    StorageConfig,
+    TransferRequest,
+    Transfertool,
+)
 from topology.models import RegionalCentre, Telescope
 
 pytestmark = pytest.mark.django_db
@@ -28,6 +34,8 @@ class RecordingTool(Transfertool):
     def __init__(self) -> None:
         self.jobs: dict[str, tuple[list[TransferRequest], JobParams]] = {}
         self.links: dict[tuple[str, str], LinkConfig] = {}
+        self.storage: dict[str, StorageConfig] = {}
+        self.shares: dict[str, float] = {}
 
     def submit(self, files: Sequence[TransferRequest], params: JobParams) -> str:
         job_id = str(uuid.uuid4())
@@ -59,6 +67,24 @@ class RecordingTool(Transfertool):
 
     def delete_link_config(self, symbolicname: str) -> None:
         self.links = {k: v for k, v in self.links.items() if v.name != symbolicname}
+
+    def set_storage_config(self, storage: StorageConfig) -> None:
+        self.storage[storage.storage] = storage
+
+    def storage_configs(self) -> list[StorageConfig]:
+        return list(self.storage.values())
+
+    def delete_storage_config(self, storage: str) -> None:
+        self.storage.pop(storage, None)
+
+    def set_activity_shares(self, shares: Mapping[str, float]) -> None:
+        self.shares = dict(shares)
+
+    def activity_shares(self) -> dict[str, float]:
+        return dict(self.shares)
+
+    def delete_activity_shares(self) -> None:
+        self.shares = {}
 
 
 def _stored(**fields: Any) -> ReplicaPolicy:
@@ -265,7 +291,8 @@ def test_a_policy_that_does_not_fit_the_topology_stops_only_its_telescope(refere
 
 def test_explicit_shares_decide_where_the_loop_sends_first_copies(reference_topology: Any) -> None:
     """An operator's explicit shares (the portal's policy form) outweigh the SRCs' own share weights, in the
-    push loop as in an explicit push: every SRC keeps its share weight here, only CASRC_DISK has a share."""
+    push loop's own cycles as in an explicit push: every SRC keeps its share weight here, only CASRC_DISK has
+    a share."""
     from replicas.models import PolicyShare
     from topology.models import StorageEndpoint
 
@@ -276,6 +303,9 @@ def test_explicit_shares_decide_where_the_loop_sends_first_copies(reference_topo
     looped, tool = _product("looped"), RecordingTool()
     cycle = push_cycle(transfertool=tool)
     assert cycle.error == "" and [e["lane"] for e in cycle.submitted] == [["SKA1-Low", "CASRC"]]
+    # An explicit push goes through the loop too: once the lane is free, to the same SRC.
+    first = looped.replicas.get(endpoint__name="CASRC_DISK")
+    settle_replica(replica_id=first.pk, job_id=_job_id(first), state="FINISHED")
     pushed = _product("pushed")
     push_product(product=pushed, transfertool=tool)
     for product in (looped, pushed):

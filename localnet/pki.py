@@ -98,6 +98,39 @@ def host_credentials(state: StateDir) -> tuple[Path, Path]:
     return folder / "hostcert.pem", folder / "hostkey.pem"
 
 
+def address_credentials(state: StateDir, address: str) -> tuple[Path, Path]:
+    """A host certificate (and key) for a site reached at the IPv4 ``address`` (its namespace's in the
+    long-haul network) as well as at localhost, signed by the local CA once; HTTPS clients and the HTTP
+    third-party copy verify the address they connect to."""
+    ensure_pki(state)
+    folder = state.sub("pki", "hosts")
+    cert, key = folder / f"{address}.pem", folder / f"{address}.key"
+    if not cert.exists():
+        csr, ext = folder / f"{address}.csr", folder / f"{address}.ext"
+        ext.write_text(
+            f"subjectAltName=DNS:localhost,IP:127.0.0.1,IP:{address}\nextendedKeyUsage=serverAuth,clientAuth\n"
+        )
+        subject = f"/O=srcnet-local/CN={address}"
+        run(
+            [
+                "openssl",
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-subj",
+                subject,
+                "-keyout",
+                str(key),
+                "-out",
+                str(csr),
+            ]
+        )
+        _sign(state.path / "pki", csr, ext, cert)
+        cert.chmod(0o644)
+    return cert, key
+
+
 def ensure_client_cert(state: StateDir, name: str) -> tuple[Path, str]:
     """A client certificate for ``name`` signed by the local CA, as one PEM holding certificate and key
     (what Rucio's ``[conveyor] usercert`` expects); returns the PEM path and the subject DN."""

@@ -158,12 +158,19 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
         return False
 
 
-def wait_for_port(port: int, *, timeout: float = 30.0, pid: int | None = None, what: str = "service") -> None:
+def wait_for_port(
+    port: int,
+    *,
+    timeout: float = 30.0,
+    pid: int | None = None,
+    what: str = "service",
+    host: str = "127.0.0.1",
+) -> None:
     """Wait until ``port`` accepts connections. A plain TCP probe: XRootD clients that connect to a
     closed port back off for minutes, so nothing else may try first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if port_open(port):
+        if port_open(port, host):
             return
         if pid is not None and not is_alive(pid):
             raise ServiceError(f"{what} exited before opening port {port}{_exit_status(pid)}")

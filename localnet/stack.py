@@ -149,6 +149,11 @@ def down(state: StateDir) -> list[str]:
     for site in known_sites(state):
         if stop_site(state, site):
             stopped.append(f"xrootd {site}")
+    from .longhaul import stop_network
+
+    # After the sites that ran in it: what is left in its namespaces (copies under way) goes with them.
+    if stop_network(state):
+        stopped.append("long-haul network")
     from .rucio import stop_all_rucio
 
     stopped += [f"rucio ({name})" for name in stop_all_rucio(state)]

@@ -1,5 +1,6 @@
-"""One real XRootD server per site on loopback: root:// and HTTP(S)/WebDAV on one port each, third-party
-copy on both protocols, adler32 checksums."""
+"""One real XRootD server per site: root:// and HTTP(S)/WebDAV on one port each, third-party copy on both
+protocols, adler32 checksums. On loopback, or inside a network namespace of the long-haul network
+(localnet/longhaul.py), where it is reached at the namespace's address."""
 
 from __future__ import annotations
 
@@ -24,12 +25,13 @@ class LocalSite:
     root_port: int
     http_port: int
     data_dir: Path
+    host: str = "127.0.0.1"  # its address: loopback, or its namespace's in the long-haul network
 
     def root_url(self, path: str) -> str:
-        return f"root://127.0.0.1:{self.root_port}//{path.lstrip('/')}"
+        return f"root://{self.host}:{self.root_port}//{path.lstrip('/')}"
 
     def davs_url(self, path: str) -> str:
-        return f"davs://127.0.0.1:{self.http_port}/{path.lstrip('/')}"
+        return f"davs://{self.host}:{self.http_port}/{path.lstrip('/')}"
 
     def local_path(self, path: str) -> Path:
         return self.data_dir / path.lstrip("/")
@@ -111,17 +113,29 @@ def plugin_lines(state: StateDir) -> list[str]:
     ]
 
 
-def ensure_site(state: StateDir, name: str, *, extra_lines: list[str] | None = None) -> LocalSite:
+def ensure_site(
+    state: StateDir,
+    name: str,
+    *,
+    extra_lines: list[str] | None = None,
+    netns: str | None = None,
+    host: str = "127.0.0.1",
+    credentials: tuple[Path, Path] | None = None,
+) -> LocalSite:
     """Start the site's xrootd unless it is running; ports are recorded in the state's runtime file.
 
-    The project's XRootD plugin is loaded unless SRCNET_XROOTD_PLUGIN=off."""
+    With ``netns`` it runs inside that network namespace and is reached at ``host`` there (its certificate,
+    ``credentials``, must name that address for HTTPS). A site of that name running elsewhere is stopped
+    first. The project's XRootD plugin is loaded unless SRCNET_XROOTD_PLUGIN=off."""
     root_port = state.port(f"xrootd:{name}:root")
     http_port = state.port(f"xrootd:{name}:http")
     folder = site_folder(state, name)
-    site = LocalSite(name=name, root_port=root_port, http_port=http_port, data_dir=folder / "data")
+    site = LocalSite(name=name, root_port=root_port, http_port=http_port, data_dir=folder / "data", host=host)
     daemon = f"xrootd-{name}"
-    if running(state, daemon) and port_open(root_port) and port_open(http_port):
-        return site
+    if running(state, daemon):
+        if port_open(root_port, host) and port_open(http_port, host):
+            return site
+        stop_daemon(state, daemon)  # ours (its PID file), but not where it is wanted now
     ca_dir = ensure_pki(state)
     for sub in ("data", "log"):
         (folder / sub).mkdir(exist_ok=True)
@@ -130,7 +144,7 @@ def ensure_site(state: StateDir, name: str, *, extra_lines: list[str] | None = N
         (run_dir / sub).mkdir(exist_ok=True)
         if as_root():
             chown_tree(run_dir / sub, SERVICE_USER)
-    cert, key = host_credentials(state)
+    cert, key = credentials or host_credentials(state)
     shutil.copyfile(cert, folder / "hostcert.pem")
     shutil.copyfile(key, folder / "hostkey.pem")
     (folder / "hostkey.pem").chmod(0o600)
@@ -151,10 +165,13 @@ def ensure_site(state: StateDir, name: str, *, extra_lines: list[str] | None = N
     argv = [require_binary("xrootd"), "-c", str(config), "-l", str(folder / "log" / "xrootd.log"), "-n", name]
     if as_root():
         argv[1:1] = ["-R", SERVICE_USER]
+    if netns:
+        # `ip netns exec` execs xrootd: the PID recorded is the server's own.
+        argv[:0] = ["ip", "netns", "exec", netns]
     pid = start_daemon(state, daemon, argv, env=dict(os.environ), log_name=f"xrootd-{name}.out")
     try:
-        wait_for_port(root_port, pid=pid, what=f"xrootd {name}", timeout=20)
-        wait_for_port(http_port, pid=pid, what=f"xrootd {name} (http)", timeout=20)
+        wait_for_port(root_port, pid=pid, what=f"xrootd {name}", timeout=20, host=host)
+        wait_for_port(http_port, pid=pid, what=f"xrootd {name} (http)", timeout=20, host=host)
     except ServiceError as error:
         # The server's own log says why it did not start (a bad directive, a path too long, a port taken).
         # xrootd -n <name> writes its log to log/<name>/xrootd.log.

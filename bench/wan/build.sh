@@ -1,6 +1,6 @@
 #!/bin/sh
-# Idempotent build of the WAN emulator: make is a fast no-op when build/wanemu
-# is newer than its sources.  Never more than -j2 (shared 2-core machine).
+# Idempotent build of the WAN emulators (wanemu: one path; wannet: a network):
+# make is a fast no-op when build/ is newer than the sources.  Never more than -j2 (shared 2-core machine).
 set -eu
 cd "$(dirname "$0")"
-exec make -s -j2 build/wanemu
+exec make -s -j2 build/wanemu build/wannet

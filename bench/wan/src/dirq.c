@@ -59,6 +59,10 @@ int dirq_init(struct dirq *q, const char *name, int tun_fd,
 	double inflight = p->rate_bps > 0 ? p->rate_bps / 8.0 * (double)p->delay_ns / 1e9
 					  : 2e9 * (double)p->delay_ns / 1e9;
 	size_t want = (size_t)((inflight + (double)p->qlimit) * 1.5) + (64u << 20);
+	if (p->arena_bytes)
+		want = (size_t)p->arena_bytes;
+	if (want < 4 * MAX_READ)
+		want = 4 * MAX_READ;
 	q->arena_size = want;
 	q->arena = map(q->arena_size);
 	/* One descriptor per 256 arena bytes covers ACK-only reverse traffic. */
@@ -119,14 +123,15 @@ static void arm(struct dirq *q)
 }
 
 /* Admit `wire` bytes to the bottleneck at `now`; returns release time. */
-static uint64_t schedule(struct dirq *q, uint64_t wire, uint64_t now)
+static uint64_t schedule(struct dirq *q, uint64_t wire, uint64_t credit, uint64_t now)
 {
+	uint64_t delay = q->p.delay_ns > credit ? q->p.delay_ns - credit : 0;
 	if (q->p.rate_bps <= 0)
-		return now + q->p.delay_ns;
+		return now + delay;
 	if (q->busy_until_ns < (double)now)
 		q->busy_until_ns = (double)now;
 	q->busy_until_ns += (double)wire * 8e9 / q->p.rate_bps;
-	return (uint64_t)q->busy_until_ns + q->p.delay_ns;
+	return (uint64_t)q->busy_until_ns + delay;
 }
 
 static int fits(struct dirq *q, uint64_t wire, uint64_t now)
@@ -136,8 +141,14 @@ static int fits(struct dirq *q, uint64_t wire, uint64_t now)
 	return dirq_backlog(q, now) + wire <= q->p.qlimit;
 }
 
+/* What one packet carries through handle(): its label and delay credit. */
+struct offer {
+	uint32_t tag;
+	uint64_t credit;
+};
+
 static void push(struct dirq *q, uint8_t *at, uint32_t len, uint32_t segs,
-		 uint64_t wire, uint64_t now)
+		 uint64_t wire, const struct offer *o, uint64_t now)
 {
 	int was_empty = empty(q);
 	struct pkt_desc *d = &q->ring[q->rtail & q->ring_mask];
@@ -145,7 +156,8 @@ static void push(struct dirq *q, uint8_t *at, uint32_t len, uint32_t segs,
 	d->len = len;
 	d->segs = segs;
 	d->wire = wire;
-	d->release_ns = schedule(q, wire, now);
+	d->tag = o->tag;
+	d->release_ns = schedule(q, wire, o->credit, now);
 	q->rtail++;
 	q->tail = d->off + ALIGN64(len);
 	uint64_t b = dirq_backlog(q, now);
@@ -163,7 +175,8 @@ static int ring_full(const struct dirq *q)
 /* Slow path: at least one segment of a super-packet is dropped; re-emit the
  * survivors as individual packets. keep[i] says which segments survive. */
 static void emit_split(struct dirq *q, const uint8_t *buf, size_t len,
-		       const struct pkt_shape *s, const uint8_t *keep, uint64_t now)
+		       const struct pkt_shape *s, const uint8_t *keep,
+		       const struct offer *o, uint64_t now)
 {
 	memcpy(q->scratch, buf, len); /* buf lives at the arena tail we reuse */
 	q->st.splits++;
@@ -177,17 +190,22 @@ static void emit_split(struct dirq *q, const uint8_t *buf, size_t len,
 			continue;
 		}
 		size_t n = seg_build(q->scratch, s, i, at);
-		push(q, at, (uint32_t)n, 1, w, now);
+		push(q, at, (uint32_t)n, 1, w, o, now);
 	}
 }
 
-static void handle(struct dirq *q, uint8_t *buf, size_t len, uint64_t now)
+static void handle(struct dirq *q, uint8_t *buf, size_t len, const struct offer *o,
+		   uint64_t now)
 {
 	struct pkt_shape s;
 	pkt_classify(buf, len, &s);
 	q->st.rx_pkts++;
 	q->st.rx_segs += s.nseg;
 	q->st.rx_bytes += s.wire;
+	if (q->down) { /* a cut link carries nothing */
+		q->st.drop_down += s.nseg;
+		return;
+	}
 
 	/* Decide per segment: random loss first (the lossy segment never
 	 * reaches the bottleneck), then drop-tail admission in arrival order. */
@@ -210,16 +228,17 @@ static void handle(struct dirq *q, uint8_t *buf, size_t len, uint64_t now)
 	if (kept == 0)
 		return;
 	if (kept == s.nseg) { /* fast path: forward the super-packet whole */
-		push(q, buf, (uint32_t)len, s.nseg, s.wire, now);
+		push(q, buf, (uint32_t)len, s.nseg, s.wire, o, now);
 		return;
 	}
 	if (!s.splittable) /* cannot happen: non-GSO packets have nseg == 1 */
 		return;
-	emit_split(q, buf, len, &s, keep, now);
+	emit_split(q, buf, len, &s, keep, o, now);
 }
 
 void dirq_ingest(struct dirq *q, uint64_t (*now)(void))
 {
+	static const struct offer plain = {0, 0};
 	for (int i = 0; i < INGEST_BATCH; i++) {
 		uint8_t *at = ring_full(q) ? NULL : reserve(q, MAX_READ);
 		int full = (at == NULL);
@@ -237,8 +256,26 @@ void dirq_ingest(struct dirq *q, uint64_t (*now)(void))
 			q->st.drop_ring += s.nseg;
 			continue;
 		}
-		handle(q, at, (size_t)n, now());
+		handle(q, at, (size_t)n, &plain, now());
 	}
+}
+
+void dirq_offer(struct dirq *q, const uint8_t *buf, size_t len, uint32_t tag,
+		uint64_t credit_ns, uint64_t now)
+{
+	uint8_t *at = len > MAX_READ || ring_full(q) ? NULL : reserve(q, len);
+	if (!at) {
+		struct pkt_shape s;
+		pkt_classify(buf, len, &s);
+		q->st.rx_pkts++;
+		q->st.rx_segs += s.nseg;
+		q->st.rx_bytes += s.wire;
+		q->st.drop_ring += s.nseg;
+		return;
+	}
+	memcpy(at, buf, len);
+	struct offer o = {tag, credit_ns};
+	handle(q, at, len, &o, now);
 }
 
 void dirq_release(struct dirq *q, uint64_t (*now)(void))
@@ -258,7 +295,17 @@ void dirq_release(struct dirq *q, uint64_t (*now)(void))
 			q->st.late_gt10ms++;
 		if (late > q->st.late_max_ns)
 			q->st.late_max_ns = late;
-		if (write(q->tun_fd, q->arena + d->off, d->len) != (ssize_t)d->len) {
+		int failed;
+		if (q->down) { /* cut while in flight: lost with the link */
+			q->st.drop_down += d->segs;
+			q->rhead++;
+			continue;
+		}
+		if (q->sink)
+			failed = q->sink(q->sink_ctx, q, d, q->arena + d->off, t) < 0;
+		else
+			failed = write(q->tun_fd, q->arena + d->off, d->len) != (ssize_t)d->len;
+		if (failed) {
 			q->st.tx_err++;
 		} else {
 			q->st.tx_pkts++;
@@ -268,4 +315,32 @@ void dirq_release(struct dirq *q, uint64_t (*now)(void))
 		q->rhead++;
 	}
 	arm(q);
+}
+
+void dirq_dump_json(FILE *f, const struct dirq *q, uint64_t now)
+{
+	const struct dirq_stats *s = &q->st;
+	fprintf(f,
+		"{\"delay_ns\":%llu,\"rate_bps\":%.0f,\"queue_limit\":%llu,"
+		"\"loss\":%g,\"rx_pkts\":%llu,\"rx_segs\":%llu,\"rx_bytes\":%llu,"
+		"\"tx_pkts\":%llu,\"tx_segs\":%llu,\"tx_bytes\":%llu,"
+		"\"drop_loss\":%llu,\"drop_queue\":%llu,\"drop_ring\":%llu,"
+		"\"drop_down\":%llu,\"down\":%s,"
+		"\"splits\":%llu,\"tx_err\":%llu,\"late_gt1ms\":%llu,"
+		"\"late_gt10ms\":%llu,\"late_max_ns\":%llu,\"backlog\":%llu,"
+		"\"backlog_max\":%llu,\"queued_pkts\":%llu}",
+		(unsigned long long)q->p.delay_ns, q->p.rate_bps,
+		(unsigned long long)q->p.qlimit, q->p.loss,
+		(unsigned long long)s->rx_pkts, (unsigned long long)s->rx_segs,
+		(unsigned long long)s->rx_bytes, (unsigned long long)s->tx_pkts,
+		(unsigned long long)s->tx_segs, (unsigned long long)s->tx_bytes,
+		(unsigned long long)s->drop_loss, (unsigned long long)s->drop_queue,
+		(unsigned long long)s->drop_ring, (unsigned long long)s->drop_down,
+		q->down ? "true" : "false",
+		(unsigned long long)s->splits,
+		(unsigned long long)s->tx_err, (unsigned long long)s->late_gt1ms,
+		(unsigned long long)s->late_gt10ms, (unsigned long long)s->late_max_ns,
+		(unsigned long long)dirq_backlog(q, now),
+		(unsigned long long)s->backlog_max,
+		(unsigned long long)(q->rtail - q->rhead));
 }

@@ -111,27 +111,8 @@ static int parse(int argc, char **argv, struct opts *o)
 
 static void dump_dir(FILE *f, const struct dirq *q, uint64_t now)
 {
-	const struct dirq_stats *s = &q->st;
-	fprintf(f,
-		"\"%s\":{\"delay_ns\":%llu,\"rate_bps\":%.0f,\"queue_limit\":%llu,"
-		"\"loss\":%g,\"rx_pkts\":%llu,\"rx_segs\":%llu,\"rx_bytes\":%llu,"
-		"\"tx_pkts\":%llu,\"tx_segs\":%llu,\"tx_bytes\":%llu,"
-		"\"drop_loss\":%llu,\"drop_queue\":%llu,\"drop_ring\":%llu,"
-		"\"splits\":%llu,\"tx_err\":%llu,\"late_gt1ms\":%llu,"
-		"\"late_gt10ms\":%llu,\"late_max_ns\":%llu,\"backlog\":%llu,"
-		"\"backlog_max\":%llu,\"queued_pkts\":%llu}",
-		q->name, (unsigned long long)q->p.delay_ns, q->p.rate_bps,
-		(unsigned long long)q->p.qlimit, q->p.loss,
-		(unsigned long long)s->rx_pkts, (unsigned long long)s->rx_segs,
-		(unsigned long long)s->rx_bytes, (unsigned long long)s->tx_pkts,
-		(unsigned long long)s->tx_segs, (unsigned long long)s->tx_bytes,
-		(unsigned long long)s->drop_loss, (unsigned long long)s->drop_queue,
-		(unsigned long long)s->drop_ring, (unsigned long long)s->splits,
-		(unsigned long long)s->tx_err, (unsigned long long)s->late_gt1ms,
-		(unsigned long long)s->late_gt10ms, (unsigned long long)s->late_max_ns,
-		(unsigned long long)dirq_backlog(q, now),
-		(unsigned long long)s->backlog_max,
-		(unsigned long long)(q->rtail - q->rhead));
+	fprintf(f, "\"%s\":", q->name);
+	dirq_dump_json(f, q, now);
 }
 
 /* Atomic replace so readers never see a half-written file. */

@@ -4,11 +4,18 @@ the real ``fts3`` client package. Only the URL and the credential differ between
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from .transfertool import JobParams, LinkConfig, TransferRequest, Transfertool, TransfertoolError
+from .transfertool import (
+    JobParams,
+    LinkConfig,
+    StorageConfig,
+    TransferRequest,
+    Transfertool,
+    TransfertoolError,
+)
 
 if TYPE_CHECKING:
     from .measurements import FileSpan
@@ -235,3 +242,43 @@ class Fts3Transfertool(Transfertool):
 
     def delete_link_config(self, symbolicname: str) -> None:
         self._config("DELETE", f"/config/links/{quote(symbolicname, safe='')}")
+
+    def set_storage_config(self, storage: StorageConfig) -> None:
+        self._config("POST", "/config/se", storage.body())
+
+    def storage_configs(self) -> list[StorageConfig]:
+        answer = self._config("GET", "/config/se") or {}
+        return [StorageConfig.from_fts3(k, v) for k, v in answer.items() if isinstance(v, dict)]
+
+    def delete_storage_config(self, storage: str) -> None:
+        self._config("DELETE", f"/config/se?se={quote(storage, safe='')}")
+
+    def vo(self) -> str:
+        """The VO the endpoint puts this credential in (``GET /whoami``'s first, as Rucio reads it)."""
+        vos = (self._config("GET", "/whoami") or {}).get("vos") or []
+        if not vos:
+            raise TransfertoolError(f"{self.endpoint} puts this credential in no VO")
+        return str(vos[0])
+
+    def set_activity_shares(self, shares: Mapping[str, float]) -> None:
+        self._config(
+            "POST", "/config/activity_shares", {"vo": self.vo(), "share": dict(shares), "active": True}
+        )
+
+    def activity_shares(self) -> dict[str, float]:
+        entry = (self._config("GET", "/config/activity_shares") or {}).get(self.vo()) or {}
+        share = entry.get("share") or {}
+        # FTS3 keeps a switched-off set; it shares nothing then.
+        return dict(share) if entry.get("active", True) and isinstance(share, dict) else {}
+
+    def delete_activity_shares(self) -> None:
+        from fts3.rest.client.exceptions import NotFound
+
+        try:
+            self.context.delete(f"/config/activity_shares/{quote(self.vo(), safe='')}")
+        except NotFound:
+            pass  # none to delete
+        except Exception as exc:
+            raise TransfertoolError(
+                f"DELETE /config/activity_shares refused by {self.endpoint}: {exc}"
+            ) from exc

@@ -7,9 +7,10 @@ The embedded implementation calls the platform's transfer service in-process; ``
 from __future__ import annotations
 
 import abc
+import contextlib
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +91,28 @@ class LinkConfig:
         )
 
 
+@dataclass(frozen=True)
+class StorageConfig:
+    """A storage element's caps as FTS3's ``/config/se`` holds them (None: unset, the ``*`` row's applies)."""
+
+    storage: str
+    inbound_max_active: int | None = None
+    outbound_max_active: int | None = None
+
+    def body(self) -> dict[str, Any]:
+        """The ``POST /config/se`` body; FTS3 skips null values there, so an unset cap stays as it is."""
+        caps = {
+            "inbound_max_active": self.inbound_max_active,
+            "outbound_max_active": self.outbound_max_active,
+        }
+        return {self.storage: {"se_info": caps}}
+
+    @classmethod
+    def from_fts3(cls, storage: str, entry: dict[str, Any]) -> StorageConfig:
+        info = entry.get("se_info") or {}
+        return cls(storage, info.get("inbound_max_active"), info.get("outbound_max_active"))
+
+
 class TransfertoolError(RuntimeError):
     """The transfertool refused or failed a request."""
 
@@ -143,6 +166,30 @@ class Transfertool(abc.ABC):
     @abc.abstractmethod
     def delete_link_config(self, symbolicname: str) -> None:
         """Remove a link's configuration (``DELETE /config/links/{name}``; an unknown name is no error)."""
+
+    @abc.abstractmethod
+    def set_storage_config(self, storage: StorageConfig) -> None:
+        """Set a storage element's caps (``POST /config/se``); TransfertoolError if the service refuses."""
+
+    @abc.abstractmethod
+    def storage_configs(self) -> list[StorageConfig]:
+        """Every storage element with caps (``GET /config/se``)."""
+
+    @abc.abstractmethod
+    def delete_storage_config(self, storage: str) -> None:
+        """Remove a storage element's caps (``DELETE /config/se?se=...``)."""
+
+    @abc.abstractmethod
+    def set_activity_shares(self, shares: Mapping[str, float]) -> None:
+        """Replace the activity shares of the tool's VO (``POST /config/activity_shares``)."""
+
+    @abc.abstractmethod
+    def activity_shares(self) -> dict[str, float]:
+        """The activity shares of the tool's VO in force (empty: none)."""
+
+    @abc.abstractmethod
+    def delete_activity_shares(self) -> None:
+        """Stop sharing by activity (``DELETE /config/activity_shares/{vo}``; none is no error)."""
 
 
 class EmbeddedTransfertool(Transfertool):
@@ -244,6 +291,50 @@ class EmbeddedTransfertool(Transfertool):
         from transfers.fts3.config import links
 
         links.delete_link_config(symbolicname)
+
+    def set_storage_config(self, storage: StorageConfig) -> None:
+        from transfers.fts3.config import storage as se
+        from transfers.fts3.config.fields import ConfigError
+
+        try:
+            se.set_se_config(storage.body())
+        except ConfigError as exc:
+            raise TransfertoolError(f"storage configuration refused: {exc}") from exc
+
+    def storage_configs(self) -> list[StorageConfig]:
+        from transfers.fts3.config import storage as se
+
+        return [StorageConfig.from_fts3(name, entry) for name, entry in se.se_configs().items()]
+
+    def delete_storage_config(self, storage: str) -> None:
+        from transfers.fts3.config import storage as se
+        from transfers.fts3.config.fields import ConfigError
+
+        try:
+            se.delete_se_config(storage)
+        except ConfigError as exc:
+            raise TransfertoolError(f"storage configuration refused: {exc}") from exc
+
+    def set_activity_shares(self, shares: Mapping[str, float]) -> None:
+        from transfers.fts3.config import shares as config
+        from transfers.fts3.config.fields import ConfigError
+
+        try:
+            config.set_activity_shares({"vo": config.service_vo(), "share": dict(shares), "active": True})
+        except ConfigError as exc:
+            raise TransfertoolError(f"activity shares refused: {exc}") from exc
+
+    def activity_shares(self) -> dict[str, float]:
+        from transfers.fts3.config import shares as config
+
+        return dict(config.shares_dict())
+
+    def delete_activity_shares(self) -> None:
+        from transfers.fts3.config import shares as config
+        from transfers.fts3.config.fields import ConfigError
+
+        with contextlib.suppress(ConfigError):  # none to delete: no error, as with the other deletions
+            config.delete_activity_shares(config.service_vo())
 
 
 def _uuids(job_ids: Sequence[str]) -> list[uuid.UUID]:

@@ -130,6 +130,22 @@ def _local_sites_are_registered(request):  # type: ignore[no-untyped-def]
     register_local_sites(request.getfixturevalue("xrootd_sites"))
 
 
+@pytest.fixture
+def https_fts3(test_state, django_db_setup):  # type: ignore[no-untyped-def]
+    """The standalone FTS3 service over HTTPS (gunicorn, as a production FTS3 runs), on the test database;
+    stopped (by its PID) after the test."""
+    from localnet.fts3 import ensure_fts3
+    from localnet.processes import stop_daemon
+
+    url = ensure_fts3(
+        test_state,
+        test_state.path.name,
+        env_overrides={"SRCNET_DB_NAME": str(settings.DATABASES["default"]["NAME"])},
+    )
+    yield url
+    stop_daemon(test_state, "fts3")
+
+
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir) -> Iterator[int]:  # type: ignore[no-untyped-def]
     """A real Celery worker process running the transfer tasks against the test database."""

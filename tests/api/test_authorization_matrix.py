@@ -106,6 +106,7 @@ def test_every_api_write_operation_answers_each_role_as_the_matrix_says(role):
 # --- the FTS3 endpoint ------------------------------------------------------------------------------------
 
 SUBMISSION = {"files": [{"sources": ["root://a:1//x"], "destinations": ["root://b:1//x"]}]}
+LINK = {"symbolicname": "ab", "source": "root://a:1", "destination": "root://b:1", "max_active": 3}
 
 
 def fts_client(user) -> Client:  # type: ignore[no-untyped-def]
@@ -131,6 +132,23 @@ FTS3_MATRIX = [
     ("get", "/fts3/delegation/abc", None, (401, 200, 200, 200, 200)),
     ("get", "/fts3/jobs", None, (401, 200, 200, 200, 200)),
     ("post", "/fts3/jobs", SUBMISSION, (401, 403, 200, 200, 200)),
+    # FTS3's configuration API is its "config" role's: the admin (and an account granted
+    # transfers.configure_transfers, tests/fts3/test_config_api.py), not a submitting service.
+    ("post", "/fts3/config/links", LINK, (401, 403, 403, 201, 403)),
+    ("get", "/fts3/config/links", None, (401, 403, 403, 200, 403)),
+    ("get", "/fts3/config/links/nothing", None, (401, 403, 403, 404, 403)),
+    ("delete", "/fts3/config/links/nothing", None, (401, 403, 403, 204, 403)),
+    (
+        "post",
+        "/fts3/config/se",
+        {"root://a:1": {"se_info": {"inbound_max_active": 3}}},
+        (401, 403, 403, 200, 403),
+    ),
+    ("get", "/fts3/config/se", None, (401, 403, 403, 200, 403)),
+    ("delete", "/fts3/config/se?se=root://a:1", None, (401, 403, 403, 204, 403)),
+    ("post", "/fts3/config/activity_shares", {"vo": "ska", "share": {"x": 1}}, (401, 403, 403, 200, 403)),
+    ("get", "/fts3/config/activity_shares", None, (401, 403, 403, 200, 403)),
+    ("delete", "/fts3/config/activity_shares/ska", None, (401, 403, 403, 404, 403)),
 ]
 
 

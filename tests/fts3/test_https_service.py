@@ -5,28 +5,14 @@ from __future__ import annotations
 
 import pytest
 import requests
-from django.conf import settings
 from rest_framework.authtoken.models import Token
 
-from localnet.fts3 import ensure_fts3
 from localnet.pki import ensure_client_cert
-from localnet.processes import stop_daemon
 from transfers.models import ClientIdentity
 
 from .recorded import RUCIO_SUBMISSION
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def https_fts3(test_state, django_db_setup):  # type: ignore[no-untyped-def]
-    url = ensure_fts3(
-        test_state,
-        test_state.path.name,
-        env_overrides={"SRCNET_DB_NAME": str(settings.DATABASES["default"]["NAME"])},
-    )
-    yield url
-    stop_daemon(test_state, "fts3")
 
 
 def test_certificate_identity_and_tokens(https_fts3, test_state, operator, recorded_storage):

@@ -20,4 +20,7 @@ urlpatterns = [
     # FTS3's configuration API (its "config" role).
     re_path(r"^config/links/?$", config.link_collection, name="fts3-config-links"),
     re_path(r"^config/links/(?P<name>[^/]+)/?$", config.link_item, name="fts3-config-link"),
+    re_path(r"^config/se/?$", config.storage, name="fts3-config-se"),
+    re_path(r"^config/activity_shares/?$", config.share_collection, name="fts3-config-shares"),
+    re_path(r"^config/activity_shares/(?P<vo>[^/]+)/?$", config.share_item, name="fts3-config-vo-shares"),
 ]

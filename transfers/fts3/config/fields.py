@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
+from django.db import models
+
 
 class ConfigError(ValueError):
     """A configuration the service refuses, naming the field (``status``: 400, or 404 for a missing name)."""
@@ -52,3 +55,13 @@ def body_object(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ConfigError("body", "must be a JSON object")
     return body
+
+
+def full_clean(row: models.Model, fields: dict[str, str]) -> None:
+    """The model's own invariants, as every write path runs them; a violation named as the body names its
+    field (``fields``: model field -> body field)."""
+    try:
+        row.full_clean()
+    except ValidationError as exc:
+        field, messages = next(iter(exc.message_dict.items()))
+        raise ConfigError(fields.get(field, field), " ".join(messages)) from exc

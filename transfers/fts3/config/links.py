@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from ...choices import OptimizerMode
 from ...models import LinkLimit
 from ...services.common import enqueue_dispatch
-from .fields import ConfigError, body_object, integer, shown, storage_element
+from .fields import ConfigError, body_object, full_clean, integer, shown, storage_element
 
 # FTS3's t_link_config columns, as its REST API names them.
 FIELDS = (
@@ -122,6 +122,8 @@ def set_link_config(body: Any) -> LinkLimit:
         _tcp_buffer_size(body["tcp_buffer_size"])
     if "no_delegation" in body:
         _no_delegation(body["no_delegation"])
+    # The model's own checks too (a pair configured twice is its constraint's, reported on the source).
+    full_clean(row, {"source_se": "source", "dest_se": "destination", "__all__": "source"})
     try:
         with transaction.atomic():
             row.save()

@@ -18,7 +18,8 @@ from srcnet.roles import may_configure_transfers
 from ..auth import Caller
 from ..views import _error as error
 from ..views import fts_endpoint
-from . import links
+from . import links, shares
+from . import storage as se
 from .fields import ConfigError
 
 Handler = Callable[..., HttpResponse]
@@ -69,3 +70,29 @@ def link_item(request: HttpRequest, name: str) -> HttpResponse:
         links.delete_link_config(name)
         return no_content()
     return JsonResponse(links.link_dict(links.get_link_config(name)))
+
+
+@config_endpoint(("GET", "POST", "DELETE"))
+def storage(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        return JsonResponse(list(se.set_se_config(json_body(request))), safe=False)
+    if request.method == "DELETE":
+        se.delete_se_config(request.GET.get("se"))
+        return no_content()
+    return JsonResponse(se.se_configs(request.GET.get("se") or None))
+
+
+@config_endpoint(("GET", "POST"))
+def share_collection(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        return JsonResponse(shares.set_activity_shares(json_body(request)))
+    return JsonResponse(shares.activity_shares())
+
+
+@config_endpoint(("GET", "DELETE"))
+def share_item(request: HttpRequest, vo: str) -> HttpResponse:
+    vo = unquote(vo)
+    if request.method == "DELETE":
+        shares.delete_activity_shares(vo)
+        return no_content()
+    return JsonResponse(shares.vo_shares(vo))

@@ -3,7 +3,12 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from srcnet.roles import grant_submit_transfers, may_submit_transfers
+from srcnet.roles import (
+    grant_configure_transfers,
+    grant_submit_transfers,
+    may_configure_transfers,
+    may_submit_transfers,
+)
 from transfers.models import ClientIdentity
 
 
@@ -19,6 +24,12 @@ class Command(BaseCommand):
             help="also let the account submit transfers without being an operator (a service such as "
             "Rucio's conveyor)",
         )
+        parser.add_argument(
+            "--configurer",
+            action="store_true",
+            help="also let the account set link, storage and activity limits through /config without being "
+            "an admin (the push scheduler's service account)",
+        )
 
     def handle(self, *args, **options):  # type: ignore[no-untyped-def]
         if not options["dn"].startswith("/"):
@@ -29,5 +40,16 @@ class Command(BaseCommand):
         ClientIdentity.objects.update_or_create(dn=options["dn"], defaults={"user": user})
         if options["submitter"]:
             grant_submit_transfers(user)
-        role = " (may submit transfers)" if may_submit_transfers(user) else ""
+        if options["configurer"]:
+            grant_configure_transfers(user)
+        user = get_user_model().objects.get(pk=user.pk)  # permissions are cached on the instance
+        may = [
+            what
+            for what, allowed in (
+                ("submit transfers", may_submit_transfers(user)),
+                ("configure links, storage and shares", may_configure_transfers(user)),
+            )
+            if allowed
+        ]
+        role = f" (may {' and '.join(may)})" if may else ""
         self.stdout.write(f"{options['dn']} -> {user.get_username()}{role}")

@@ -260,9 +260,11 @@ def settle_and_audit(
     in_flight: int,
     since: float,
     timeout: float = 150,
+    by_endpoint: bool = False,
 ) -> FaultReport:
     """Wait (bounded) until every product is PLACED or FAILED, then check every invariant; the report is
-    appended to test-artifacts/reliability.json and returned for the test's assertions."""
+    appended to test-artifacts/reliability.json and returned for the test's assertions. ``sites`` are the
+    fault bench's (BINDING says which endpoint is which), or with ``by_endpoint`` keyed by endpoint name."""
     from replicas.choices import ProductState, ReplicaState
     from transfers.choices import TERMINAL_FILE_STATES, FileState
     from transfers.models import TransferFile
@@ -275,7 +277,7 @@ def settle_and_audit(
         time.sleep(0.5)
     report = FaultReport(fault=fault, products=len(products), in_flight=in_flight)
     report.recover_seconds = round(time.monotonic() - since, 1)
-    endpoint_site = {endpoint: sites[site] for endpoint, site in BINDING.items()}
+    endpoint_site = sites if by_endpoint else {endpoint: sites[site] for endpoint, site in BINDING.items()}
     dids = [p.did for p in products]
     rows = TransferFile.objects.filter(job__metadata__product__in=dids)
     for row in rows:

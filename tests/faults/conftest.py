@@ -52,8 +52,10 @@ WORKER_ENV = {
     "SRCNET_TRANSFER_LOST_AFTER": "8",
     "SRCNET_TRANSFER_UNCLAIMED_AFTER": "6",
     "SRCNET_REAP_INTERVAL": "2",
-    # The push loop stays out of the way: these tests push explicitly.
-    "SRCNET_PUSH_INTERVAL": "3600",
+    # The push loop runs as deployed: a cycle when a push job ends and every 2 s; a lane carries one product
+    # at a time, so the products a test pushes go out over the next cycles, faults or not.
+    "SRCNET_PUSH_INTERVAL": "2",
+    "SRCNET_PUSH_ON_SETTLE": "1",
     "SRCNET_OPTIMIZER_INTERVAL": "3600",
 }
 RESULTS = ARTIFACTS / "reliability.json"
@@ -200,7 +202,8 @@ def policy_to(*destinations: str) -> Any:
 
 
 def push_products(sites: dict[str, LocalSite], count: int, size: int = FILE_BYTES) -> list[Any]:
-    """Write ``count`` one-file products at the SDP and push each through the platform's push path."""
+    """Write ``count`` one-file products at the SDP and push each through the platform's push path (the
+    loop: what has no free lane now goes at a later cycle of the fault worker)."""
     from replicas.services import FileSpec, register_product
     from schedulers.services import push_product
     from topology.models import Telescope

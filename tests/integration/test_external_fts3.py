@@ -13,7 +13,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from replicas.choices import ProductState, ReplicaState
-from replicas.models import PolicyShare, ReplicaPolicy
+from replicas.models import PolicyShare, Replica, ReplicaPolicy
 from replicas.services import FileSpec, register_product
 from schedulers.external import poll_external_jobs
 from schedulers.fts3_transfertool import Fts3Transfertool
@@ -74,15 +74,19 @@ def test_replicas_settle_by_polling_the_external_fts3(celery_worker, bound_topol
         "good": register_product(
             scope="ska", name=good, telescope=to_uksrc, files=[FileSpec("f.ms", 2 * MIB, checksum)]
         ),
-        # Registered but never written at the SDP: the copy fails at the source. From the other telescope,
-        # so that its lane is free while the first product's copy holds SKA1-Low -> UKSRC.
+        # Registered but never written at the SDP: the copy fails at the source.
         "bad": register_product(
-            scope="ska",
-            name=bad,
-            telescope=Telescope.objects.get(name="SKA1-Mid"),
-            files=[FileSpec("f.ms", MIB, "0cc737eb")],
+            scope="ska", name=bad, telescope=to_uksrc, files=[FileSpec("f.ms", MIB, "0cc737eb")]
         ),
     }
+    # Pinned to AUSRC (as a re-route does), so that its lane is free while the first product's copy holds
+    # SKA1-Low -> UKSRC: a lane carries one product at a time until the poll settles it.
+    Replica.objects.create(
+        product=products["bad"],
+        endpoint=StorageEndpoint.objects.get(name="AUSRC_DISK"),
+        state=ReplicaState.PLANNED,
+        reason="pinned by the test",
+    )
     replicas = {k: push_product(product=p)[0] for k, p in products.items()}  # default_transfertool()
     rows = {k: ExternalJob.objects.get(metadata__replica_id=r.pk) for k, r in replicas.items()}
     for key, row in rows.items():

@@ -14,7 +14,15 @@ from .state import PROJECT_ROOT, StateDir
 
 def _cmd_up(args: argparse.Namespace) -> int:
     state = StateDir.named(args.state)
-    print(json.dumps(ensure_core(state)))
+    started: dict[str, object] = dict(ensure_core(state))
+    if args.rucio:
+        from .pki import ensure_client_cert
+        from .rucio import ensure_rucio, rucio_processes
+
+        cert, _ = ensure_client_cert(state, "rucio-conveyor")
+        started["rucio"] = ensure_rucio(state, usercert=cert).url
+        started["rucio_processes"] = rucio_processes(state)
+    print(json.dumps(started))
     return 0
 
 
@@ -26,8 +34,17 @@ def _cmd_down(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
+    """``runtime.json``, and every process the state recorded (``pids/``): its PID, whether it runs, and
+    the account it runs as."""
+    from .processes import account_of, is_alive, read_pid
+
     state = StateDir.named(args.state)
-    print(json.dumps(state.read_runtime(), indent=2))
+    processes = {}
+    for pid_path in sorted((state.path / "pids").glob("*.pid")):
+        pid = read_pid(state, pid_path.stem)
+        alive = is_alive(pid)
+        processes[pid_path.stem] = {"pid": pid, "running": alive, "account": account_of(pid) if alive else ""}
+    print(json.dumps({**state.read_runtime(), "processes": processes}, indent=2))
     return 0
 
 
@@ -66,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     for name, func in (("up", _cmd_up), ("down", _cmd_down), ("status", _cmd_status)):
         p = sub.add_parser(name)
         p.add_argument("--state", default="demo")
+        if name == "up":
+            p.add_argument(
+                "--rucio",
+                action="store_true",
+                help="also the Rucio server and its daemons (conveyor, judge; docs/rucio.md)",
+            )
         p.set_defaults(func=func)
     p = sub.add_parser("test", help="run the test suite against a private stack")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER)

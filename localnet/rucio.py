@@ -1,13 +1,15 @@
-"""A real Rucio 41.5.1 server on loopback, run from its own virtual environment (``.venv-rucio``).
+"""A real Rucio 41.5.1 server on loopback and its daemons, run from their own virtual environment
+(``.venv-rucio``).
 
 The server keeps its catalogue in a database of the state's private PostgreSQL (psycopg 3,
 ``postgresql+psycopg://``), is served by gunicorn on ``state.port(<key>)`` and is stopped by PID like every
-other local daemon. Its daemons (the conveyor's submitter, poller and finisher) are not long-running here:
-``rucio/conveyor.py`` runs them in-process, once per call, with the same configuration (see
-:func:`run_conveyor`).
+other local daemon. Its daemons (the conveyor's submitter, poller and finisher, the judge's evaluator and
+repairer) run beside it as long-running processes with the same configuration, started and stopped with it
+(``localnet.rucio_daemons``): a rule made with the ordinary ``rucio`` client is carried out with no further
+step. Server and daemons run as the unprivileged ``rucio`` account when we are root.
 
 One state can hold several Rucio instances (the test state is shared by several pytest runs at once):
-``instance`` names the database (``rucio_<state>[_<instance>]``), the port key, the folder and the PID file.
+``instance`` names the database (``rucio_<state>[_<instance>]``), the port key, the folder and the PID files.
 """
 
 from __future__ import annotations
@@ -15,18 +17,21 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import string
 import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .postgres import ensure_postgres
 from .processes import ServiceError, port_open, run, running, start_daemon, stop_daemon
+from .rucio_daemons import start_daemons, stop_daemons
 from .state import PROJECT_ROOT, StateDir
+from .users import RUCIO_ACCOUNT, chown_tree, grant_traversal, service_account
 
 RUCIO_VENV = Path(os.environ.get("SRCNET_RUCIO_VENV", str(PROJECT_ROOT / ".venv-rucio")))
 RUCIO_TREE = PROJECT_ROOT / "rucio"
@@ -56,6 +61,16 @@ class RucioServer:
             "account": self.account,
             "username": self.username,
             "password": self.password,
+        }
+
+    def platform_env(self) -> dict[str, str]:
+        """The platform's settings that point it at this server (``RucioAdapter.from_env``): with them, the
+        Celery beat's ``replicas.follow_rucio_rules`` follows its rules into replicas."""
+        return {
+            "SRCNET_RUCIO_URL": self.url,
+            "SRCNET_RUCIO_ACCOUNT": self.account,
+            "SRCNET_RUCIO_USERNAME": self.username,
+            "SRCNET_RUCIO_PASSWORD": self.password,
         }
 
 
@@ -117,10 +132,24 @@ def _credentials(folder: Path) -> dict[str, str]:
     return creds
 
 
-def _render(template: str, target: Path, values: Mapping[str, str]) -> None:
+def _render(template: str, target: Path, values: Mapping[str, str]) -> bool:
+    """Write ``target`` from the template; True if its text changed."""
     text = string.Template((RUCIO_TREE / "etc" / template).read_text()).substitute(values)
+    changed = not target.exists() or target.read_text() != text
     target.write_text(text)
     target.chmod(0o600)
+    return changed
+
+
+def _usercert_copy(folder: Path, usercert: Path | None) -> Path | None:
+    """The conveyor's certificate as the daemons' account may read it: a copy of its own (0600). Without
+    ``usercert``, the copy an earlier call made (if any) stays in use."""
+    copy = folder / "usercert.pem"
+    if usercert is None:
+        return copy if copy.exists() else None
+    shutil.copyfile(usercert, copy)
+    copy.chmod(0o600)
+    return copy
 
 
 def rucio_env(server: RucioServer) -> dict[str, str]:
@@ -131,6 +160,7 @@ def rucio_env(server: RucioServer) -> dict[str, str]:
     env["RUCIO_CONFIG"] = str(server.config)
     env["PYTHONPATH"] = str(POLICY_PATH)
     env["PYTHONUNBUFFERED"] = "1"
+    env["HOME"] = str(Path(server.config).parent)
     return env
 
 
@@ -150,13 +180,19 @@ def ensure_rucio(
     usercert: Path | None = None,
     workers: int = 2,
     fresh: bool = False,
+    daemons: bool = True,
 ) -> RucioServer:
-    """Create (once), configure and start the local Rucio server unless it runs; return how to reach it.
+    """Create (once), configure and start the local Rucio server and its daemons unless they run; return
+    how to reach the server.
 
     ``fresh`` stops the instance and drops its database first (an empty catalogue, for a test session).
     ``usercert`` (a PEM with certificate and key) becomes ``[conveyor] usercert``: the client certificate
-    the conveyor presents to an ``https://`` FTS3 endpoint."""
+    the conveyor presents to an ``https://`` FTS3 endpoint; a later call without it keeps it (a fresh one
+    drops it). Daemons that run with another configuration start again. ``daemons=False`` starts the
+    server alone.
+    Whatever this call started is stopped again if the instance does not come up."""
     database, port_key, daemon = _names(state, instance)
+    account = service_account(RUCIO_ACCOUNT)
     folder = state.sub("rucio", daemon)
     logdir = state.sub("rucio", daemon, "log")
     port = state.port(port_key)
@@ -170,8 +206,11 @@ def ensure_rucio(
         folder / "alembic.ini",
         folder / "rucio-client.cfg",
     )
-    conveyor_extra = f"usercert = {usercert}\n" if usercert else ""
-    _render(
+    if fresh and usercert is None:
+        (folder / "usercert.pem").unlink(missing_ok=True)
+    cert_copy = _usercert_copy(folder, usercert)
+    conveyor_extra = f"usercert = {cert_copy}\n" if cert_copy else ""
+    config_changed = _render(
         "rucio.cfg.in",
         config,
         {
@@ -190,6 +229,11 @@ def ensure_rucio(
         {"script_location": str(site_packages / "db" / "sqla" / "migrate_repo"), "database_url": db_url},
     )
     _render("rucio-client.cfg.in", client_config, {"url": url, **creds})
+    if account is not None:
+        # The server and the daemons read their configuration (and the conveyor's certificate) as rucio.
+        chown_tree(folder, account)
+        grant_traversal(account, rucio_python())
+        grant_traversal(account, RUCIO_TREE / "conveyor.py")
     server = RucioServer(
         url=url,
         account=ROOT_ACCOUNT,
@@ -199,11 +243,34 @@ def ensure_rucio(
         client_config=client_config,
         database=database,
     )
+
+    def heartbeats() -> set[int]:
+        rows = _psql(pg_port, database, "SELECT DISTINCT pid FROM rucio.heartbeats")
+        return {int(pid) for pid in rows.split()}
+
+    def start_the_daemons() -> None:
+        if daemons:
+            start_daemons(
+                state,
+                daemon,
+                venv=RUCIO_VENV,
+                env=rucio_env(server),
+                cwd=folder,
+                account=account,
+                heartbeats=heartbeats,
+            )
+
     if fresh:
+        stop_daemons(state, daemon)
         stop_daemon(state, daemon, timeout=20)
         _psql(pg_port, "postgres", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
     elif running(state, daemon) and port_open(port) and ping(url):
+        if config_changed:
+            # Daemons read their configuration once: those of an older one (another usercert) start again.
+            stop_daemons(state, daemon)
+        start_the_daemons()
         return server
+    stop_daemons(state, daemon)
     stop_daemon(state, daemon, timeout=20)
     _ensure_database(pg_port, database)
     if not _bootstrapped(pg_port, database):
@@ -233,10 +300,17 @@ def ensure_rucio(
         "-",
         "rucio.web.rest.flaskapi.v1.main:application",
     ]
-    pid = start_daemon(state, daemon, argv, env=rucio_env(server), cwd=folder, log_name=f"{daemon}.log")
+    pid = start_daemon(
+        state, daemon, argv, env=rucio_env(server), cwd=folder, log_name=f"{daemon}.log", user=account
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if ping(url):
+            try:
+                start_the_daemons()
+            except BaseException:
+                stop_daemon(state, daemon, timeout=20)
+                raise
             return server
         if not running(state, daemon):
             break
@@ -247,60 +321,34 @@ def ensure_rucio(
 
 
 def stop_rucio(state: StateDir, *, instance: str | None = None) -> bool:
-    """Stop the instance's gunicorn (master PID; it stops its workers). True if it was running."""
-    return stop_daemon(state, _names(state, instance)[2], timeout=20)
+    """Stop the instance's daemons, then its gunicorn (master PID; it stops its workers), each by its PID
+    file. True if the server was running."""
+    name = _names(state, instance)[2]
+    stop_daemons(state, name)
+    return stop_daemon(state, name, timeout=20)
+
+
+def _recorded(state: StateDir) -> list[str]:
+    folder = state.path / "pids"
+    if not folder.exists():
+        return []
+    stems = (p.stem for p in folder.glob("rucio*.pid"))
+    return sorted(stem for stem in stems if stem.split(".")[0] == "rucio" or stem.startswith("rucio-"))
 
 
 def rucio_daemons(state: StateDir) -> list[str]:
     """PID-file names of the Rucio servers this state started (``rucio``, ``rucio-<instance>``)."""
-    folder = state.path / "pids"
-    if not folder.exists():
-        return []
-    return sorted(
-        p.stem for p in folder.glob("rucio*.pid") if p.stem == "rucio" or p.stem.startswith("rucio-")
-    )
+    return [name for name in _recorded(state) if "." not in name]
+
+
+def rucio_processes(state: StateDir) -> list[str]:
+    """PID-file names of every Rucio process this state started: servers and their daemons
+    (``rucio.conveyor-submitter``, ``rucio-<instance>.judge-evaluator``, ...)."""
+    return _recorded(state)
 
 
 def stop_all_rucio(state: StateDir) -> list[str]:
-    """Stop every Rucio server of this state, each by its own PID file; the names of those that ran."""
-    return [name for name in rucio_daemons(state) if stop_daemon(state, name, timeout=20)]
-
-
-def run_conveyor(
-    server: RucioServer,
-    *,
-    rounds: int = 1,
-    until_rules: Sequence[str] = (),
-    timeout: float = 120.0,
-    usercert: Path | None = None,
-    env: Mapping[str, str] | None = None,
-) -> dict[str, object]:
-    """Run the real conveyor daemons (submitter, poller, finisher) in-process inside ``.venv-rucio``.
-
-    ``rucio/conveyor.py`` runs ``rounds`` cycles, or with ``until_rules`` until every listed rule has left
-    REPLICATING (or ``timeout``); it prints one JSON summary line, returned here. ``usercert`` (PEM with
-    certificate and key) is what the conveyor presents to ``https://`` FTS3 endpoints: it goes into a copy
-    of the server's configuration (``[conveyor] usercert``, the section rucio.cfg ends with)."""
-    argv = [str(rucio_python()), str(RUCIO_TREE / "conveyor.py"), "--rounds", str(rounds)]
-    argv += ["--timeout", str(timeout)]
-    for rule in until_rules:
-        argv += ["--until-rule", rule]
-    full_env = rucio_env(server)
-    if usercert:
-        conveyor_cfg = Path(server.config).with_name("rucio-conveyor.cfg")
-        lines = Path(server.config).read_text().splitlines()
-        text = "\n".join(line for line in lines if not line.startswith("usercert =")).rstrip("\n")
-        conveyor_cfg.write_text(f"{text}\nusercert = {usercert}\n")
-        conveyor_cfg.chmod(0o600)
-        full_env["RUCIO_CONFIG"] = str(conveyor_cfg)
-    full_env.update(env or {})
-    proc = subprocess.run(
-        argv, env=full_env, capture_output=True, text=True, check=False, timeout=timeout + 60, cwd=RUCIO_TREE
-    )
-    log = Path(server.config).parent / "log" / "conveyor.log"
-    with open(log, "a") as fh:
-        fh.write(proc.stderr)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise ServiceError(f"conveyor run failed ({proc.returncode}): {proc.stderr.strip()[-3000:]}")
-    return dict(json.loads(lines[-1]))
+    """Stop every Rucio process of this state, each by its own PID file, the daemons before the servers;
+    the names of those that ran."""
+    names = sorted(_recorded(state), key=lambda name: "." not in name)
+    return [name for name in names if stop_daemon(state, name, timeout=20)]

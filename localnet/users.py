@@ -1,6 +1,6 @@
 """Service accounts: commands run as their own account when we are root (initdb and xrootd refuse root),
-and the platform's own processes (Celery workers, the web server, the FTS3 service) run as the unprivileged
-``srcnet`` account, never as root."""
+the platform's own processes (Celery workers, the web server, the FTS3 service) run as the unprivileged
+``srcnet`` account, and the Rucio server and its daemons as ``rucio``: never as root."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from typing import Any
 
 # The account the platform's processes run as in the local network (Ansible creates the same one).
 SERVICE_ACCOUNT = "srcnet"
+# The account of the local Rucio server and its daemons (they hold the conveyor's client certificate).
+RUCIO_ACCOUNT = "rucio"
 
 
 def as_root() -> bool:
@@ -45,13 +47,14 @@ def require_binary(name: str) -> str:
     return found
 
 
-def service_account() -> str | None:
-    """The account the platform's processes run as: ``srcnet`` (a system account, created the first time)
-    when we are root; None when we are not (they then run as the invoking user, who is unprivileged)."""
+def service_account(name: str = SERVICE_ACCOUNT) -> str | None:
+    """The account a service runs as: ``name`` (a system account, created the first time; the platform's
+    ``srcnet`` unless named) when we are root; None when we are not (it then runs as the invoking user,
+    who is unprivileged)."""
     if not as_root():
         return None
     try:
-        pwd.getpwnam(SERVICE_ACCOUNT)
+        pwd.getpwnam(name)
     except KeyError:
         subprocess.run(
             [
@@ -63,12 +66,12 @@ def service_account() -> str | None:
                 "--no-create-home",
                 "--shell",
                 "/usr/sbin/nologin",
-                SERVICE_ACCOUNT,
+                name,
             ],
             check=True,
             capture_output=True,
         )
-    return SERVICE_ACCOUNT
+    return name
 
 
 def can_reach(user: str, path: Path) -> bool:

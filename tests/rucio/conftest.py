@@ -1,4 +1,5 @@
-"""A real Rucio 41.5.1 server (gunicorn, PostgreSQL) for the test session, and the adapter on it.
+"""A real Rucio 41.5.1 server (gunicorn, PostgreSQL) with its daemons running, for the test session, and
+the adapter on it; for the end-to-end tests, the platform's FTS3 service and a worker that follows Rucio.
 
 The server's database is named after the Django test database (``SRCNET_DB_TEST_NAME``), so several
 pytest runs sharing the ``test`` state do not share a Rucio catalogue. Tests use fresh scopes and names;
@@ -14,14 +15,24 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 
+from localnet.pki import ensure_client_cert
 from localnet.rucio import RucioServer, ensure_rucio, stop_rucio
 from localnet.state import StateDir
 from replicas.rucio import RucioAdapter, RucioConfig
+from srcnet.roles import grant_submit_transfers
+from topology.models import StorageEndpoint
+from transfers.models import ClientIdentity
 
 from ..integration.conftest import bound_topology  # noqa: F401 (the fixture, for the end-to-end tests)
+from .fts3_service import Fts3Service, TransferWorker, isolated_env
+from .helpers import SITES
 
 FTS_PLACEHOLDER = "https://127.0.0.1:1"
+CONVEYOR_IDENTITY = "rucio-conveyor"
+# How often the end-to-end tests' worker follows Rucio's rules into replicas (seconds).
+FOLLOW_INTERVAL = "1"
 
 
 def rucio_instance() -> str:
@@ -31,8 +42,11 @@ def rucio_instance() -> str:
 
 @pytest.fixture(scope="session")
 def rucio_server(test_state: StateDir) -> Iterator[RucioServer]:
-    """A fresh catalogue per session: rules and requests of earlier runs must not reach this run's FTS3."""
-    server = ensure_rucio(test_state, instance=rucio_instance(), fresh=True)
+    """A fresh catalogue per session (rules and requests of earlier runs must not reach this run's FTS3),
+    and the server's daemons running until the session ends: the conveyor presents the certificate of
+    ``rucio-conveyor`` to the FTS3 endpoint."""
+    usercert, _ = ensure_client_cert(test_state, CONVEYOR_IDENTITY)
+    server = ensure_rucio(test_state, instance=rucio_instance(), usercert=usercert, fresh=True)
     yield server
     stop_rucio(test_state, instance=rucio_instance())
 
@@ -61,3 +75,39 @@ def scope(rucio: RucioAdapter) -> Iterator[str]:
         did_name = did if isinstance(did, str) else did["name"]
         for rule in rucio.client.list_did_rules(name, did_name):
             rucio.client.delete_replication_rule(rule["id"], purge_replicas=False)
+
+
+@pytest.fixture(scope="session")
+def fts3_service(test_state, django_db_setup, rucio_server: RucioServer) -> Iterator[Fts3Service]:  # type: ignore[no-untyped-def]
+    """The platform's FTS3 service over HTTPS, and its worker. The worker's beat also follows this Rucio
+    server's rules into replicas (``replicas.follow_rucio_rules``) every second, as a deployment's does."""
+    env = isolated_env(test_state, str(settings.DATABASES["default"]["NAME"]), f"srcnet-rucio-{os.getpid()}")
+    env.update(rucio_server.platform_env())
+    env["SRCNET_RUCIO_FOLLOW_INTERVAL"] = FOLLOW_INTERVAL
+    worker = TransferWorker(test_state, env)
+    try:
+        service = Fts3Service(test_state, env)
+        try:
+            yield service
+        finally:
+            service.stop()
+    finally:
+        worker.stop()
+
+
+@pytest.fixture
+def conveyor_cert(test_state, transactional_db):  # type: ignore[no-untyped-def]
+    """The conveyor's client certificate, its DN mapped to a platform user allowed to submit."""
+    pem, dn = ensure_client_cert(test_state, CONVEYOR_IDENTITY)
+    user = User.objects.create_user(CONVEYOR_IDENTITY)
+    grant_submit_transfers(user)
+    ClientIdentity.objects.create(dn=dn, user=user)
+    return pem
+
+
+@pytest.fixture
+def rucio_sites(bound_topology, fts3_service, rucio: RucioAdapter):  # type: ignore[no-untyped-def]  # noqa: F811
+    """The local XRootD sites as RSEs whose FTS3 endpoint is this run's service."""
+    eps = list(StorageEndpoint.objects.filter(name__in=SITES).select_related("site"))
+    rucio.sync_endpoints(eps, fts_url=fts3_service.url)
+    return bound_topology

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import zlib
 
+from localnet.xrootd import LocalSite
 from replicas.models import DataProduct
 from replicas.services import FileSpec, register_product
 from topology.models import StorageEndpoint, Telescope
+
+from ..integration.conftest import put_file, unique
 
 # The three endpoints the integration tests run real XRootD servers for.
 SITES = ("SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK")
@@ -37,4 +40,22 @@ def make_product(scope: str, name: str = "obs-0001", files: int = 2, size: int =
     ]
     return register_product(
         scope=scope, name=name, telescope=Telescope.objects.get(name="SKA1-Low"), files=specs, priority=4
+    )
+
+
+def product_on_disk(
+    sites: dict[str, LocalSite], scope: str, files: dict[str, int], *, missing: tuple[str, ...] = ()
+) -> DataProduct:
+    """A product whose files (random bytes of the given sizes) lie on the local SKA1-LOW_SDP site, except
+    those in ``missing``: registered with a made-up checksum, never written."""
+    name = unique("obs")
+    specs = []
+    for fname, size in files.items():
+        relative = f"{scope}/{name}/{fname}"
+        if fname in missing:
+            specs.append(FileSpec(fname, size, "0badc0de"))
+        else:
+            specs.append(FileSpec(fname, size, put_file(sites["SKA1-LOW_SDP"], relative, size)))
+    return register_product(
+        scope=scope, name=name, telescope=Telescope.objects.get(name="SKA1-Low"), files=specs, priority=3
     )

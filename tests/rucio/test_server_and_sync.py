@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from localnet.rucio import ensure_rucio, ping, rucio_daemons, stop_rucio
+from localnet.processes import account_of, is_alive, read_pid
+from localnet.rucio import ensure_rucio, ping, rucio_daemons, rucio_processes, stop_rucio
+from localnet.rucio_daemons import process_names
 from replicas.rucio import RucioAdapter, RucioAdapterError
 from replicas.rucio_sync import distance_from_path
 from topology.models import NetworkPath
 
+from ..conftest import wait_until
 from .conftest import FTS_PLACEHOLDER, rucio_instance
 from .helpers import SITES, point_at_loopback
 
@@ -118,15 +123,37 @@ def test_bad_endpoint_name_is_refused_before_anything_is_created(reference_topol
     assert not rucio.rse_exists("bad rse")
 
 
-def test_a_second_instance_runs_beside_and_stops_by_its_pid(rucio_server, test_state) -> None:
+def _daemon_pids(state, server_name: str) -> dict[str, int | None]:  # type: ignore[no-untyped-def]
+    return {name: read_pid(state, name) for name in process_names(server_name)}
+
+
+def test_a_second_instance_runs_beside_with_its_daemons_and_stops_by_their_pids(
+    rucio_server, test_state
+) -> None:
     other = f"{rucio_instance()}_b"
     server = ensure_rucio(test_state, instance=other, fresh=True)
+    name = "rucio-" + other
+    daemons = _daemon_pids(test_state, name)
     try:
         assert server.url != rucio_server.url and server.database != rucio_server.database
         assert ping(server.url) == "41.5.1"
-        assert {"rucio-" + rucio_instance(), "rucio-" + other} <= set(rucio_daemons(test_state))
+        assert {"rucio-" + rucio_instance(), name} <= set(rucio_daemons(test_state))
+        # Its five daemons run as long-running processes, each with its PID file and log, unprivileged.
+        assert len(daemons) == 5 and all(is_alive(pid) for pid in daemons.values()), daemons
+        assert set(process_names(name)) <= set(rucio_processes(test_state))
+        for process, pid in daemons.items():
+            assert account_of(pid) == ("rucio" if os.geteuid() == 0 else account_of(os.getpid()))
+            log = test_state.path / "log" / f"{process}.log"
+            wait_until(
+                lambda log=log: "Daemon started" in log.read_text(), timeout=10, what=f"{log} to say so"
+            )
+        # The session's own daemons are other processes.
+        assert not set(daemons.values()) & set(_daemon_pids(test_state, "rucio-" + rucio_instance()).values())
     finally:
         assert stop_rucio(test_state, instance=other)
     assert ping(server.url) is None
     assert ping(rucio_server.url) == "41.5.1"
-    assert "rucio-" + other not in rucio_daemons(test_state)
+    assert name not in rucio_daemons(test_state)
+    assert not any(is_alive(pid) for pid in daemons.values())
+    assert not set(process_names(name)) & set(rucio_processes(test_state))
+    assert all(is_alive(pid) for pid in _daemon_pids(test_state, "rucio-" + rucio_instance()).values())

@@ -38,27 +38,24 @@ def _plt() -> Any:
     return plt
 
 
-def write_real_report(c: Campaign) -> list[Path]:
-    from .services import report_dir
-
-    out = report_dir(c.pk)
-    out.mkdir(parents=True, exist_ok=True)
+def _write_samples(c: Campaign, out: Path, *, time_label: str) -> list[Path]:
+    """samples.csv (the time series, achieved bytes per destination), rate.png (achieved vs target rate)
+    and destinations.png (achieved vs planned per destination) from the campaign's samples."""
     samples = list(c.samples.all())
+    destinations = list(dict.fromkeys(c.destinations))
     with open(out / "samples.csv", "w", newline="") as fh:
         writer = csv.writer(fh)
-        destinations = list(c.destinations)
         writer.writerow(CSV_COLUMNS + [f"{d}_achieved_bytes" for d in destinations])
         for s in samples:
             row = [getattr(s, col) for col in CSV_COLUMNS]
             row += [s.per_destination.get(d, {}).get("achieved", 0) for d in destinations]
             writer.writerow(row)
-    (out / "summary.json").write_text(json.dumps(c.summary, indent=2, default=str))
     plt = _plt()
     wall = [s.wall_seconds for s in samples]
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.plot(wall, [s.target_rate_bps / 1e6 for s in samples], label="target", linestyle="--")
     ax.plot(wall, [s.achieved_rate_bps / 1e6 for s in samples], label="achieved")
-    ax.set_xlabel("seconds since start")
+    ax.set_xlabel(time_label)
     ax.set_ylabel("Mbit/s")
     ax.set_title(f"{c.name}: achieved vs target rate")
     ax.legend()
@@ -66,7 +63,7 @@ def write_real_report(c: Campaign) -> list[Path]:
     fig.savefig(out / "rate.png")
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(8, 4))
-    for d in c.destinations:
+    for d in destinations:
         ax.plot(wall, [s.per_destination.get(d, {}).get("achieved", 0) / 1e6 for s in samples], label=f"{d}")
         ax.plot(
             wall,
@@ -74,35 +71,33 @@ def write_real_report(c: Campaign) -> list[Path]:
             linestyle="--",
             label=f"{d} planned",
         )
-    ax.set_xlabel("seconds since start")
+    ax.set_xlabel(time_label)
     ax.set_ylabel("MB delivered")
     ax.set_title(f"{c.name}: per destination")
     ax.legend()
     fig.tight_layout()
     fig.savefig(out / "destinations.png")
     plt.close(fig)
-    return [out / n for n in ("samples.csv", "summary.json", "rate.png", "destinations.png")]
+    return [out / n for n in ("samples.csv", "rate.png", "destinations.png")]
 
 
-def write_simulated_report(c: Campaign) -> list[Path]:
-    """The simulator wrote report.md, summary.json and its plots; add the campaign's comparison."""
+def write_real_report(c: Campaign) -> list[Path]:
     from .services import report_dir
 
     out = report_dir(c.pk)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(c.summary, indent=2, default=str))
+    return [out / "summary.json", *_write_samples(c, out, time_label="seconds since start")]
+
+
+def write_simulated_report(c: Campaign) -> list[Path]:
+    """The simulator wrote report.md, summary.json and its plots; add the campaign's own score and its
+    time series (in simulated seconds)."""
+    from .services import report_dir
+
+    out = report_dir(c.pk)
+    out.mkdir(parents=True, exist_ok=True)
     (out / "campaign.json").write_text(
         json.dumps({k: v for k, v in c.summary.items() if k != "simulator"}, indent=2, default=str)
     )
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.bar(["target", "achieved"], [c.target_rate_bps / 1e9, c.summary["achieved_rate_bps"] / 1e9])
-    ax.set_ylabel("Gbit/s (mean over the campaign)")
-    ax.set_title(f"{c.name}: achieved vs target rate (simulated)")
-    fig.tight_layout()
-    fig.savefig(out / "rate.png")
-    plt.close(fig)
-    with open(out / "samples.csv", "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["source", "sent_bytes"])
-        for source, sent in sorted(c.summary.get("sent_bytes", {}).items()):
-            writer.writerow([source, sent])
-    return [out / "campaign.json", out / "rate.png", out / "samples.csv"]
+    return [out / "campaign.json", *_write_samples(c, out, time_label="simulated seconds since start")]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import random
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from .models import PARAMETER_FIELDS, Campaign, CampaignProduct, CampaignSample
+from .scoring import percentile
+from .workload import Workload
 
 TICK_SECONDS = 2.0
 # One tick generates at most this many products; a backlog is caught up by the next ticks.
@@ -67,6 +69,8 @@ def advance(campaign_id: int, generation: int) -> str:
     if Campaign.objects.filter(pk=campaign_id, state=Campaign.State.RECURRING).exists():
         return "recurring"  # a template never runs itself: its runs do
     if mode == Campaign.Mode.SIMULATED:
+        from .simulated import run_simulated
+
         return run_simulated(campaign_id)
     return tick(campaign_id, generation)
 
@@ -249,7 +253,7 @@ def tick(campaign_id: int, generation: int) -> str:
             c.save(update_fields=["summary"])
             drained = sample.complete + sample.failed >= sample.products
             waited = (now - datetime.fromisoformat(drain_started)).total_seconds()
-            if drained or waited > max(120.0, c.duration_seconds):
+            if drained or waited > c.drain_seconds():
                 finish(c, sample)
                 return "finished"
         transaction.on_commit(lambda: _enqueue(campaign_id, generation, countdown=TICK_SECONDS))
@@ -277,7 +281,10 @@ def _source_endpoint(name: str) -> Any:
 
 
 def _generate(c: Campaign) -> None:
-    """Write, register and push products until the bytes offered reach the target curve."""
+    """Write, register and push products until the bytes offered reach the target curve.
+
+    Which products, from where, to where and of what sizes is ``campaigns.workload``'s, the same for a
+    simulated campaign."""
     from localnet.synthetic import write_file
     from replicas.choices import ReplicaState
     from replicas.models import Replica
@@ -285,20 +292,17 @@ def _generate(c: Campaign) -> None:
     from schedulers.services import request_push_cycle
     from topology.models import StorageEndpoint, Telescope
 
-    owed = c.planned_bytes_at(c.active_seconds)
+    due = Workload.of(c).due(c.generated_bytes, c.products_created, c.active_seconds)
     made = 0
-    while c.generated_bytes < owed and made < MAX_PRODUCTS_PER_TICK:
-        index = c.products_created
-        rng = random.Random(c.pk * 1_000_003 + index)  # reproducible sizes and contents
-        source = _source_endpoint(c.sources[index % len(c.sources)])
-        destination = StorageEndpoint.objects.get(name=c.destinations[index % len(c.destinations)])
-        name = f"{product_prefix(c)}-{index:06d}"
+    for planned in islice(due, MAX_PRODUCTS_PER_TICK):
+        source = _source_endpoint(planned.source)
+        destination = StorageEndpoint.objects.get(name=planned.destination)
+        name = f"{product_prefix(c)}-{planned.index:06d}"
         specs = []
-        for part in range(c.files_per_product):
-            size = rng.randint(c.min_file_bytes, c.max_file_bytes)
+        for part, f in enumerate(planned.files):
             file_name = f"{name}.part{part}.dat"
             url = source.url("root", f"{SCOPE}/{name}/{file_name}")
-            specs.append(FileSpec(file_name, size, write_file(url, size, seed=rng.randrange(1 << 30))))
+            specs.append(FileSpec(file_name, f.size_bytes, write_file(url, f.size_bytes, seed=f.seed)))
         product = register_product(
             scope=SCOPE,
             name=name,
@@ -306,16 +310,19 @@ def _generate(c: Campaign) -> None:
             files=specs,
             source=source,
         )
-        size_bytes = sum(s.size_bytes for s in specs)
         CampaignProduct.objects.create(
-            campaign=c, product=product, destination=destination.name, index=index, size_bytes=size_bytes
+            campaign=c,
+            product=product,
+            destination=destination.name,
+            index=planned.index,
+            size_bytes=planned.size_bytes,
         )
         # The campaign chooses the destination, not the telescope's policy: a PLANNED first copy pins
         # it, and the push loop plans the product onto that lane (streams, files, slot) like any other.
         Replica.objects.create(
             product=product, endpoint=destination, state=ReplicaState.PLANNED, reason=f"campaign {c.name}"
         )
-        c.generated_bytes += size_bytes
+        c.generated_bytes += planned.size_bytes
         c.products_created += 1
         made += 1
     if made:
@@ -356,7 +363,6 @@ def score(c: Campaign) -> dict[str, Any]:
             entry["failed"] += 1
     complete = sum(e["complete"] for e in per.values())
     failed = sum(e["failed"] for e in per.values())
-    latencies.sort()
     return {
         "products": len(links),
         "complete": complete,
@@ -365,8 +371,9 @@ def score(c: Campaign) -> dict[str, Any]:
         "offered_bytes": sum(e["offered"] for e in per.values()),
         "success_rate": complete / (complete + failed) if complete + failed else None,
         "latency_seconds": {
-            "p50": latencies[len(latencies) // 2] if latencies else None,
-            "max": latencies[-1] if latencies else None,
+            "p50": percentile(latencies, 0.5),
+            "p90": percentile(latencies, 0.9),
+            "max": max(latencies, default=None),
         },
         "per_destination": per,
     }
@@ -382,8 +389,8 @@ def record_sample(c: Campaign, *, now: Any = None) -> CampaignSample:
     else:
         rate = 0.0
     planned = c.planned_bytes_at(c.active_seconds)
-    share = planned / max(len(c.destinations), 1)
-    per = {d: {**e, "planned": int(share)} for d, e in s["per_destination"].items()}
+    shares = Workload.of(c).destination_shares()
+    per = {d: {**e, "planned": int(planned * shares.get(d, 0.0))} for d, e in s["per_destination"].items()}
     return CampaignSample.objects.create(
         campaign=c,
         elapsed_seconds=c.active_seconds,
@@ -448,72 +455,3 @@ def clean_up(campaign_id: int) -> int:
                 removed += int(status.ok)
         product.delete()
     return removed
-
-
-# --- simulated campaigns --------------------------------------------------------------------------------
-
-
-def run_simulated(campaign_id: int) -> str:
-    """Run the flow-level simulator for the campaign's duration; keep the summary the simulator wrote."""
-    from schedulers.simulations import SimulationRequest, SimulationRequestError, read_summary, run_simulation
-
-    c = Campaign.objects.get(pk=campaign_id)
-    if c.start_at and c.start_at > timezone.now() and c.state == Campaign.State.SCHEDULED:
-        _enqueue(campaign_id, c.generation, eta=c.start_at)
-        return "scheduled"
-    now = timezone.now()
-    if not Campaign.objects.filter(pk=campaign_id, state=Campaign.State.SCHEDULED).update(
-        state=Campaign.State.RUNNING, started=now
-    ):
-        return "not scheduled"  # a redelivered message: the first delivery owns the run
-    out = report_dir(campaign_id)
-    try:
-        run_simulation(
-            SimulationRequest(
-                scenario=c.scenario,
-                days=c.duration_seconds / 86400,
-                topology=c.topology,
-                mean_size_gb=c.mean_product_bytes() / 1e9,
-                with_lp=False,
-            ),
-            out,
-        )
-    except (SimulationRequestError, OSError) as exc:
-        Campaign.objects.filter(pk=campaign_id).update(
-            state=Campaign.State.FAILED, error=str(exc), finished=timezone.now()
-        )
-        return "failed"
-    simulator = read_summary(out)
-    c.refresh_from_db()
-    c.summary = simulated_score(c, simulator)
-    c.state, c.finished = Campaign.State.FINISHED, timezone.now()
-    c.active_seconds = c.duration_seconds
-    c.save()
-    from .report import write_simulated_report
-
-    write_simulated_report(c)
-    return "finished"
-
-
-def simulated_score(c: Campaign, simulator: list[dict[str, Any]]) -> dict[str, Any]:
-    """The campaign's view of the simulator's numbers: no figure is recomputed, only summed and compared."""
-    run = simulator[0] if simulator else {}
-    sources = set(c.sources)
-    sent = {k: v for k, v in (run.get("sent_bytes") or {}).items() if not sources or k in sources}
-    sent = sent or dict(run.get("sent_bytes") or {})
-    achieved = float(sum(sent.values()))
-    return {
-        "simulator": simulator,
-        "scenario": run.get("name"),
-        "planned_bytes": int(c.planned_bytes_at(c.duration_seconds)),
-        "target_rate_bps": c.target_rate_bps,
-        "achieved_bytes": achieved,
-        "achieved_rate_bps": achieved * 8 / c.duration_seconds,
-        "sent_bytes": sent,
-        "delivered_bytes": run.get("delivered_bytes") or {},
-        "products": run.get("products"),
-        "complete": run.get("completed"),
-        "latency_hours": run.get("latency_hours") or {},
-        "success_rate": (run.get("completed") or 0) / run["products"] if run.get("products") else None,
-        "wall_seconds": run.get("wall_s"),
-    }

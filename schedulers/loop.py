@@ -38,8 +38,8 @@ from .enforcement import enforce_links, hop_links
 from .models import PathMeasurement, PushCycle
 from .planning.dispatch import JobHints, due_legs, job_hints
 from .planning.lanes import lane_demands
+from .planning.pinning import pinned_policy, pinned_topology
 from .planning.planner import plan
-from .planning.policies import PolicyKind
 from .planning.policies import ReplicaPolicy as PlannerPolicy
 from .planning.types import (
     Leg,
@@ -253,20 +253,14 @@ def _pinned_plan(
     telescope = stored.telescope.name
     srcs = {s.name for s in topology.sites if not s.is_distribution_centre}
     plannable = [p for p in products if p.destination in srcs and topology.path(telescope, p.destination)]
-    pins = {p.destination for p in plannable}
-    sites = tuple(
-        s if s.is_distribution_centre else replace(s, share_weight=1.0 if s.name in pins else 0.0)
-        for s in topology.sites
-    )
-    pinned_topology = replace(topology, sites=sites)
-    policy = planner_policy(stored, pinned_topology)
-    if policy.kind != PolicyKind.DISTRIBUTION:
-        policy = replace(policy, kind=PolicyKind.ONE_REPLICA)
+    # The same pinned planning as a simulated campaign's (planning.pinning).
+    weighed = pinned_topology(topology, {p.destination for p in plannable if p.destination})
+    policy = pinned_policy(planner_policy(stored, weighed))
     outside = [p for p in products if p not in plannable]
     if not plannable:
         empty = Plan(lanes=(), legs=(), events=(), replicas={}, degraded_level={})
         return TelescopePlan(telescope, stored, empty, [], [], [], outside)
-    planned = _plan(stored, plannable, [], pinned_topology, measurements, busy, config, policy)
+    planned = _plan(stored, plannable, [], weighed, measurements, busy, config, policy)
     planned.unplanned_pins = outside
     return planned
 

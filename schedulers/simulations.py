@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .planning.types import PlanInputError
-from .simulation.reference import reference_topology
-from .simulation.report import run_scenario, write_report
-from .simulation.scenarios import reference_failures, scenarios
+from .planning.types import PlanInputError, Product, Topology
+from .simulation.reference import reference_endpoints, reference_topology
+from .simulation.report import ScenarioRun, run_scenario, write_report
+from .simulation.scenarios import Scenario, reference_failures, scenarios
 from .simulation.workload import daily_products
 
 MAX_DAYS = 7.0
@@ -50,19 +51,37 @@ class SimulationRequest:
             raise SimulationRequestError("mean_size_gb: must be more than 0 and at most 10000")
 
 
-def run_simulation(request: SimulationRequest, out: Path, *, progress: Any = None) -> list[Path]:
-    """Simulate every scenario asked and write the report (report.md, summary.json, PNGs) into ``out``."""
-    request.validate()
-    if request.topology == "db":
+def load_topology(name: str) -> Topology:
+    """The planner's topology: the stored one (``db``) or the reference file (``reference``)."""
+    if name == "db":
         from .snapshot import topology_snapshot
 
         topology = topology_snapshot()
-    else:
+    elif name == "reference":
         topology = reference_topology()
+    else:
+        raise SimulationRequestError("topology: db or reference")
     if not topology.telescopes:
         raise SimulationRequestError(
             "topology: no telescope with an access link (import one, or use reference)"
         )
+    return topology
+
+
+def endpoint_sites(name: str) -> dict[str, tuple[str, str]]:
+    """Storage endpoint name -> (its site, its role) in the topology ``name`` (db or reference)."""
+    if name == "reference":
+        return reference_endpoints()
+    from topology.models import StorageEndpoint
+
+    rows = StorageEndpoint.objects.values_list("name", "site__name", "role")
+    return {endpoint: (site, role) for endpoint, site, role in rows}
+
+
+def run_simulation(request: SimulationRequest, out: Path, *, progress: Any = None) -> list[Path]:
+    """Simulate every scenario asked and write the report (report.md, summary.json, PNGs) into ``out``."""
+    request.validate()
+    topology = load_topology(request.topology)
     duration = request.days * 86400
     products = daily_products(
         topology, days=request.days, mean_size_bytes=request.mean_size_gb * 1e9, seed=request.seed
@@ -87,6 +106,26 @@ def run_simulation(request: SimulationRequest, out: Path, *, progress: Any = Non
         except PlanInputError as exc:
             raise SimulationRequestError(f"{name}: {exc}") from exc
     return write_report(runs, duration, out)
+
+
+def simulate_workload(
+    scenario: Scenario,
+    topology: Topology,
+    products: Sequence[Product],
+    *,
+    until_s: float,
+    bin_s: float,
+    out: Path,
+) -> ScenarioRun:
+    """One scenario over a given workload (a campaign's products, each pinned to its destination) for
+    ``until_s`` simulated seconds, in bins of ``bin_s``; writes the simulator's report into ``out`` and
+    returns the run with its result, for the caller's own figures."""
+    try:
+        run = run_scenario(scenario, topology, products, duration_s=until_s, with_lp=False, bin_s=bin_s)
+    except PlanInputError as exc:
+        raise SimulationRequestError(f"{scenario.name}: {exc}") from exc
+    write_report([run], until_s, out)
+    return run
 
 
 def read_summary(out: Path) -> list[dict[str, Any]]:

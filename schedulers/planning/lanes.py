@@ -25,8 +25,13 @@ class LaneDemand:
     deferrable: bool = False
 
 
-def normalised_shares(topology: Topology) -> dict[str, float]:
-    weights = {s.name: topology.site(s.name).share_weight for s in map(topology.site, share_sites(topology))}
+def normalised_shares(topology: Topology, telescope: str | None = None) -> dict[str, float]:
+    """Each SRC's share of the first copies: of every telescope's, or of ``telescope``'s (its
+    ``share_sites`` when it names some)."""
+    names = share_sites(topology)
+    if telescope is not None and topology.telescope(telescope).share_sites:
+        names = [n for n in names if n in topology.telescope(telescope).share_sites]
+    weights = {name: topology.site(name).share_weight for name in names}
     total = sum(weights.values())
     return {name: w / total for name, w in weights.items()}
 
@@ -37,7 +42,6 @@ RELAY_SHARE = 0.5  # of a relaying telescope's target that goes through its cent
 def lane_demands(
     policy: ReplicaPolicy, topology: Topology, config: PlanConfig, relaying: frozenset[str] = frozenset()
 ) -> dict[tuple[str, str], LaneDemand]:
-    shares = normalised_shares(topology)
     demands: dict[tuple[str, str], LaneDemand] = {}
 
     def add(source: str, destination: str, telescope: str, rate: float, role: LegRole) -> None:
@@ -50,7 +54,7 @@ def lane_demands(
         target = config.target_utilisation * topology.link(topology.telescope(tel).access_link).capacity_bps
         centre = policy.relays.get(tel)
         relayed = RELAY_SHARE if tel in relaying and centre is not None else 0.0
-        for site, share in shares.items():
+        for site, share in normalised_shares(topology, tel).items():
             for hop in routes(policy, topology, tel, site):
                 add(hop.source, hop.destination, tel, share * target * (1 - relayed), hop.role)
             if centre is not None and DegradeStep.RELAY in policy.degrade_order:

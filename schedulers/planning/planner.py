@@ -72,6 +72,7 @@ class Planner:
         )
         self.lanes = build_lanes(policy, topology, state, config, deferring=deferring, relaying=relaying)
         self.shares = normalised_shares(topology)
+        self.telescope_shares = {t.name: normalised_shares(topology, t.name) for t in topology.telescopes}
         self.placed = {name: float(state.placed_bytes.get(name, 0.0)) for name in self.shares}
         self.placed_total = sum(self.placed.values())
         self.free = {
@@ -139,7 +140,8 @@ class Planner:
         if product.destination is not None:
             return self._choose_among(product, [product.destination], ready, deadline, relay)
         total = self.placed_total + product.size_bytes
-        ranked = sorted(self.shares, key=lambda s: (-(self.shares[s] * total - self.placed[s]), s))
+        shares = self.telescope_shares[product.telescope]
+        ranked = sorted(shares, key=lambda s: (-(shares[s] * total - self.placed[s]), s))
         return self._choose_among(product, ranked, ready, deadline, relay)
 
     def _choose_among(

@@ -62,6 +62,9 @@ class TelescopeSpec:
     access_link: str
     daily_volume_bytes: float = 1e15
     sdp_buffer_bytes: float = 2e15
+    # The SRCs this telescope's first copies go to, each weighted by its share_weight (a campaign's
+    # destinations for this telescope: planning.pinning); empty: every SRC with a share.
+    share_sites: tuple[str, ...] = ()
 
     @property
     def sustained_bps(self) -> float:

@@ -44,7 +44,13 @@ def validate_topology(topology: Topology) -> None:
             raise PlanInputError(f"sdp_buffer_bytes of telescope {t.name} must be positive")
         if not (_finite(t.daily_volume_bytes) and t.daily_volume_bytes > 0):
             raise PlanInputError(f"daily_volume_bytes of telescope {t.name} must be positive")
-        for site in share_sites(topology):
+        srcs = share_sites(topology)
+        for site in t.share_sites:
+            if site not in srcs:
+                raise PlanInputError(
+                    f"share_sites of telescope {t.name}: {site!r} is not an SRC with a share"
+                )
+        for site in t.share_sites or srcs:
             if topology.path(t.name, site) is None:
                 raise PlanInputError(f"sites: no path from {t.name} to {site}")
     if not (_finite(topology.window_bytes) and topology.window_bytes > 0):
@@ -75,6 +81,11 @@ def validate_products(products: Sequence[Product], topology: Topology) -> None:
         if p.destination is not None and p.destination not in share_sites(topology):
             raise PlanInputError(
                 f"destination of product {p.id}: {p.destination!r} is not an SRC with a share"
+            )
+        own = topology.telescope(p.telescope).share_sites
+        if p.destination is not None and own and p.destination not in own:
+            raise PlanInputError(
+                f"destination of product {p.id}: {p.destination!r} is not one of {p.telescope}'s share_sites"
             )
 
 

@@ -72,3 +72,13 @@ def topology_from_yaml(text: str) -> Topology:
 
 def reference_topology() -> Topology:
     return topology_from_yaml(REFERENCE_YAML.read_text())
+
+
+def endpoints_from_yaml(text: str) -> dict[str, tuple[str, str]]:
+    """Storage endpoint name -> (its site, its role) from a topology file."""
+    data: dict[str, Any] = load(text)
+    return {e["name"]: (e["site"], e.get("role", "disk")) for e in data.get("storage_endpoints") or []}
+
+
+def reference_endpoints() -> dict[str, tuple[str, str]]:
+    return endpoints_from_yaml(REFERENCE_YAML.read_text())

@@ -6,11 +6,11 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..planning.types import Product, Topology
-from .engine import CapacityChange, SimConfig, simulate
+from .engine import CapacityChange, SimConfig, SimResult, simulate
 from .lpbound import lp_upper_bound
 from .metrics import Summary, summarise
 from .scenarios import CENTRE_EUR_PER_YEAR, Scenario
@@ -25,6 +25,8 @@ class ScenarioRun:
     lp_bytes: dict[str, float]
     lp_complete_bytes: dict[str, float]
     sent_bytes: dict[str, float]
+    # The run itself (every product's record, the access link's bytes per bin): not in summary.json.
+    result: SimResult | None = field(default=None, compare=False, repr=False)
 
 
 def run_scenario(
@@ -35,9 +37,10 @@ def run_scenario(
     duration_s: float,
     changes: Sequence[CapacityChange] = (),
     with_lp: bool = True,
+    bin_s: float = 300.0,
 ) -> ScenarioRun:
     """Simulate one scenario and, if asked, solve its LP bound over the same run."""
-    config = SimConfig(duration_s=duration_s, plan=scenario.plan, changes=tuple(changes))
+    config = SimConfig(duration_s=duration_s, plan=scenario.plan, changes=tuple(changes), bin_s=bin_s)
     started = time.perf_counter()
     result = simulate(topology, scenario.policy, products, config)
     wall = time.perf_counter() - started
@@ -50,7 +53,7 @@ def run_scenario(
         lp_complete = lp_upper_bound(
             topology, scenario.policy, products, duration_s=duration_s, changes=changes, complete_copies=True
         )
-    return ScenarioRun(summary, wall, lp, lp_complete, sent)
+    return ScenarioRun(summary, wall, lp, lp_complete, sent, result)
 
 
 def _pct(x: float) -> str:

@@ -19,7 +19,8 @@ from django.utils import timezone
 from .measurements import record_lane_measurement
 from .models import ExternalJob
 from .services import request_push_cycle
-from .transfertool import Transfertool, TransfertoolError, fts3_transfertool_for
+from .transfertool import Transfertool, TransfertoolError
+from .transfertools import fts3_transfertool_for
 
 TERMINAL = ("FINISHED", "FINISHEDDIRTY", "FAILED", "CANCELED")
 # Polls in a row that do not find a job before its replica is failed (FTS3 purges old jobs; a job it

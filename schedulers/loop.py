@@ -53,7 +53,8 @@ from .planning.types import (
     Topology,
 )
 from .snapshot import planner_policy, policy_topology, queued_products, topology_snapshot
-from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError, default_transfertool
+from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError
+from .transfertools import default_transfertool
 
 MEASUREMENT_HISTORY = 200
 

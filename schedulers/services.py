@@ -110,9 +110,10 @@ def request_simulation(
     with_lp: bool = True,
 ) -> Any:
     """Validate a simulation request, store it and run it on a worker after commit."""
+    from celery import current_app
+
     from .models import Simulation
     from .simulations import SimulationRequest
-    from .tasks import run_simulation
 
     SimulationRequest(
         scenario=scenario, days=days, topology=topology, failures=failures, with_lp=with_lp
@@ -120,7 +121,8 @@ def request_simulation(
     simulation = Simulation.objects.create(
         scenario=scenario, days=days, topology=topology, failures=failures, with_lp=with_lp, requested_by=user
     )
-    transaction.on_commit(lambda: run_simulation.delay(simulation.pk))
+    # By name: services do not import tasks.
+    transaction.on_commit(lambda: current_app.send_task("schedulers.run_simulation", args=[simulation.pk]))
     return simulation
 
 

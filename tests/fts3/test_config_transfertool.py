@@ -9,10 +9,10 @@ import re
 import pytest
 from rest_framework.authtoken.models import Token
 
+from schedulers.embedded_transfertool import EmbeddedTransfertool
 from schedulers.enforcement import enforce_links
 from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.transfertool import (
-    EmbeddedTransfertool,
     LinkConfig,
     StorageConfig,
     Transfertool,

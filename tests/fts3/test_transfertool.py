@@ -10,9 +10,9 @@ import pytest
 import requests
 from rest_framework.authtoken.models import Token
 
+from schedulers.embedded_transfertool import EmbeddedTransfertool
 from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.transfertool import (
-    EmbeddedTransfertool,
     JobParams,
     TransferRequest,
     Transfertool,

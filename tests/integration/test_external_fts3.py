@@ -15,12 +15,13 @@ from rest_framework.authtoken.models import Token
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import PolicyShare, Replica, ReplicaPolicy
 from replicas.services import FileSpec, register_product
+from schedulers.embedded_transfertool import EmbeddedTransfertool
 from schedulers.external import poll_external_jobs
 from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.models import ExternalJob
 from schedulers.services import push_product
 from schedulers.tasks import poll_external_jobs as poll_task
-from schedulers.transfertool import EmbeddedTransfertool, default_transfertool
+from schedulers.transfertools import default_transfertool
 from tests.conftest import _worker_busy, wait_until
 from topology.models import StorageEndpoint, Telescope
 from transfers.choices import TERMINAL_JOB_STATES

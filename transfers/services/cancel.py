@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from ..choices import TERMINAL_JOB_STATES, AttemptState, FileState
 from ..models import LinkPause, TransferAttempt, TransferJob
+from .common import send_task
 from .outcomes import settle_job
 
 CANCEL_REASON = "Job canceled by the user"
@@ -44,14 +45,12 @@ def cancel_job(job: TransferJob, *, reason: str = CANCEL_REASON) -> TransferJob:
 def _stop_copies(stops: list[tuple[str, str]]) -> None:
     from srcnet.celery import app
 
-    from ..tasks import remove_partial_destination
-
     for task_id, destination in stops:
         if task_id:
             # SIGKILL, as FTS3 ends a url-copy process: the pool process ignores SIGTERM while gfal2 runs a
             # copy. Celery replaces the process.
             app.control.revoke(task_id, terminate=True, signal="SIGKILL")
-        remove_partial_destination.apply_async(args=[destination], countdown=2)
+        send_task("transfers.remove_partial_destination", destination, countdown=2)
 
 
 @transaction.atomic

@@ -21,7 +21,7 @@ from ..models import (
     TransferFile,
 )
 from ..scheduling import most_specific, pick_activity, share_key
-from .common import transfer_settings
+from .common import enqueue_attempts, transfer_settings
 
 # Serialises dispatchers so two workers never both admit the last free slot of a link.
 DISPATCH_LOCK_KEY = 0x5C_4E_7D_15
@@ -200,12 +200,3 @@ def _admit(rows: list[TransferFile], now: Any) -> list[int]:
     if created:
         transaction.on_commit(lambda: enqueue_attempts(created))
     return created
-
-
-def enqueue_attempts(attempt_ids: list[int]) -> None:
-    """Send each attempt's execution to the workers (again, for one whose message was lost)."""
-    from ..tasks import execute_attempt
-
-    for attempt_id in attempt_ids:
-        result = execute_attempt.delay(attempt_id)
-        TransferAttempt.objects.filter(pk=attempt_id).update(task_id=result.id)

@@ -11,7 +11,7 @@ from ..choices import SETTLED_FILE_STATES, TERMINAL_JOB_STATES, AttemptState, Fi
 from ..executor import CopyOutcome
 from ..models import TransferAttempt, TransferFile, TransferJob
 from ..signals import job_finished
-from .common import enqueue_dispatch
+from .common import enqueue_attempts, enqueue_dispatch, remove_destination_after_commit
 
 
 def claim_attempt(attempt_id: int, *, worker: str = "") -> TransferAttempt | None:
@@ -134,12 +134,6 @@ def settle_job(job: TransferJob) -> None:
     )
 
 
-def remove_destination_after_commit(url: str) -> None:
-    from ..tasks import remove_partial_destination
-
-    transaction.on_commit(lambda: remove_partial_destination.delay(url))
-
-
 def beat(attempt_id: int) -> bool:
     """Renew a running attempt's heartbeat; False once the attempt has ended (reaped or cancelled)."""
     return bool(
@@ -181,7 +175,5 @@ def reap_lost_attempts(*, lost_after: timedelta, unclaimed_after: timedelta) -> 
         ).values_list("pk", flat=True)
     )
     if unclaimed:
-        from .dispatch import enqueue_attempts
-
         transaction.on_commit(lambda: enqueue_attempts(unclaimed))
     return {"lost": len(lost), "resent": len(unclaimed)}

@@ -1,4 +1,5 @@
-"""Helpers of the Rucio tests: the reference topology's endpoints pointed at loopback, products."""
+"""Helpers of the Rucio tests: the reference topology's endpoints pointed at loopback, products, and
+waiting (bounded) for what Rucio's daemons and the platform's follower do."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import zlib
 
 from localnet.xrootd import LocalSite
 from replicas.models import DataProduct
+from replicas.rucio import RucioAdapter
 from replicas.services import FileSpec, register_product
 from topology.models import StorageEndpoint, Telescope
 
+from ..conftest import wait_until
 from ..integration.conftest import put_file, unique
 
 # The three endpoints the integration tests run real XRootD servers for.
@@ -59,3 +62,25 @@ def product_on_disk(
     return register_product(
         scope=scope, name=name, telescope=Telescope.objects.get(name="SKA1-Low"), files=specs, priority=3
     )
+
+
+def rule_outcome(rucio: RucioAdapter, rule_id: str, *, timeout: float) -> str:
+    """The state a rule reaches once it leaves REPLICATING (its daemons at work), within ``timeout``."""
+
+    def settled() -> str | None:
+        state = rucio.rule(rule_id).state
+        return None if state == "REPLICATING" else state
+
+    return str(
+        wait_until(settled, timeout=timeout, interval=0.5, what=f"rule {rule_id} to leave REPLICATING")
+    )
+
+
+def followed(product: DataProduct, state: str, *, timeout: float = 60) -> DataProduct:
+    """Wait until the platform's follower (the worker's beat) has brought the product to ``state``."""
+
+    def reached() -> DataProduct | None:
+        product.refresh_from_db()
+        return product if product.state == state else None
+
+    return wait_until(reached, timeout=timeout, what=f"{product.did} to be {state} in the platform")  # type: ignore[no-any-return]

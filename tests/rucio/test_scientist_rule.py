@@ -24,8 +24,7 @@ from replicas.rucio import RucioAdapter
 
 from ..conftest import wait_until
 from ..integration.conftest import adler32_of
-from .helpers import product_on_disk
-from .test_transfers import rule_outcome
+from .helpers import product_on_disk, rule_outcome
 
 pytestmark = pytest.mark.integration
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -147,6 +150,17 @@ def test_a_second_instance_runs_beside_with_its_daemons_and_stops_by_their_pids(
             wait_until(
                 lambda log=log: "Daemon started" in log.read_text(), timeout=10, what=f"{log} to say so"
             )
+        # `python -m localnet status` lists each of them, running, with its PID and account.
+        status = subprocess.run(
+            [sys.executable, "-m", "localnet", "status", "--state", test_state.path.name],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        listed = json.loads(status.stdout)["processes"]
+        for process, pid in daemons.items():
+            assert listed[process] == {"pid": pid, "running": True, "account": account_of(pid)}, listed
         # The session's own daemons are other processes.
         assert not set(daemons.values()) & set(_daemon_pids(test_state, "rucio-" + rucio_instance()).values())
     finally:

@@ -11,37 +11,14 @@ from __future__ import annotations
 import pytest
 
 from replicas.choices import ProductState, ReplicaState
-from replicas.models import DataProduct, Replica
-from replicas.rucio import RucioAdapter
+from replicas.models import Replica
 from topology.models import StorageEndpoint
 
 from ..conftest import wait_until
-from ..integration.conftest import adler32_of
-from .helpers import product_on_disk
+from ..integration.conftest import adler32_of, put_file
+from .helpers import followed, product_on_disk, rule_outcome
 
 pytestmark = pytest.mark.integration
-
-
-def rule_outcome(rucio: RucioAdapter, rule_id: str, *, timeout: float) -> str:
-    """The state a rule reaches once it leaves REPLICATING (its daemons at work), within ``timeout``."""
-
-    def settled() -> str | None:
-        state = rucio.rule(rule_id).state
-        return None if state == "REPLICATING" else state
-
-    return str(
-        wait_until(settled, timeout=timeout, interval=0.5, what=f"rule {rule_id} to leave REPLICATING")
-    )
-
-
-def followed(product: DataProduct, state: str, *, timeout: float = 60) -> DataProduct:
-    """Wait until the platform's follower (the worker's beat) has brought the product to ``state``."""
-
-    def reached() -> DataProduct | None:
-        product.refresh_from_db()
-        return product if product.state == state else None
-
-    return wait_until(reached, timeout=timeout, what=f"{product.did} to be {state} in the platform")  # type: ignore[no-any-return]
 
 
 def test_rule_with_two_copies_goes_replicating_to_ok(rucio_sites, rucio, conveyor_cert, scope):  # type: ignore[no-untyped-def]
@@ -83,3 +60,30 @@ def test_missing_source_file_fails_the_request_with_its_reason(  # type: ignore[
     assert not rucio_sites["UKSRC_DISK"].local_path(f"srcnet/{scope}/{product.name}/gone.ms").exists()
     states = rucio.product_replicas(product)
     assert all("UKSRC_DISK" not in s or s["UKSRC_DISK"] != "AVAILABLE" for s in states.values()), states
+
+
+def test_a_file_attached_to_the_dataset_later_is_copied_by_the_same_rule(  # type: ignore[no-untyped-def]
+    rucio_sites, rucio, conveyor_cert, scope
+):
+    """The judge-evaluator daemon applies a dataset's rule to a file attached after the rule went OK (a lock,
+    a transfer request), and the conveyor daemons copy it: nobody runs anything by hand."""
+    product = product_on_disk(rucio_sites, scope, {"first.ms": 64 * 1024})
+    rucio.register_product(product)
+    rule = rucio.place_product(product, [StorageEndpoint.objects.get(name="UKSRC_DISK")])
+    assert rule_outcome(rucio, rule.rule_id, timeout=150) == "OK"
+
+    # A late file of the observation: written at the SDP, registered there and attached by Rucio's client.
+    relative, size = f"{scope}/{product.name}/late.ms", 48 * 1024
+    adler = put_file(rucio_sites["SKA1-LOW_SDP"], relative, size)
+    late = {"scope": scope, "name": f"{product.name}/late.ms", "bytes": size, "adler32": adler}
+    rucio.client.add_files_to_dataset(scope, product.name, [late], rse="SKA1-LOW_SDP")
+
+    def copied() -> bool:
+        info = rucio.rule(rule.rule_id)
+        return info.state == "OK" and info.locks.get("UKSRC_DISK") == ["OK", "OK"]
+
+    wait_until(copied, timeout=150, interval=0.5, what="the late file's lock to be OK")
+    copy = rucio_sites["UKSRC_DISK"].local_path(f"srcnet/{relative}")
+    assert copy.stat().st_size == size and adler32_of(copy) == adler
+    states = next(iter(rucio.client.list_replicas([{"scope": scope, "name": late["name"]}], all_states=True)))
+    assert states["states"] == {"SKA1-LOW_SDP": "AVAILABLE", "UKSRC_DISK": "AVAILABLE"}, states

@@ -97,16 +97,19 @@ def simulated_score(workload: Workload, done: Sequence[Outcome], until_s: float)
         | {"complete": 0, "failed": 0, "incomplete": 0}
         for d, share in workload.destination_shares().items()
     }
-    latencies = []
+    latencies: dict[str, list[float]] = {d: [] for d in per}
     for o in done:
         entry = per[o.destination]
         entry["offered"] += o.size_bytes
         if math.isfinite(o.delivered_s):
             entry["achieved"] += o.size_bytes
             entry["complete"] += 1
-            latencies.append(o.delivered_s - o.arrival_s)
+            latencies[o.destination].append(o.delivered_s - o.arrival_s)
         else:
             entry["incomplete"] += 1
+    for d, entry in per.items():
+        entry["latency_seconds"] = _latency(latencies[d])
+    every = [x for values in latencies.values() for x in values]
     achieved = sum(e["achieved"] for e in per.values())
     end = end_seconds(workload, done, until_s)
     return {
@@ -118,17 +121,17 @@ def simulated_score(workload: Workload, done: Sequence[Outcome], until_s: float)
         "achieved_rate_bps": achieved * 8 / end,
         "simulated_seconds": end,
         "products": len(done),
-        "complete": len(latencies),
+        "complete": len(every),
         "failed": 0,
-        "incomplete": len(done) - len(latencies),
-        "success_rate": len(latencies) / len(done) if done else None,
-        "latency_seconds": {
-            "p50": percentile(latencies, 0.5),
-            "p90": percentile(latencies, 0.9),
-            "max": max(latencies, default=None),
-        },
+        "incomplete": len(done) - len(every),
+        "success_rate": len(every) / len(done) if done else None,
+        "latency_seconds": _latency(every),
         "per_destination": per,
     }
+
+
+def _latency(values: Sequence[float]) -> dict[str, float | None]:
+    return {"p50": percentile(values, 0.5), "p90": percentile(values, 0.9), "max": max(values, default=None)}
 
 
 def simulated_samples(

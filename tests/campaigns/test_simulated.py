@@ -88,6 +88,8 @@ def test_a_simulated_campaign_runs_the_campaigns_own_workload(operator_client, r
         mine = [wp for wp, _ in pinned if wp.destination == name]
         assert entry["offered"] == sum(wp.size_bytes for wp in mine)
         assert entry["planned"] == int(s["planned_bytes"] / 2) and 0 < entry["achieved"] <= entry["offered"]
+        assert entry["complete"] + entry["incomplete"] == len(mine)
+        assert 0 < entry["latency_seconds"]["p50"] <= entry["latency_seconds"]["p90"] <= lat_max(s)
     assert s["achieved_bytes"] == sum(e["achieved"] for e in per.values())
     assert s["achieved_fraction"] == pytest.approx(s["achieved_bytes"] / s["planned_bytes"])
     assert s["achieved_rate_bps"] == pytest.approx(s["achieved_bytes"] * 8 / s["simulated_seconds"])
@@ -123,6 +125,10 @@ def test_a_simulated_campaign_runs_the_campaigns_own_workload(operator_client, r
     } <= files
     header = (report_dir(c.pk) / "samples.csv").read_text().splitlines()[0]
     assert header.endswith("UKSRC_DISK_achieved_bytes,AUSRC_DISK_achieved_bytes")
+
+
+def lat_max(summary: dict[str, Any]) -> float:
+    return summary["latency_seconds"]["max"]
 
 
 def _fingerprint(c: Campaign, tmp_path: Any) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:

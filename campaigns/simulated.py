@@ -65,18 +65,20 @@ def placement(c: Campaign, *, figures_ok: bool = True) -> Placement:
 
     # A campaign asks for one copy at each product's destination, as the push loop plans pinned products:
     # a scenario that makes more copies would not be what a real campaign does.
+    every = scenarios()
     known = {
         name: s
-        for name, s in scenarios().items()
+        for name, s in every.items()
         if s.policy.kind in (PolicyKind.ONE_REPLICA, PolicyKind.DISTRIBUTION)
     }
     if c.scenario not in known:
-        raise SimulatedInputError(
-            {
-                "scenario": f"{c.scenario!r} is not one a campaign can run: it asks for one copy at each "
-                f"product's destination, as the push loop plans it; one of {', '.join(known)}."
-            }
+        why = (
+            "it makes more than one copy, and a campaign asks for one at each product's destination (as "
+            "the push loop plans it)"
+            if c.scenario in every
+            else "unknown"
         )
+        raise SimulatedInputError({"scenario": f"{c.scenario!r}: {why}; one of {', '.join(known)}."})
     try:
         topology = load_topology(c.topology)
     except SimulationRequestError as exc:
@@ -125,6 +127,10 @@ def placement(c: Campaign, *, figures_ok: bool = True) -> Placement:
         errors.update(_figure_errors(workload, topology, telescope_of))
     if errors:
         raise SimulatedInputError(errors)
+    for t in topology.telescopes:  # a telescope the campaign does not use: the pins it reaches, if any
+        reached = {s for s in site_of.values() if topology.path(t.name, s) is not None}
+        if t.name not in own and reached:
+            own[t.name] = reached
     pinned = pinned_topology(topology, site_of.values(), own)
     scenario = replace(known[c.scenario], policy=pinned_policy(known[c.scenario].policy))
     try:

@@ -199,10 +199,10 @@ def test_each_input_changes_what_the_simulator_gets(change, follows, reference_t
         ({"sources": ["SKA1-Low"], "target_rate_bps": 101e9}, "target_rate_bps", "low-access"),
         # Two names of one telescope: one access link carries all of it.
         ({"sources": ["SKA1-Low", "SKA1-LOW_SDP"], "target_rate_bps": 150e9}, "target_rate_bps", "100%"),
-        ({"scenario": "warp"}, "scenario", "warp"),
+        ({"scenario": "warp"}, "scenario", "'warp': unknown"),
         # A campaign asks for one copy at each destination (as the push loop plans pinned products).
-        ({"scenario": "two_replicas"}, "scenario", "one copy"),
-        ({"scenario": "full_copy"}, "scenario", "one copy"),
+        ({"scenario": "two_replicas"}, "scenario", "more than one copy"),
+        ({"scenario": "full_copy"}, "scenario", "more than one copy"),
         (
             {
                 "target_rate_bps": 150e9,

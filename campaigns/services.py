@@ -286,7 +286,7 @@ def _generate(c: Campaign) -> None:
     Which products, from where, to where and of what sizes is ``campaigns.workload``'s, the same for a
     simulated campaign."""
     from localnet.synthetic import write_file
-    from replicas.choices import ReplicaState
+    from replicas.choices import ProductState, ReplicaState
     from replicas.models import Replica
     from replicas.services import FileSpec, register_product
     from schedulers.services import request_push_cycle
@@ -325,8 +325,11 @@ def _generate(c: Campaign) -> None:
         c.generated_bytes += planned.size_bytes
         c.products_created += 1
         made += 1
-    if made:
-        request_push_cycle()  # the loop plans them (and what else waits) as soon as they are committed
+    # The loop plans them (and what else waits) once they are committed; and while any of the campaign's
+    # products still waits at the SDP, each tick asks again, as the beat would (the lane it waits for may
+    # have freed without a cycle: a job of another tool, a worker without SRCNET_PUSH_ON_SETTLE).
+    if made or c.products.filter(product__state=ProductState.REGISTERED).exists():
+        request_push_cycle()
 
 
 def score(c: Campaign) -> dict[str, Any]:

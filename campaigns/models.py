@@ -12,9 +12,6 @@ MAX_SIMULATED_SECONDS = 7 * 86400
 # A real campaign runs on this one machine's XRootD sites: keep it to hours, not days.
 MAX_REAL_SECONDS = 86400
 MIN_SIMULATED_PRODUCT_BYTES = 10**9
-# Enough for a week of both telescopes at 1 PB/day in 50 GB products (about 280 000). A day of that took
-# the simulator 21 s here when the network kept up, 90 s with a backlog; its time grows faster than the count.
-MAX_SIMULATED_PRODUCTS = 300_000
 # After its duration a campaign waits this long, or its duration if longer, for the products still moving.
 MIN_DRAIN_SECONDS = 120.0
 # A recurring campaign fires through Celery beat, which looks at its database schedule every 5 s.
@@ -177,7 +174,7 @@ class Campaign(models.Model):
             lists_ok = False
         if lists_ok and self.mode == self.Mode.SIMULATED and "topology" not in errors:
             # Checked against the topology the simulator runs on, with what it cannot honour.
-            from .simulated import input_errors
+            from .feasibility import input_errors
 
             figures = {"target_rate_bps", "ramp_seconds", "duration_seconds", "min_file_bytes"}
             figures |= {"max_file_bytes", "files_per_product"}

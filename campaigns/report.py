@@ -7,7 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from .models import Campaign
+
+
+def report_dir(campaign_id: int) -> Path:
+    """Where a campaign's report (samples, figures, the simulator's summary) is written."""
+    return Path(settings.SRCNET_REPORTS_DIR) / "campaigns" / str(campaign_id)
+
 
 CSV_COLUMNS = [
     "elapsed_seconds",
@@ -23,8 +31,6 @@ CSV_COLUMNS = [
 
 
 def report_files(campaign: Campaign) -> list[str]:
-    from .services import report_dir
-
     out = report_dir(campaign.pk)
     return sorted(p.name for p in out.iterdir() if p.is_file()) if out.is_dir() else []
 
@@ -82,8 +88,6 @@ def _write_samples(c: Campaign, out: Path, *, time_label: str) -> list[Path]:
 
 
 def write_real_report(c: Campaign) -> list[Path]:
-    from .services import report_dir
-
     out = report_dir(c.pk)
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(c.summary, indent=2, default=str))
@@ -93,8 +97,6 @@ def write_real_report(c: Campaign) -> list[Path]:
 def write_simulated_report(c: Campaign) -> list[Path]:
     """The simulator wrote report.md, summary.json and its plots; add the campaign's own score and its
     time series (in simulated seconds)."""
-    from .services import report_dir
-
     out = report_dir(c.pk)
     out.mkdir(parents=True, exist_ok=True)
     (out / "campaign.json").write_text(

@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from itertools import islice
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from .models import PARAMETER_FIELDS, Campaign, CampaignProduct, CampaignSample
+from .queueing import enqueue_advance, enqueue_cleanup
 from .scoring import percentile
 from .workload import Workload
 
@@ -25,10 +24,6 @@ SCOPE = "campaign"
 
 class CampaignError(ValueError):
     """The campaign cannot do what was asked in its present state."""
-
-
-def report_dir(campaign_id: int) -> Path:
-    return Path(settings.SRCNET_REPORTS_DIR) / "campaigns" / str(campaign_id)
 
 
 def create_campaign(*, user: Any, **fields: Any) -> Campaign:
@@ -46,19 +41,8 @@ def create_campaign(*, user: Any, **fields: Any) -> Campaign:
         return campaign
     campaign.save()
     generation = campaign.generation
-    transaction.on_commit(lambda: _enqueue(campaign.pk, generation, eta=campaign.start_at))
+    transaction.on_commit(lambda: enqueue_advance(campaign.pk, generation, eta=campaign.start_at))
     return campaign
-
-
-def _enqueue(campaign_id: int, generation: int, *, eta: Any = None, countdown: float | None = None) -> None:
-    from .tasks import advance
-
-    if eta is not None and eta > timezone.now():
-        advance.apply_async((campaign_id, generation), eta=eta)
-    elif countdown:
-        advance.apply_async((campaign_id, generation), countdown=countdown)
-    else:
-        advance.delay(campaign_id, generation)
 
 
 def advance(campaign_id: int, generation: int) -> str:
@@ -203,7 +187,7 @@ def resume(campaign: Campaign) -> Campaign:
         c.generation += 1  # the old tick chain, if one is still queued, ends when it sees this
         c.save(update_fields=["state", "last_tick", "generation"])
         generation = c.generation
-        transaction.on_commit(lambda: _enqueue(c.pk, generation))
+        transaction.on_commit(lambda: enqueue_advance(c.pk, generation))
     return c
 
 
@@ -225,7 +209,7 @@ def tick(campaign_id: int, generation: int) -> str:
         now = timezone.now()
         if c.state == Campaign.State.SCHEDULED:
             if c.start_at and c.start_at > now:
-                transaction.on_commit(lambda: _enqueue(campaign_id, generation, eta=c.start_at))
+                transaction.on_commit(lambda: enqueue_advance(campaign_id, generation, eta=c.start_at))
                 return "scheduled"
             c.state, c.started, c.last_tick = Campaign.State.RUNNING, now, now
         if c.state != Campaign.State.RUNNING:
@@ -256,7 +240,7 @@ def tick(campaign_id: int, generation: int) -> str:
             if drained or waited > c.drain_seconds():
                 finish(c, sample)
                 return "finished"
-        transaction.on_commit(lambda: _enqueue(campaign_id, generation, countdown=TICK_SECONDS))
+        transaction.on_commit(lambda: enqueue_advance(campaign_id, generation, countdown=TICK_SECONDS))
     return "running"
 
 
@@ -430,13 +414,7 @@ def finish(c: Campaign, sample: CampaignSample) -> None:
     c.save()
     write_real_report(c)
     if c.cleanup:
-        transaction.on_commit(lambda: _enqueue_cleanup(c.pk))
-
-
-def _enqueue_cleanup(campaign_id: int) -> None:
-    from .tasks import clean_up
-
-    clean_up.delay(campaign_id)
+        transaction.on_commit(lambda: enqueue_cleanup(c.pk))
 
 
 def clean_up(campaign_id: int) -> int:

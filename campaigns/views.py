@@ -18,7 +18,7 @@ from srcnet.views import operator_required
 
 from . import services
 from .models import INPUT_FIELDS, Campaign
-from .report import report_files
+from .report import report_dir, report_files
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -114,7 +114,7 @@ def campaign_score(request: HttpRequest, pk: int) -> JsonResponse:
 @login_required
 def campaign_file(request: HttpRequest, pk: int, filename: str) -> FileResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
-    path = services.report_dir(campaign.pk) / filename
+    path = report_dir(campaign.pk) / filename
     if not SAFE_NAME.match(filename) or not path.is_file():
         raise Http404("no such report file")
     content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"

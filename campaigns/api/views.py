@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from .. import services
 from ..models import Campaign
+from ..report import report_dir
 from . import serializers as s
 
 
@@ -75,7 +76,7 @@ class CampaignViewSet(
     @action(detail=True, methods=["get"], url_path=r"files/(?P<filename>[A-Za-z0-9_.-]+)")
     def files(self, request: Request, pk: str | None = None, filename: str = "") -> FileResponse:
         """One file of the report (samples.csv, summary.json, *.png, ...)."""
-        path = services.report_dir(self.get_object().pk) / filename
+        path = report_dir(self.get_object().pk) / filename
         if not path.is_file():
             raise Http404(f"no report file {filename}")
         content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"

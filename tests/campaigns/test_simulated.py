@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from campaigns.models import Campaign
+from campaigns.report import report_dir
 from campaigns.scoring import outcomes
-from campaigns.services import advance, report_dir
+from campaigns.services import advance
 from campaigns.simulated import bin_seconds, placement, simulate, until_seconds
 from campaigns.workload import Workload
 from schedulers.simulations import read_summary

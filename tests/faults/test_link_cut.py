@@ -9,10 +9,12 @@ survives as a replica or beside none (settle_and_audit, as for every fault of th
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
 
+from localnet.longhaul import LongHaul
 from tests.longhaul.conftest import long_haul, long_haul_plan, long_haul_topology  # noqa: F401 (fixtures)
 from topology.models import StorageEndpoint
 
@@ -30,6 +32,41 @@ pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.timeout(3
 SDP, UK = "SKA1-LOW_SDP", "UKSRC_DISK"
 CUT_LINK, CUT_SECONDS = "singapore-london", 10.0
 MIB = 1024 * 1024
+
+
+def after_the_restore(network: LongHaul) -> dict[str, object]:
+    """What a failure needs to tell a broken path from a stuck server: is the emulator alive, what did the
+    route's hops carry and drop, does a TCP connection from UKSRC's namespace to the SDP's port open (the
+    path), and does the SDP's XRootD answer a query over it (the server)."""
+    from localnet.processes import is_alive
+
+    hops = network.net.spec.hops(network.site_of(SDP), network.site_of(UK))
+    hops += network.net.spec.hops(network.site_of(UK), network.site_of(SDP))
+    stats = network.stats()["hops"]
+    sdp = network.sites[SDP]
+    connect = f"import socket; socket.create_connection(({sdp.host!r}, {sdp.root_port}), 5).close()"
+    checks = {
+        "tcp connect": [sys.executable, "-c", connect],
+        "xrdfs query": [
+            "timeout",
+            "15",
+            "xrdfs",
+            f"root://{sdp.host}:{sdp.root_port}",
+            "query",
+            "config",
+            "version",
+        ],
+    }
+    outcome = {}
+    for what, argv in checks.items():
+        done = network.net.run(network.site_of(UK), argv, capture_output=True, text=True, timeout=30)
+        outcome[what] = f"exit {done.returncode} {done.stderr.strip()[-200:]}"
+    keys = ("rx_segs", "tx_segs", "drop_down", "drop_queue", "drop_ring", "tx_err", "down")
+    return {
+        "emulator alive": is_alive(network.net.emulator_pid),
+        "hops": {hop: {k: stats[hop][k] for k in keys} for hop in hops},
+        **outcome,
+    }
 
 
 def test_a_long_haul_link_cut_mid_copy_then_restored(long_haul_topology, fault_worker, settings):  # noqa: F811
@@ -68,6 +105,9 @@ def test_a_long_haul_link_cut_mid_copy_then_restored(long_haul_topology, fault_w
         timeout=180,
         by_endpoint=True,
     )
-    assert_nothing_lost(report)
+    try:
+        assert_nothing_lost(report)
+    except AssertionError as error:
+        raise AssertionError(f"{error}\nafter the restore: {after_the_restore(network)}") from error
     # The copies ran on the long-haul network: the destination is the site in UKSRC's namespace.
     assert StorageEndpoint.objects.get(name=UK).hostname == network.address(UK)

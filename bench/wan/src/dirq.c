@@ -81,9 +81,13 @@ int dirq_init(struct dirq *q, const char *name, int tun_fd,
 
 static int empty(const struct dirq *q) { return q->rhead == q->rtail; }
 
-/* Contiguous space for `need` bytes at the arena tail, or NULL. */
+/* Contiguous space for `need` bytes at the arena tail, or NULL.  push()
+ * advances the tail by the packet's length rounded up to 64 bytes, so that is
+ * what must fit: with less, the tail could overtake the head (or run past the
+ * arena's end) and the next packet would overwrite queued ones. */
 static uint8_t *reserve(struct dirq *q, size_t need)
 {
+	need = ALIGN64(need);
 	if (empty(q))
 		q->tail = 0;
 	if (empty(q))

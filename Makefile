@@ -6,13 +6,16 @@ PYTHON := .venv/bin/python
 bootstrap:
 	@bash scripts/bootstrap.sh
 
+# LONGHAUL=1: every site in a network namespace of its own behind the WAN emulator (docs/operations.md).
+LONGHAUL_ARGS := $(if $(filter 1,$(LONGHAUL)),--long-haul)
+
 ## The whole network on this machine, a push of synthetic products, then running until Ctrl-C.
 demo: bootstrap
-	@$(PYTHON) -m localnet demo $(DEMO_ARGS)
+	@$(PYTHON) -m localnet demo $(LONGHAUL_ARGS) $(DEMO_ARGS)
 
 ## The same push, the summary, and exit (non-zero if any product failed).
 demo-once: bootstrap
-	@$(PYTHON) -m localnet demo --once $(DEMO_ARGS)
+	@$(PYTHON) -m localnet demo --once $(LONGHAUL_ARGS) $(DEMO_ARGS)
 
 ## The static checks, then every test, against real PostgreSQL, Redis, XRootD servers and Celery workers.
 test: bootstrap

@@ -1,4 +1,4 @@
-"""python -m localnet {up,down,status,demo,test}: the local SRC network from the shell."""
+"""python -m localnet {up,down,status,demo,test,longhaul}: the local SRC network from the shell."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+from .longhaul_cli import add_commands as add_longhaul_commands
 from .stack import down, ensure_core, service_env
 from .state import PROJECT_ROOT, StateDir
 
@@ -73,6 +74,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         products_per_telescope=args.products,
         rucio=args.rucio,
         fail_one=args.fail_one,
+        long_haul=args.long_haul,
     )
 
 
@@ -120,7 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="delete one source file of the first product before the push, so that product fails "
         "(shows the failure path; with --once the exit status is 1)",
     )
+    p.add_argument(
+        "--long-haul",
+        action="store_true",
+        default=os.environ.get("SRCNET_DEMO_LONGHAUL") == "1",
+        help="every site in a network namespace of its own behind the packet-level WAN emulator: the "
+        "topology's RTTs and loss, capacities / 1000 (docs/operations.md, 'The long-haul network')",
+    )
     p.set_defaults(func=_cmd_demo)
+    add_longhaul_commands(sub)
     return parser
 
 

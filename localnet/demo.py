@@ -31,7 +31,13 @@ def _prepare_environment(state: StateDir, name: str) -> None:
 
 
 def run_demo(
-    *, state_name: str, once: bool, products_per_telescope: int, rucio: bool = False, fail_one: bool = False
+    *,
+    state_name: str,
+    once: bool,
+    products_per_telescope: int,
+    rucio: bool = False,
+    fail_one: bool = False,
+    long_haul: bool = False,
 ) -> int:
     from .stack import down, ensure_core, ensure_web, ensure_workers
 
@@ -51,7 +57,7 @@ def run_demo(
         import django
 
         django.setup()
-        token = _prepare_database(state)
+        token = _prepare_database(state, long_haul=long_haul)
         rucio_context = None
         if rucio:
             # Before the worker starts: it follows this Rucio server's rules (prepare sets its environment).
@@ -88,7 +94,7 @@ def run_demo(
         _say(("interrupted; " if interrupted else "") + "stopped " + ", ".join(stopped))
 
 
-def _prepare_database(state: StateDir) -> str:
+def _prepare_database(state: StateDir, *, long_haul: bool = False) -> str:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from rest_framework.authtoken.models import Token
@@ -101,8 +107,12 @@ def _prepare_database(state: StateDir) -> str:
     call_command("migrate", verbosity=0)
     summary = import_topology(text=REFERENCE.read_text())
     _say(f"reference topology loaded: {summary.paths_computed} paths computed")
-    sites = bind_local_sites(state)
+    sites = bind_local_sites(state, long_haul=long_haul)
     _say(f"{len(sites)} XRootD sites up (root:// and davs:// with third-party copy)")
+    if long_haul:
+        from .longhaul import describe_network
+
+        _say(describe_network(state))
     users = get_user_model()
     operator, created = users.objects.get_or_create(
         username="operator", defaults={"is_staff": True, "is_superuser": True}
@@ -148,12 +158,14 @@ def _push(
                 file_name = f"{name}.part{part}.ms"
                 path = f"ska/{name}/{file_name}"
                 adler = write_file(
-                    f"root://127.0.0.1:{sdp.root_port}/{sdp.prefix}{path}", size, seed=rng.randint(0, 2**31)
+                    f"root://{sdp.hostname}:{sdp.root_port}/{sdp.prefix}{path}",
+                    size,
+                    seed=rng.randint(0, 2**31),
                 )
                 files.append(FileSpec(name=file_name, size_bytes=size, adler32=adler))
             product = register_product(scope="ska", name=name, telescope=telescope, files=files, priority=3)
             if fail_one and not products:
-                url = f"root://127.0.0.1:{sdp.root_port}/{sdp.prefix}{path}"
+                url = f"root://{sdp.hostname}:{sdp.root_port}/{sdp.prefix}{path}"
                 remove_file(url)
                 _say(f"--fail-one: removed {file_name} from {sdp.name}; {name} must fail")
             products.append(product.pk)

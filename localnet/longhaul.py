@@ -259,3 +259,17 @@ def _write_plan(folder: str, plan: Plan) -> None:
     with open(tmp, "w") as fh:
         json.dump(plan.to_json(), fh, indent=1)
     os.replace(tmp, os.path.join(folder, "plan.json"))
+
+
+def describe_network(state: StateDir) -> str:
+    """One line on the state's network, for the demo's log."""
+    network = current_network(state)
+    if network is None:
+        return "no long-haul network is up"
+    net, spec = network.net, network.plan.spec
+    return (
+        f"long-haul network: {len(spec.sites)} sites in namespaces {net.name}-s1..s{len(spec.sites)}, "
+        f"{len(spec.links)} links emulated (RTT and loss as in the topology, capacity / {CAPACITY_SCALE:g}), "
+        f"fixed path cost {net.overhead_ms} ms taken off; cut a link with "
+        f"`python -m localnet longhaul cut LINK --state {state.path.name}`"
+    )

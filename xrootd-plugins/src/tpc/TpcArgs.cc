@@ -40,9 +40,11 @@ TpcArgs parseTpcArgs(const std::vector<std::string>& args) {
     TpcArgs result;
     TpcOptions& options = result.options;
     std::uint64_t bdp = 0;
-    // The server passes -S 1 by default: one extra TCP sub-stream that XrdCl connects
-    // after the first reads and then moves all data to, so on a long path the pull
-    // goes through slow start twice. Sub-streams are used only up to --max-streams.
+    // -S N is the stream count the client asked for (its XrdCl SubStreamsPerChannel,
+    // which counts every stream of a channel; 1 unless it asked for more). N >= 2 gets
+    // N sub-streams, up to --max-streams; 1 keeps the pull on its one connection (as
+    // stock `xrdcp -S 1` does not: it connects a sub-stream after the first reads and
+    // moves all data to it, so on a long path the pull went through slow start twice).
     int maxStreams = 0;
     std::vector<std::string> positional;
     const std::size_t count = args.size();
@@ -99,6 +101,7 @@ TpcArgs parseTpcArgs(const std::vector<std::string>& args) {
         options.inflight = readsInFlightForBdp(bdp, options.chunkSize);
     }
     options.streams = std::min(options.streams, maxStreams);
+    if (options.streams < 2) options.streams = 0;
     options.source = positional[0];
     options.destination = positional[1];
     return result;

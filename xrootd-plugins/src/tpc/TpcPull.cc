@@ -152,13 +152,17 @@ TpcResult TpcPull::run() {
         haveExpected = true;
     }
 
-    if (options_.streams > 0)
-        XrdCl::DefaultEnv::GetEnv()->PutInt("SubStreamsPerChannel", options_.streams + 1);
+    // XrdCl reads the stream count when it makes a channel: the source's channel gets
+    // the sub-streams, and the setting goes back to one stream once it exists, so the
+    // checksum query's channel below is one connection.
+    XrdCl::Env* env = XrdCl::DefaultEnv::GetEnv();
+    if (options_.streams > 0) env->PutInt("SubStreamsPerChannel", options_.streams + 1);
 
     // On the heap: a File must outlive its pending asynchronous close (released below).
     auto sourceFile = std::make_unique<XrdCl::File>();
     XrdCl::File& source = *sourceFile;
     XrdCl::XRootDStatus st = source.Open(options_.source, XrdCl::OpenFlags::Read);
+    if (options_.streams > 0) env->PutInt("SubStreamsPerChannel", 1);
     if (!st.IsOK()) return fail("cannot open source: " + st.ToString());
     trace.phase("source_open");
     XrdCl::StatInfo* rawInfo = nullptr;

@@ -15,7 +15,7 @@ struct TpcOptions {
     std::string destination;  // local path (the PFN given by the server)
     std::size_t chunkSize = 8u << 20;
     int inflight = 16;  // concurrent chunk reads
-    int streams = 0;    // extra TCP sub-streams (-S), 0 = default
+    int streams = 0;    // TCP sub-streams for the data (from -S), 0 = the one connection
     int writerThreads = 4;
     std::string checksum;  // -C value: "", "adler32", "adler32:source", "adler32:<hex>"
     bool verbose = false;

@@ -14,13 +14,32 @@ TEST(TpcArgs, ParsesTheServersCommandLine) {
     ASSERT_EQ(a.exitCode, 0) << a.message;
     EXPECT_EQ(a.options.inflight, 16);
     EXPECT_EQ(a.options.checksum, "adler32:1a2b3c4d");
-    // -S 1 is capped by --max-streams, 0 unless given.
+    // -S 1 (one stream) is the one connection, and --max-streams is 0 unless given.
     EXPECT_EQ(a.options.streams, 0);
     EXPECT_EQ(a.options.source, "root://a.example:1094//data/f?x=1");
     EXPECT_EQ(a.options.destination, "/srv/data/f");
     EXPECT_EQ(a.options.chunkSize, 8u << 20);
     EXPECT_EQ(a.options.writerThreads, 4);
     EXPECT_FALSE(a.options.verbose);
+}
+
+TEST(TpcArgs, TheServersStreamCountBecomesSubStreamsUpToTheCap) {
+    auto streams = [](const char* asked, const char* cap) {
+        TpcArgs a = parseTpcArgs({"--server", "--max-streams", cap, "-S", asked, "src", "dst"});
+        EXPECT_EQ(a.exitCode, 0) << a.message;
+        return a.options.streams;
+    };
+    // One stream asked: no sub-stream, the data stays on the one connection.
+    EXPECT_EQ(streams("1", "15"), 0);
+    EXPECT_EQ(streams("0", "15"), 0);
+    // N >= 2: N sub-streams carry the data, up to --max-streams.
+    EXPECT_EQ(streams("2", "15"), 2);
+    EXPECT_EQ(streams("8", "15"), 8);
+    EXPECT_EQ(streams("15", "15"), 15);
+    EXPECT_EQ(streams("8", "4"), 4);
+    // A cap of one stream is the one connection too.
+    EXPECT_EQ(streams("8", "1"), 0);
+    EXPECT_EQ(streams("8", "0"), 0);
 }
 
 TEST(TpcArgs, ParsesEveryOption) {

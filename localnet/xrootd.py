@@ -107,7 +107,8 @@ def plugin_lines(state: StateDir) -> list[str]:
     return [
         f"ofs.osslib ++ {folder / 'libXrdWanIO.so'}",
         f"xrootd.fslib ++ {folder / 'libXrdWanIO.so'}",
-        f"ofs.tpc autorm pgm {folder / PLUGIN_TPC_PROGRAM} --server --inflight 16",
+        # -S N (the copy's streams) becomes N sub-streams, up to XRootD's own maximum of 15.
+        f"ofs.tpc autorm pgm {folder / PLUGIN_TPC_PROGRAM} --server --inflight 16 --max-streams 15",
         # An upload cut off mid-way is removed rather than kept looking complete.
         "ofs.persist auto hold 0",
     ]

@@ -574,13 +574,14 @@ def _submit_job(
         JobParams(
             priority=hints.priority,
             activity="SKA Data Products",
-            streams=hints.streams,
+            streams=hints.streams_per_file,
             multihop=multihop,
             metadata={
                 "replica_id": replica.pk,
                 "product": product.did,
                 "lane": lane,
                 "streams": hints.streams,
+                "streams_per_file": hints.streams_per_file,
                 "files": hints.concurrent_files,
                 "multihop": multihop,
             },

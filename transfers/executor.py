@@ -10,8 +10,13 @@ import errno
 import math
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
+
+from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
+
+from .xrdcl_streams import tpc_streams
 
 # XrdCl reads these when first used: fail fast on a dead endpoint instead of retrying for minutes.
 os.environ.setdefault("XRD_CONNECTIONRETRY", "1")
@@ -89,10 +94,11 @@ def copy_file(
 ) -> CopyOutcome:
     """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks.
 
-    ``nostreams`` becomes gfal2's ``nbstreams`` (TCP streams; gfal2's XRootD plugin hands it to XrdCl as the
-    copy's parallel streams, davix ignores it for HTTP-TPC) and ``buffer_size`` its ``tcp_buffersize``
-    (bytes; gfal2 passes it to the GridFTP plugin only, so for root:// and davs:// copies it is recorded but
-    has no effect)."""
+    ``nostreams`` becomes gfal2's ``nbstreams`` (TCP streams: davix asks the HTTP-TPC destination for them;
+    for root:// XrdCl takes the count from its own setting instead, which is set for the copy,
+    xrdcl_streams.py) and ``buffer_size`` its ``tcp_buffersize`` (bytes; gfal2 passes it to the GridFTP
+    plugin only, so for root:// and davs:// copies it is recorded but has no effect). The parameters record
+    the streams that carry the data (``streams_on_wire``, topology/tpc_streams.py)."""
     refused = refusal(source, destination)
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
@@ -122,7 +128,7 @@ def copy_file(
         # Like FTS3's url-copy: look at the source first, so a missing file is reported as that and not as
         # whatever the third-party-copy handshake makes of it.
         try:
-            ctx.stat(source)
+            source_size = int(ctx.stat(source).st_size)
         except gfal2.GError as exc:
             return CopyOutcome(
                 ok=False,
@@ -146,7 +152,15 @@ def copy_file(
                     parameters=parameters,
                     dest_touched=False,
                 )
-        ctx.filecopy(params, source, destination)
+        # The destination pulls: its scheme says which third-party copy runs, and with how many streams.
+        scheme = destination.partition("://")[0]
+        streams = streams_on_the_wire(scheme, nostreams, source_size)
+        xrootd_tpc = scheme in ROOT_SCHEMES and source.partition("://")[0] in ROOT_SCHEMES
+        with tpc_streams(streams) if xrootd_tpc else nullcontext(None) as asked:
+            if asked is not None:  # what XrdCl asks the destination for (the environment may override)
+                streams = streams_on_the_wire(scheme, asked)
+            parameters["streams_on_wire"] = streams
+            ctx.filecopy(params, source, destination)
         seconds = time.monotonic() - started
         size = ctx.stat(destination).st_size
         if verify in ("both", "source") and not source_sum:

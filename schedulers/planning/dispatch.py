@@ -10,18 +10,25 @@ import math
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from topology.tpc_streams import streams_per_file
+
 from .types import Leg, Plan
 
 
 @dataclass(frozen=True)
 class JobHints:
-    """What a transfer job for one leg should ask of the transfertool."""
+    """What a transfer job for one leg should ask of the transfertool.
+
+    ``streams`` is what the lane runs in all (each of its ``concurrent_files`` copies with
+    ``streams_per_file``, FTS3's per-copy ``nostreams``): the plan's streams rounded up so that every file
+    has its share, and capped at what every third-party-copy scheme honours per file."""
 
     priority: int
     streams: int
     concurrent_files: int
     max_rate_bps: float
     activity: str
+    streams_per_file: int = 1
 
 
 def due_legs(
@@ -56,11 +63,17 @@ def due_legs(
 
 
 def job_hints(leg: Leg) -> JobHints:
-    """Priority, streams, concurrent files and pacing for the job that carries ``leg``."""
+    """Priority, streams, concurrent files and pacing for the job that carries ``leg``.
+
+    The plan's streams are the lane's (tuning.py); FTS3's ``nostreams`` is per copy, so each of the
+    ``files`` copies at once gets its share."""
+    files = max(1, leg.files)
+    per_file = streams_per_file(leg.streams, files)
     return JobHints(
         priority=leg.priority,
-        streams=leg.streams,
-        concurrent_files=leg.files,
+        streams=per_file * files,
+        concurrent_files=files,
         max_rate_bps=leg.rate_bps,
         activity=f"SKA push ({leg.role.value})",
+        streams_per_file=per_file,
     )

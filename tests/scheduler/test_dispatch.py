@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from schedulers.planning import PolicyKind, Product, ReplicaPolicy, plan
 from schedulers.planning.dispatch import due_legs, job_hints
 
@@ -49,10 +51,24 @@ def test_a_busy_lane_and_a_future_slot_hold_legs_back() -> None:
 def test_job_hints_carry_the_plan() -> None:
     leg = _plan().legs[0]
     hints = job_hints(leg)
-    assert (hints.priority, hints.streams, hints.concurrent_files, hints.max_rate_bps) == (
+    assert (hints.priority, hints.concurrent_files, hints.max_rate_bps) == (
         leg.priority,
-        leg.streams,
         leg.files,
         leg.rate_bps,
     )
+    assert hints.streams_per_file * hints.concurrent_files == hints.streams >= leg.streams
     assert hints.activity == "SKA push (primary)"
+
+
+def test_the_lanes_streams_are_shared_by_the_files_it_copies_at_once() -> None:
+    # The plan's streams are the lane's (tuning.py); FTS3's nostreams is per copy.
+    leg = replace(_plan().legs[0], streams=8, files=2)
+    assert (job_hints(leg).streams_per_file, job_hints(leg).streams) == (4, 8)
+    # Rounded up, so that every file has its share; what the lane then runs is what the job says.
+    odd = job_hints(replace(leg, streams=5, files=2))
+    assert (odd.streams_per_file, odd.streams) == (3, 6)
+    one = job_hints(replace(leg, streams=1, files=3))
+    assert (one.streams_per_file, one.streams) == (1, 3)
+    # A single file never asks for more than every third-party-copy scheme runs (XRootD's 15).
+    big = job_hints(replace(leg, streams=16, files=1))
+    assert (big.streams_per_file, big.streams) == (15, 15)

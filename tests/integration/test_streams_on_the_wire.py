@@ -171,6 +171,17 @@ def test_http_tpc_runs_no_more_streams_than_the_file_has_blocks(
     with ConnectionSampler(source.http_port, server) as wire:
         outcome = _copy(source.davs_url(f"srcnet/{name}/f"), target.davs_url(f"srcnet/{name}/f"), checksum, 8)
     assert outcome.ok, outcome.error
+    data = wire.carrying(MIB)
+    _results.append(
+        {
+            "scheme": "davs",
+            "tool": "XrdHttpTPC",
+            "streams_asked": 8,
+            "file_bytes": 24 * MIB,
+            "connections": len(wire.seen),
+            "carrying_data": len(data),
+        }
+    )
     assert outcome.parameters["nbstreams"] == 8 and outcome.parameters["streams_on_wire"] == 2
     assert len(wire.seen) == expected_connections("XrdHttpTPC", 2), wire.seen
-    assert len(wire.carrying(MIB)) == 2
+    assert len(data) == 2

@@ -16,9 +16,11 @@ from tests.integration.conftest import adler32_of, ended, put_file, unique
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
 MIB = 1024 * 1024
 SDP, UK, AU = "SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK"
-# The median RTT is within 2 % of the topology's, plus what the calibration cannot take off on a shared
-# machine (the per-hop timer wake-ups; a neighbour's load). A measurement whose spread shows a busy
-# neighbour is repeated, at most ATTEMPTS times.
+# The RTT is within 2 % of the topology's, plus what the calibration cannot take off on a shared machine
+# (the per-hop timer wake-ups). Judged by the 10th percentile of the probes: the emulator never delivers
+# early, and the machine's other tenants only ever add delay (at a load average of 3.6 the median of 7.5 ms
+# probes was 11.3 ms, their 10th percentile 7.47 ms); a measurement whose spread shows a busy neighbour is
+# repeated, at most ATTEMPTS times, and the quietest kept.
 RTT_TOLERANCE, RTT_SLACK_MS, ATTEMPTS = 0.02, 0.5, 3
 
 
@@ -49,7 +51,7 @@ def test_rtt_between_site_namespaces_is_the_topologys(
     assert expected == pytest.approx(path.rtt_ms)
     r = quiet_rtt(long_haul, source, destination, count)
     assert r["received"] == count, r
-    assert abs(r["median_ms"] - expected) <= RTT_TOLERANCE * expected + RTT_SLACK_MS, (expected, r)
+    assert abs(r["p10_ms"] - expected) <= RTT_TOLERANCE * expected + RTT_SLACK_MS, (expected, r)
     # Never early: the fastest probe took the topology's RTT less the calibrated fixed cost.
     assert r["min_ms"] >= expected - long_haul.net.overhead_ms - 0.05, (expected, r)
 

@@ -3,7 +3,8 @@ products pushed by the platform's push path, and the audit every fault test ends
 
 - Sites of their own (``FAULT-*``), so killing one leaves the other tests' sites alone. The source is paced
   by the project's XRootD plugin (``wanio.net.pacing``) so a copy lasts seconds: long enough to strike it
-  mid-way. ``FAULT-FULL`` keeps its data on a small tmpfs.
+  mid-way; the worker's copies run one stream (the pacing holds for the connection that opened the file).
+  ``FAULT-FULL`` keeps its data on a small tmpfs.
 - A worker of its own on a queue of its own (the session's worker never takes these tasks), running beat
   with short intervals: heartbeat 1 s, an attempt is lost after 8 s without one, unclaimed work is sent
   again after 6 s, the reaper runs every 2 s.
@@ -57,6 +58,9 @@ WORKER_ENV = {
     "SRCNET_PUSH_INTERVAL": "2",
     "SRCNET_PUSH_ON_SETTLE": "1",
     "SRCNET_OPTIMIZER_INTERVAL": "3600",
+    # One TCP stream per copy, whatever the plan asks: the source paces the connection that opens a file, not
+    # an XRootD pull's sub-streams (docs/transfers.md, "What runs on the wire"), and a copy must last seconds.
+    "XRD_SUBSTREAMSPERCHANNEL": "1",
 }
 RESULTS = ARTIFACTS / "reliability.json"
 

@@ -169,21 +169,17 @@ def _push(
                 remove_file(url)
                 _say(f"--fail-one: removed {file_name} from {sdp.name}; {name} must fail")
             products.append(product.pk)
-    if rucio is not None:
-        from . import demo_rucio
-
-        demo_rucio.push(rucio, products)
-    else:
-        # The push loop plans the queue and submits what is due; each push job that ends asks the worker
-        # for the next cycle (its lane is free), and the beat runs one every PUSH_INTERVAL as well.
-        cycle = push_cycle()
-        if cycle.error:
-            raise ServiceError(f"the push loop could not plan the products: {cycle.error}")
-        for entry in cycle.submitted:
-            _say(
-                f"push plan: {entry['product']} {' -> '.join(entry['lane'])}, "
-                f"{entry['streams']} streams x {entry['files']} files, priority {entry['priority']}"
-            )
+    # The push loop plans the queue and submits what is due (as rules in Rucio mode); each push job that
+    # ends asks the worker for the next cycle (its lane is free), and the beat runs one every PUSH_INTERVAL.
+    cycle = push_cycle()
+    if cycle.error:
+        raise ServiceError(f"the push loop could not plan the products: {cycle.error}")
+    for entry in cycle.submitted:
+        what = "rule" if rucio is not None else "job"
+        _say(
+            f"push plan: {entry['product']} {' -> '.join(entry['lane'])}, {entry['streams']} streams x "
+            f"{entry['files']} files, priority {entry['priority']}; {what} {entry['job_id']}"
+        )
     _say(f"{len(products)} products written at the SDPs and queued for the push loop; waiting for them")
     deadline = time.monotonic() + SUMMARY_TIMEOUT_S
     done_states = (ProductState.PLACED, ProductState.FAILED)

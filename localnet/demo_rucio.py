@@ -1,5 +1,7 @@
-"""The demo's Rucio mode: a real Rucio server on the same PostgreSQL with its daemons running, products
-registered in Rucio, rules placed by the platform's policy, Rucio's conveyor daemons handing the copies to the
+"""The demo's Rucio mode: a real Rucio server on the same PostgreSQL with its daemons running; the push loop
+plans the products as always and hands each due leg on as a Rucio rule (``SRCNET_PUSH_THROUGH=rucio``,
+``schedulers/rucio_placement.py``), with the plan's link limits set on the FTS3 endpoint the RSEs name;
+Rucio's conveyor daemons hand the copies to the
 embedded FTS3 service (HTTPS, client certificate), and the Celery beat's ``replicas.follow_rucio_rules``
 bringing the replicas into the portal. Needs Django set up; :func:`prepare` runs before the Celery worker
 starts, so that the worker follows this Rucio server."""
@@ -25,6 +27,7 @@ def _say(message: str) -> None:
 def prepare(state: StateDir, name: str) -> dict[str, Any]:
     """The FTS3 endpoint, the conveyor's identity, the Rucio server and its daemons, every endpoint as an
     RSE; and the environment (``os.environ``) that makes the worker started next follow this server."""
+    from django.conf import settings
     from django.contrib.auth import get_user_model
 
     from replicas.rucio import RucioAdapter, RucioConfig
@@ -44,6 +47,9 @@ def prepare(state: StateDir, name: str) -> dict[str, Any]:
     server = ensure_rucio(state, usercert=cert)
     os.environ.update(server.platform_env())
     os.environ.setdefault("SRCNET_RUCIO_FOLLOW_INTERVAL", FOLLOW_INTERVAL)
+    # The push loop places through Rucio, in this process (settings are loaded) and in the worker (its env).
+    os.environ["SRCNET_PUSH_THROUGH"] = "rucio"
+    settings.SRCNET_PUSH_THROUGH = "rucio"
     adapter = RucioAdapter(RucioConfig(**server.client_kwargs()))
     endpoints = list(StorageEndpoint.objects.filter(is_active=True).select_related("site"))
     rses, _ = adapter.sync_endpoints(endpoints, fts_url=fts_url)
@@ -52,18 +58,3 @@ def prepare(state: StateDir, name: str) -> dict[str, Any]:
         f"its conveyor, judge-evaluator and judge-repairer daemons run; the conveyor authenticates as {dn}"
     )
     return {"server": server, "adapter": adapter, "cert": cert, "fts_url": fts_url}
-
-
-def push(rucio: dict[str, Any], product_ids: list[int]) -> None:
-    """Register each product in Rucio and turn its policy placement into a rule. Nothing more: Rucio's
-    daemons carry the rules out, and the worker's beat follows them into the platform's replicas."""
-    from replicas.models import DataProduct
-    from schedulers.services import place_by_policy
-
-    adapter = rucio["adapter"]
-    rules = []
-    for product in DataProduct.objects.filter(pk__in=product_ids):
-        adapter.register_product(product)
-        place_by_policy(product=product)
-        rules.append(adapter.place_planned(product, activity="SKA Data Products").rule_id)
-    _say(f"{len(rules)} rules created; Rucio's daemons carry them out, the platform follows them")

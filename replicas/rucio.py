@@ -743,6 +743,10 @@ class RucioAdapter:
                     endpoint=endpoint,
                     defaults={"state": state, "reason": reason, "policy": policy},
                 )
+                # A replica the push loop placed keeps the plan's reason in front of the rule's.
+                placement = replica.reason.split(f"; {RUCIO_RULE_REASON} ", 1)[0]
+                if not created and placement and not placement.startswith(RUCIO_RULE_REASON):
+                    reason = f"{placement}; {reason}"
                 if not created and (replica.state, replica.reason) != (state, reason):
                     replica.state, replica.reason = state, reason
                     replica.save(update_fields=["state", "reason", "updated"])

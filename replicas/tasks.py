@@ -30,4 +30,20 @@ def follow_rucio_rules() -> dict[str, object]:
         report = RucioAdapter.from_env().follow_rules(since=since)
     except RucioAdapterError as exc:
         return {"error": str(exc)}
+    _next_push_cycle()
     return {"products": report.products, "replicas": report.replicas, "errors": report.errors}
+
+
+def _next_push_cycle() -> None:
+    """In Rucio mode no push job of ours ends to free a lane: a rule the round saw finish did. So while
+    products wait at the SDPs, each round asks for a push cycle (by name: replicas does not import the
+    scheduler, which imports replicas)."""
+    from celery import current_app
+
+    from .choices import ProductState
+    from .models import DataProduct
+
+    rucio_mode = str(getattr(settings, "SRCNET_PUSH_THROUGH", "")).lower() == "rucio"
+    queued = DataProduct.objects.filter(state=ProductState.REGISTERED)
+    if rucio_mode and settings.SRCNET_PUSH_ON_SETTLE and queued.exists():
+        current_app.send_task("schedulers.push_cycle")

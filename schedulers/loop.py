@@ -52,11 +52,14 @@ from .planning.types import (
     Product,
     Topology,
 )
+from .rucio_placement import place_by_rule, through_rucio
 from .snapshot import planner_policy, policy_topology, queued_products, topology_snapshot
 from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError
 from .transfertools import default_transfertool
 
 MEASUREMENT_HISTORY = 200
+
+ACTIVITY = "SKA Data Products"  # FTS3's activity of every push job (activity shares), and Rucio's
 
 
 @dataclass
@@ -125,6 +128,7 @@ def _waiting_copies() -> list[WaitingCopy]:
         Replica.objects.filter(state=ReplicaState.PLANNED, upstream__state=ReplicaState.AVAILABLE)
         .exclude(upstream__reason__startswith=RUCIO_RULE_REASON)
         .select_related("product__telescope", "endpoint__site", "upstream__endpoint__site")
+        .exclude(upstream__reason__contains=f"; {RUCIO_RULE_REASON} ")
         .annotate(total=Sum("product__files__size_bytes"), nfiles=Count("product__files", distinct=True))
         .order_by("created", "id")
     )
@@ -491,8 +495,8 @@ def _submit_first(
     hops = [(product.source, _site_endpoint(via))] if via else [(product.source, destination)]
     if via:
         hops.append((hops[0][1], destination))
-    job_id = _submit_job(product, hops, hints, replica, [leg.source, final], tool)
-    replica.reason = f"{why}; transfer job {job_id}"
+    job_id, handle = _submit_job(product, hops, hints, replica, [leg.source, final], tool)
+    replica.reason = f"{why}; {handle}"
     replica.save(update_fields=["state", "via", "reason", "updated"])
     return {
         "product": product.did,
@@ -520,7 +524,7 @@ def _submit_copy(replica_id: int, leg: Leg, tool: Transfertool, *, note: str = "
     hints = job_hints(leg)
     why = f"{replica.reason}; {note or _why(leg, hints, leg.destination, None)}"
     replica.state = ReplicaState.COPYING
-    job_id = _submit_job(
+    job_id, handle = _submit_job(
         replica.product,
         [(upstream.endpoint, replica.endpoint)],
         hints,
@@ -528,7 +532,7 @@ def _submit_copy(replica_id: int, leg: Leg, tool: Transfertool, *, note: str = "
         [leg.source, leg.destination],
         tool,
     )
-    replica.reason = f"{why}; transfer job {job_id}"
+    replica.reason = f"{why}; {handle}"
     replica.save(update_fields=["state", "reason", "updated"])
     return {
         "product": replica.product.did,
@@ -550,8 +554,10 @@ def _submit_job(
     replica: Replica,
     lane: list[str],
     tool: Transfertool,
-) -> str:
-    """One transfer job over ``hops`` (more than one: a multihop job), every file of the product per hop."""
+) -> tuple[str, str]:
+    """One transfer job over ``hops`` (more than one: a multihop job), every file of the product per hop, or
+    in Rucio mode one rule at the last hop's destination; returns its id and how the replica's reason
+    names it."""
     scheme = hops[-1][1].tpc_scheme
     multihop = len(hops) > 1
     requests = []
@@ -567,13 +573,16 @@ def _submit_job(
                 )
             )
     # The plan's concurrent files become each hop's link concurrency (a reserved path: fixed, no optimizer),
-    # through the transfertool's /config/links, so any FTS3 obeys it.
+    # through the transfertool's /config/links, so any FTS3 obeys it (Rucio's conveyor's jobs too).
     enforce_links(tool, hop_links(tool, hops, scheme, hints.concurrent_files))
-    return tool.submit(
+    if through_rucio():
+        rule_id = place_by_rule(product, hops[-1][1], replica, activity=ACTIVITY)
+        return rule_id, f"{RUCIO_RULE_REASON} {rule_id}"
+    job_id = tool.submit(
         requests,
         JobParams(
             priority=hints.priority,
-            activity="SKA Data Products",
+            activity=ACTIVITY,
             streams=hints.streams_per_file,
             multihop=multihop,
             metadata={
@@ -587,3 +596,4 @@ def _submit_job(
             },
         ),
     )
+    return job_id, f"transfer job {job_id}"

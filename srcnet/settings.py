@@ -204,6 +204,11 @@ SRCNET_TRANSFERTOOL = {
     "FTS3_CA": _env("FTS3_CA", ""),
 }
 
+# How the push loop hands a due leg on: "transfertool" (a transfer job through SRCNET_TRANSFERTOOL) or "rucio"
+# (a Rucio rule at the leg's destination, carried out by Rucio's daemons through the FTS3 endpoint the RSEs
+# name; the plan's link limits are still set on that endpoint through the transfertool).
+SRCNET_PUSH_THROUGH = _env("PUSH_THROUGH", "transfertool")
+
 # Transfer execution (the embedded transfer service).
 SRCNET_TRANSFERS = {
     "DEFAULT_MAX_ACTIVE_PER_LINK": int(_env("MAX_ACTIVE_PER_LINK", "4")),

@@ -87,3 +87,60 @@ def test_a_file_attached_to_the_dataset_later_is_copied_by_the_same_rule(  # typ
     assert copy.stat().st_size == size and adler32_of(copy) == adler
     states = next(iter(rucio.client.list_replicas([{"scope": scope, "name": late["name"]}], all_states=True)))
     assert states["states"] == {"SKA1-LOW_SDP": "AVAILABLE", "UKSRC_DISK": "AVAILABLE"}, states
+
+
+def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-untyped-def]
+    rucio_sites, rucio, rucio_server, conveyor_cert, scope, settings, monkeypatch
+):
+    """Rucio mode goes through the push loop like every other path: the cycle plans the product, sets the
+    lane's link limit on the FTS3 endpoint the RSEs name, and hands the leg on as a rule; Rucio's daemons
+    copy it through that endpoint (so under that limit) and the follower settles the replica, which keeps
+    the plan's reason in front of the rule's."""
+    from replicas.models import PolicyShare, ReplicaPolicy
+    from schedulers.embedded_transfertool import EmbeddedTransfertool
+    from schedulers.loop import push_cycle
+    from topology.models import Telescope
+    from transfers.models import TransferJob
+
+    for key, value in rucio_server.platform_env().items():
+        monkeypatch.setenv(key, value)
+    settings.SRCNET_PUSH_THROUGH = "rucio"
+    telescope = Telescope.objects.get(name="SKA1-Low")
+    ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
+    policy = ReplicaPolicy.objects.create(name=f"low-to-uk-{scope}", telescope=telescope)
+    PolicyShare.objects.create(
+        policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1
+    )
+    product = product_on_disk(rucio_sites, scope, {"a.ms": 192 * 1024, "b.ms": 96 * 1024})
+    tool = EmbeddedTransfertool()
+
+    cycle = push_cycle(transfertool=tool)
+    assert cycle.error == "" and len(cycle.submitted) == 1, cycle.error
+    (entry,) = cycle.submitted
+    assert entry["lane"] == ["SKA1-Low", "UKSRC"]
+    rule = rucio.rule(entry["job_id"])  # the leg's handle is the rule
+    assert rule.rse_expression == "UKSRC_DISK" and rule.activity == "SKA Data Products"
+    replica = Replica.objects.get(product=product, endpoint__name="UKSRC_DISK")
+    assert replica.policy == policy and "push plan: SKA1-Low -> UKSRC" in replica.reason
+    assert replica.reason.endswith(f"rucio rule {rule.rule_id}")
+    # The plan's concurrency is the link's, at the FTS3 endpoint the conveyor submits to.
+    sdp, uk = (StorageEndpoint.objects.get(name=n) for n in ("SKA1-LOW_SDP", "UKSRC_DISK"))
+    scheme = uk.tpc_scheme
+    pair = (tool.storage_element(sdp.url(scheme, "x")), tool.storage_element(uk.url(scheme, "x")))
+    (link,) = [c for c in tool.link_configs() if c.pair == pair]
+    assert link.max_active == link.min_active == entry["files"]
+
+    assert rule_outcome(rucio, rule.rule_id, timeout=150) == "OK"
+    followed(product, ProductState.PLACED)
+    replica.refresh_from_db()
+    assert replica.state == ReplicaState.AVAILABLE
+    assert replica.reason.startswith(
+        f"{policy.name} (weighted_share): first copy; push plan: SKA1-Low -> UKSRC"
+    )
+    assert f"rucio rule {rule.rule_id}" in replica.reason and replica.reason.endswith(": OK"), replica.reason
+    for f in product.files.all():
+        assert adler32_of(rucio_sites["UKSRC_DISK"].local_path(f"srcnet/{f.relative_path}")) == f.adler32
+    # Rucio's conveyor submitted the copy to the platform's FTS3 endpoint, on the link the plan limited.
+    job = TransferJob.objects.get(files__dest_surl__contains=f"/{product.name}/a.ms")
+    assert {(f.source_se, f.dest_se) for f in job.files.all()} == {pair}
+    assert push_cycle(transfertool=tool).legs_submitted == 0

@@ -33,6 +33,7 @@ Requires root.  Standard library only (and wanpath.py, tuning.py next to it).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -54,6 +55,7 @@ BLOCKS = range(240, 250)  # 10.B.0.0/16 per network, the first free one on this 
 HOST_PREFIX = "wn"  # host-side interface names: wn<8 hex of the network name>
 CALIBRATION_RTT_MS = wanpath.CALIBRATION_RTT_MS
 MIN_QUEUE = 65536  # one TSO burst
+LOCK_FILE = "/run/srcnet-wannet.lock"  # held while a network takes its address block
 
 
 class NetworkError(RuntimeError):
@@ -326,11 +328,15 @@ def bring_up(spec: NetworkSpec, name: str, state_dir: str) -> Network:
     if taken:
         raise NetworkError(f"namespaces already exist: {sorted(taken)} (python -m localnet down?)")
     try:
-        net.block = _free_block()
-        net.save()
-        _make_namespaces(net)
-        _make_links(net)
-        _route(net)
+        # Two networks coming up at once must not both take the same free block: the host's route
+        # makes a block used, so the lock is held until it is there.
+        with open(LOCK_FILE, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            net.block = _free_block()
+            net.save()
+            _make_namespaces(net)
+            _make_links(net)
+            _route(net)
         if spec.overhead_ms is None:
             _calibrate(net, binary)
         else:

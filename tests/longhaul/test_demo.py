@@ -4,6 +4,8 @@ through it, everything stopped and removed at the end."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from localnet.longhaul import CAPACITY_SCALE, current_network, network_name
@@ -14,7 +16,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
 
 
 def test_the_demo_runs_on_the_long_haul_network_and_removes_it():
-    state_name = "demo-ci-longhaul"
+    # Of this test run's state: two runs on one machine (SRCNET_TEST_STATE) do not share a demo.
+    state_name = f"demo-ci-longhaul-{os.environ.get('SRCNET_STATE', 'test')}"
     proc = run_demo(state_name, "--once", "--products", "1", env={"SRCNET_DEMO_LONGHAUL": "1"}, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "long-haul network: 18 sites in namespaces" in proc.stderr, proc.stderr[-3000:]

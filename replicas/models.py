@@ -29,6 +29,9 @@ class DataProduct(models.Model):
     )
     state = models.CharField(max_length=16, choices=ProductState.choices, default=ProductState.REGISTERED)
     priority = models.PositiveSmallIntegerField(default=3, help_text="1 (lowest) to 5 (highest), as in FTS3")
+    reroutes = models.PositiveSmallIntegerField(
+        default=0, help_text="Times a first copy failed on its way and sent it back to the SDP queue"
+    )
     created = models.DateTimeField(auto_now_add=True)
     deadline = models.DateTimeField(null=True, blank=True)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -133,14 +134,17 @@ def record_replica_transfer(*, replica_id: int, job) -> Replica:  # type: ignore
 @transaction.atomic
 def settle_replica(*, replica_id: int, job_id: str, state: str, reasons: Sequence[str] = ()) -> Replica:
     """A replica's transfer job ended in ``state`` (FTS3's job states): the replica is available only if
-    every file arrived verified (FINISHED), failed otherwise with the files' reasons; the product follows.
+    every file arrived verified (FINISHED), failed otherwise with the files' reasons; the product follows
+    (a first copy that failed for no source problem sends its product back to the queue: ``_requeues``).
 
     The one place replicas are settled from transfers: the embedded service's ``job_finished`` signal and
     the poll of an external FTS3 (``schedulers.poll_external_jobs``) both come here. Settling the same
     job again changes nothing."""
     from transfers.choices import JobState
 
-    replica = Replica.objects.select_for_update().select_related("product").get(pk=replica_id)
+    replica = Replica.objects.select_for_update().select_related("product", "endpoint").get(pk=replica_id)
+    if replica.state == ReplicaState.FAILED and REROUTED in replica.reason:
+        return replica  # settled already: its product went back to the queue
     # Keep why the replica was placed here; say how its transfer ended after it.
     placement = replica.reason.split("; transfer job", 1)[0]
     prefix = f"{placement}; " if placement else ""
@@ -154,19 +158,88 @@ def settle_replica(*, replica_id: int, job_id: str, state: str, reasons: Sequenc
     if (replica.state, replica.reason) != (new_state, reason):
         replica.state, replica.reason = new_state, reason
         replica.save(update_fields=["state", "reason", "updated"])
+    requeue = new_state == ReplicaState.FAILED and _requeues(replica, reasons)
+    if requeue:
+        # A first copy that failed on its way (the path, the destination), not for its source: the product
+        # goes back to the SDP queue and the next push cycle places it on a lane that is available
+        # (schedulers/lane_health.py); this replica stays FAILED as the history of what was tried.
+        replica.product.reroutes += 1
+        count = f"{replica.product.reroutes} of {max_reroutes()}"
+        replica.reason = f"{reason}; {REROUTED} back to the SDP queue ({count})"
+        replica.save(update_fields=["reason", "updated"])
     if new_state == ReplicaState.FAILED:
         # A copy that was to be made from this one never will be.
         for waiting in replica.downstream.select_for_update().filter(state=ReplicaState.PLANNED):
             waiting.state = ReplicaState.FAILED
             waiting.reason = (
                 f"{waiting.reason}; not copied: the copy at {replica.endpoint.name} it waits for failed"
+                + (f" ({REROUTED} with the product)" if requeue else "")
             )
             waiting.save(update_fields=["state", "reason", "updated"])
     product = replica.product
-    states = set(product.replicas.values_list("state", flat=True))
+    if requeue:
+        product.state = ProductState.REGISTERED
+        product.save(update_fields=["state", "reroutes"])
+        return replica
+    states = set(current_replicas(product).values_list("state", flat=True))
     if ReplicaState.FAILED in states:
         product.state = ProductState.FAILED
     elif states == {ReplicaState.AVAILABLE}:
         product.state = ProductState.PLACED
     product.save(update_fields=["state"])
     return replica
+
+
+# Marks a failed first copy (and the copies that waited for it) kept as history when its product went back
+# to the SDP queue: the product's state follows its other replicas (``current_replicas``).
+REROUTED = "[re-routed]"
+# A failure that another lane cannot mend: the source (missing, not matching) or a refused URL. Such a
+# product fails as before; any other failure of a first copy sends it back to the queue.
+SOURCE_PROBLEMS = ("SOURCE", "REFUSED")
+
+
+def max_reroutes() -> int:
+    """How many times a product goes back to the queue before it fails with every reason."""
+    from django.conf import settings
+
+    return int(getattr(settings, "SRCNET_LANE_HEALTH", {}).get("MAX_REROUTES", 3))
+
+
+def is_source_problem(reasons: Sequence[str]) -> bool:
+    return any(r.startswith(SOURCE_PROBLEMS) for r in reasons)
+
+
+def current_replicas(product: DataProduct):  # type: ignore[no-untyped-def]
+    """The product's replicas without those kept as the history of a re-route."""
+    return product.replicas.exclude(state=ReplicaState.FAILED, reason__contains=REROUTED)
+
+
+def _requeues(replica: Replica, reasons: Sequence[str]) -> bool:
+    """Whether a failed replica's product goes back to the SDP queue: a first copy of a push (not a Rucio
+    rule's), failed for no source problem, of a product re-routed fewer than ``max_reroutes`` times."""
+    return (
+        replica.upstream_id is None
+        and replica.endpoint.role != StorageRole.SDP
+        and replica.product.state == ProductState.PLACING
+        and not is_source_problem(reasons)
+        and replica.product.reroutes < max_reroutes()
+    )
+
+
+def place_replica(*, product: DataProduct, endpoint: StorageEndpoint, **fields: Any) -> Replica:
+    """A new replica of ``product`` at ``endpoint`` (one per product and endpoint), or, where a copy kept
+    as the history of a re-route is, that row again: its reason then ends with what happened there
+    before."""
+    earlier = (
+        product.replicas.select_for_update()
+        .filter(endpoint=endpoint, state=ReplicaState.FAILED, reason__contains=REROUTED)
+        .first()
+    )
+    if earlier is None:
+        return Replica.objects.create(product=product, endpoint=endpoint, **fields)
+    before = earlier.reason
+    for name, value in {"upstream": None, "via": None, **fields}.items():
+        setattr(earlier, name, value)
+    earlier.reason = f"{earlier.reason} (earlier here: {before})"
+    earlier.save()
+    return earlier

@@ -30,11 +30,12 @@ from replicas.choices import PolicyKind as StoredKind
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica, ReplicaPolicy
 from replicas.rucio_sync import RUCIO_RULE_REASON
-from replicas.services import active_policy
+from replicas.services import active_policy, place_replica
 from topology.choices import StorageRole
 from topology.models import RegionalCentre, StorageEndpoint, Telescope
 
 from .enforcement import enforce_links, hop_links
+from .lane_health import pinned_copy, unavailable_lanes, unpin_broken, with_outage_events
 from .models import PathMeasurement, PushCycle
 from .planning.dispatch import JobHints, due_legs, job_hints
 from .planning.lanes import lane_demands
@@ -234,8 +235,11 @@ def _plan(
     carried = [c for c in waiting if (c.leg.source, c.leg.destination) in lanes]
     # A copy placed before its policy changed may have no lane in the policy now: it goes outside the plan.
     unplanned = [c for c in waiting if (c.leg.source, c.leg.destination) not in lanes]
-    state = LiveState(placed_bytes=_placed_bytes(), measurements=measurements)
+    down = unavailable_lanes(topology=topology)
+    state = LiveState(placed_bytes=_placed_bytes(), measurements=measurements, unavailable_lanes=down.keys())
     result = plan(products, topology, policy, state, config, carry_over=[c.leg for c in carried])
+    # Broken lanes (lane_health.py) had no rate: the plan says so and where the products went instead.
+    result = with_outage_events(result, down, stored.telescope.name)
     # Legs that wait for another leg of this plan go with it (forward) or in a later plan (second copies).
     skip = {i for i, leg in enumerate(result.legs) if leg.depends_on is not None}
     due = due_legs(
@@ -283,8 +287,9 @@ def cycle_plans(
     topology = topology_snapshot()
     busy = _busy_lanes()
     measurements = _measurements()
+    outages = unavailable_lanes(topology=topology)  # their pinned products go by policy (lane_health)
     for telescope in telescopes:
-        mine = [p for p in products if p.telescope == telescope]
+        mine = unpin_broken([p for p in products if p.telescope == telescope], outages)
         copies = [w for w in waiting if w.telescope == telescope]
         try:
             plans = plan_telescope(telescope, mine, copies, topology, measurements, busy, config)
@@ -456,12 +461,7 @@ def _submit_first(
     via = leg.destination if forward else None
     hints = job_hints(leg)
     plan_why = note or _why(leg, hints, final, via)
-    pin = (
-        product.replicas.select_for_update(of=("self",))
-        .filter(state=ReplicaState.PLANNED, upstream__isnull=True)
-        .select_related("endpoint")
-        .first()
-    )
+    pin = pinned_copy(product, final)  # None also when its lane broke and the policy placed it elsewhere
     if pin is not None:
         replica, destination = pin, pin.endpoint
         why = f"{pin.reason}; {plan_why}"
@@ -473,7 +473,7 @@ def _submit_first(
         destination = _site_endpoint(final)
         role = "relayed first copy" if via else "first copy"
         why = f"{policy.name} ({policy.kind}): {role}; {plan_why}"
-        replica = Replica.objects.create(
+        replica = place_replica(
             product=product,
             endpoint=destination,
             policy=policy,
@@ -482,7 +482,7 @@ def _submit_first(
             via=RegionalCentre.objects.get(name=via) if via else None,
         )
         if second is not None:
-            Replica.objects.create(
+            place_replica(
                 product=product,
                 endpoint=_site_endpoint(second.destination),
                 policy=policy,

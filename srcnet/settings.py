@@ -181,6 +181,17 @@ CELERY_BEAT_SCHEDULE = {
 # idle until the beat's next cycle. The tests' worker turns it off: the tests drive the loop's cycles.
 SRCNET_PUSH_ON_SETTLE = _env("PUSH_ON_SETTLE", "1") == "1"
 
+# Lane health (schedulers/lane_health.py, scheduler.md "When a lane breaks"): a lane whose last FAILURES
+# settled push copies failed on the way (not for their source) is left out of the plans until COOL_OFF
+# seconds after its last failure (then the next product on it is the probe), a success, or its links up; a
+# product goes back to the SDP queue at most MAX_REROUTES times, then fails with every reason.
+SRCNET_LANE_HEALTH = {
+    "FAILURES": int(_env("LANE_FAILURES", "1")),
+    "COOL_OFF_SECONDS": float(_env("LANE_COOL_OFF", "300")),
+    "WINDOW_SECONDS": float(_env("LANE_WINDOW", "3600")),
+    "MAX_REROUTES": int(_env("MAX_REROUTES", "3")),
+}
+
 # Where simulation reports (and later campaign reports) are written.
 SRCNET_REPORTS_DIR = Path(_env("REPORTS_DIR", str(BASE_DIR / ".state" / "reports")))
 
@@ -214,6 +225,9 @@ SRCNET_TRANSFERS = {
     "DEFAULT_MAX_ACTIVE_PER_LINK": int(_env("MAX_ACTIVE_PER_LINK", "4")),
     "DEFAULT_RETRIES": int(_env("TRANSFER_RETRIES", "2")),
     "RETRY_BACKOFF_SECONDS": float(_env("TRANSFER_RETRY_BACKOFF", "2")),
+    # A copy whose destination file has not grown for this long (seconds) is cancelled as stalled (a cut or
+    # black-holed path; transfers/stall_watch.py): a no-progress timeout, so slow but moving copies go on.
+    "STALL_SECONDS": float(_env("TRANSFER_STALL", "300")),
     "BEARER_TOKEN": _env("TRANSFER_BEARER_TOKEN", "srcnet-local"),
     # A copying worker renews its attempt's heartbeat this often (seconds) ...
     "HEARTBEAT_SECONDS": float(_env("TRANSFER_HEARTBEAT", "5")),

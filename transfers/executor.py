@@ -16,6 +16,7 @@ from typing import Any
 
 from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
 
+from .stall_watch import StallWatch, stall_watch
 from .xrdcl_streams import tpc_streams
 
 # XrdCl reads these when first used: fail fast on a dead endpoint instead of retrying for minutes.
@@ -91,6 +92,7 @@ def copy_file(
     bearer_token: str = "",
     nostreams: int | None = None,
     buffer_size: int | None = None,
+    stall_seconds: float | None = None,
 ) -> CopyOutcome:
     """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks.
 
@@ -103,6 +105,10 @@ def copy_file(
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
     import gfal2
+
+    if stall_seconds is None:  # the no-progress timeout (stall_watch.py); SRCNET_TRANSFER_STALL
+        stall_seconds = float(_transfer_setting("STALL_SECONDS", 300.0))
+    watch: StallWatch | None = None
 
     started = time.monotonic()
     parameters: dict[str, Any] = {}
@@ -160,7 +166,10 @@ def copy_file(
             if asked is not None:  # what XrdCl asks the destination for (the environment may override)
                 streams = streams_on_the_wire(scheme, asked)
             parameters["streams_on_wire"] = streams
-            ctx.filecopy(params, source, destination)
+            with stall_watch(
+                ctx, destination, stall_seconds=stall_seconds, filesize=filesize or None
+            ) as watch:
+                ctx.filecopy(params, source, destination)
         seconds = time.monotonic() - started
         size = ctx.stat(destination).st_size
         if verify in ("both", "source") and not source_sum:
@@ -178,11 +187,17 @@ def copy_file(
         return CopyOutcome(
             ok=False,
             seconds=time.monotonic() - started,
-            error=f"TRANSFER {_describe(exc)}",
+            error=watch.error if watch is not None and watch.stalled else f"TRANSFER {_describe(exc)}",
             parameters=parameters,
             # EEXIST: the file was there before this copy and is not ours to remove.
             dest_touched=getattr(exc, "code", None) != errno.EEXIST,
         )
+
+
+def _transfer_setting(key: str, default: float) -> float:
+    from django.conf import settings
+
+    return float(getattr(settings, "SRCNET_TRANSFERS", {}).get(key, default))
 
 
 def _parameters_of(params) -> dict[str, Any]:  # type: ignore[no-untyped-def]

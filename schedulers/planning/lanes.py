@@ -122,7 +122,8 @@ def build_lanes(
             loss_rate=topology.path_loss(path),
             config=config,
         )
-        caps.append(min(config.max_streams * stream, topology.path_capacity_bps(path)))
+        broken = (d.source, d.destination) in state.unavailable_lanes
+        caps.append(0.0 if broken else min(config.max_streams * stream, topology.path_capacity_bps(path)))
     # Second copies yield to first copies while the SDP buffer is under pressure.
     first = [0.0 if deferring and d.deferrable else d.demand_bps for d in demands]
     demanded = progressive_fill(first, [min(c, w) for c, w in zip(caps, first, strict=True)], uses, capacity)

@@ -133,6 +133,14 @@ class Planner:
     def _first_lane(self, telescope: str, site: str, relay: bool) -> tuple[str, str]:
         return self._routes(telescope, site, relay)[0].source_destination()
 
+    def _carries(self, telescope: str, site: str, relay: bool) -> bool:
+        """Every leg of the first copy's route (a relay's forward leg too) has a lane with a rate."""
+        return all(
+            self.lanes[hop.source_destination()].rate_bps > 0
+            for hop in self._routes(telescope, site, relay)
+            if hop.role != LegRole.SECOND
+        )
+
     def _choose(self, product: Product, ready: float, deadline: float, relay: bool) -> tuple[str, bool]:
         """(primary SRC, through the relay?): the site furthest below its share whose lane starts soon and
         meets the deadline; failing that, the earliest finish, then the cheapest. A product with a
@@ -151,7 +159,7 @@ class Planner:
         for site in ranked:
             for via in (False, True) if relay else (False,):
                 lane = self.lanes[self._first_lane(product.telescope, site, via)]
-                if lane.rate_bps <= 0:
+                if lane.rate_bps <= 0 or not self._carries(product.telescope, site, via):
                     continue
                 start = max(ready, self.free[lane.key])
                 finish = start + product.size_bytes * 8 / lane.rate_bps

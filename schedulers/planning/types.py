@@ -5,6 +5,7 @@ Rates are bit/s, sizes bytes, times seconds from the start of the planning horiz
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -209,6 +210,8 @@ class LiveState:
     sdp_backlog_bytes: Mapping[str, float] = field(default_factory=dict)
     lane_busy_until_s: Mapping[tuple[str, str], float] = field(default_factory=dict)
     degraded_level: Mapping[str, int] = field(default_factory=dict)
+    # Lanes that are broken now (schedulers/lane_health.py): rate 0, so no product is planned on them.
+    unavailable_lanes: AbstractSet[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)

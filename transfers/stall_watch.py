@@ -1,0 +1,76 @@
+"""A copy that stops making progress fails in bounded time (a no-progress timeout, not a total one).
+
+A third-party copy whose path is black-holed (a cut link, a dead route) stalls: its TCP connections wait
+for acknowledgements that never come, and XrdCl or davix wait for the whole copy's timeout (FTS3's 600 s
+plus 2 s per MiB) before giving up. Lowering that timeout would fail slow but healthy long copies, so
+instead a watcher looks at the destination's file while the copy runs: when its size has not grown for
+``stall_seconds`` (and the file is not complete yet) it cancels the copy through gfal2, and the copy fails
+as stalled (a network reason: the transfer service retries it, the push loop may then take another lane).
+Once every byte is there the watcher stops: the destination's checksum of a large file may take minutes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+STALLED = "TRANSFER stalled"
+
+
+class StallWatch:
+    """What the watcher saw: ``stalled`` once it cancelled the copy, with the size the copy got to."""
+
+    def __init__(self, stall_seconds: float, filesize: int | None) -> None:
+        self.stall_seconds = stall_seconds
+        self.filesize = filesize
+        self.stalled = False
+        self.size = 0
+        self._stop = threading.Event()
+
+    @property
+    def error(self) -> str:
+        return (
+            f"{STALLED}: no progress at the destination for {self.stall_seconds:.0f} s "
+            f"({self.size} of {self.filesize if self.filesize is not None else '?'} bytes there), cancelled"
+        )
+
+    def run(self, copying: Any, destination: str) -> None:
+        import gfal2
+
+        probe = gfal2.creat_context()  # a context of its own: the copy's is busy copying
+        interval = min(5.0, max(0.5, self.stall_seconds / 5))
+        last = time.monotonic()
+        while not self._stop.wait(interval):
+            try:
+                size = int(probe.stat(destination).st_size)
+            except gfal2.GError:
+                size = -1  # not there yet (the pull is still opening the source), or unreachable
+            if self.filesize is not None and size >= self.filesize:
+                return  # every byte is there: what remains (checksums) is not a stall
+            if size > self.size:
+                self.size, last = size, time.monotonic()
+            elif time.monotonic() - last >= self.stall_seconds:
+                self.stalled = True
+                copying.cancel()
+                return
+
+
+@contextmanager
+def stall_watch(
+    copying: Any, destination: str, *, stall_seconds: float, filesize: int | None
+) -> Iterator[StallWatch]:
+    """Watch the copy ``copying`` (a gfal2 context) makes to ``destination`` inside the block; no watcher
+    when ``stall_seconds`` is 0."""
+    watch = StallWatch(stall_seconds, filesize)
+    if stall_seconds <= 0:
+        yield watch
+        return
+    thread = threading.Thread(target=watch.run, args=(copying, destination), daemon=True)
+    thread.start()
+    try:
+        yield watch
+    finally:
+        watch._stop.set()
+        thread.join(timeout=10)

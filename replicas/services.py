@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -193,9 +194,10 @@ def settle_replica(*, replica_id: int, job_id: str, state: str, reasons: Sequenc
 # Marks a failed first copy (and the copies that waited for it) kept as history when its product went back
 # to the SDP queue: the product's state follows its other replicas (``current_replicas``).
 REROUTED = "[re-routed]"
-# A failure that another lane cannot mend: the source (missing, not matching) or a refused URL. Such a
+# A failure that another lane cannot mend: the source (missing, not matching) or a refused URL, as the
+# executor and FTS3 name them, after the transfer service's "after N attempts: " if it retried. Such a
 # product fails as before; any other failure of a first copy sends it back to the queue.
-SOURCE_PROBLEMS = ("SOURCE", "REFUSED")
+SOURCE_PROBLEM = re.compile(r"^(after \d+ attempts: )?(SOURCE|REFUSED)\b")
 
 
 def max_reroutes() -> int:
@@ -206,7 +208,7 @@ def max_reroutes() -> int:
 
 
 def is_source_problem(reasons: Sequence[str]) -> bool:
-    return any(r.startswith(SOURCE_PROBLEMS) for r in reasons)
+    return any(SOURCE_PROBLEM.match(r.strip()) for r in reasons)
 
 
 def current_replicas(product: DataProduct):  # type: ignore[no-untyped-def]

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from replicas.choices import ReplicaState
 from replicas.models import DataProduct, Replica
-from replicas.services import REROUTED, SOURCE_PROBLEMS
+from replicas.services import REROUTED, is_source_problem
 from topology.choices import StorageRole
 from topology.models import Link
 
@@ -116,8 +116,9 @@ def _job_part(reason: str) -> str:
 
 
 def _source_problem(reason: str) -> bool:
-    tail = _job_part(reason)
-    return any(f": {p}" in tail or f"; {p}" in tail for p in SOURCE_PROBLEMS)
+    """Whether the failure a replica's reason ends with was its source's ("transfer job J FAILED: r1; r2")."""
+    failure = _job_part(reason).partition(": ")[2]
+    return is_source_problem(failure.split("; "))
 
 
 def _why(reason: str) -> str:

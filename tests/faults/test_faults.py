@@ -108,10 +108,15 @@ def test_the_broker_flushed_with_work_queued(fault_net, fault_worker, test_state
     assert report.finished == 4, report
 
 
-def test_a_full_destination_disk_fails_with_the_reason_and_leaves_nothing(fault_net, fault_worker):
+def test_a_full_destination_disk_fails_with_the_reason_and_leaves_nothing(fault_net, fault_worker, settings):
     # 40 MiB of tmpfs for three products of 24 MiB: one fits, the others cannot.
     policy_to("ZASRC_DISK")
-    fault_worker.start()
+    # A full disk is the lane's failure, not the source's: a product that hits it goes back to the queue and
+    # the lane is out until its cool-off (scheduler.md, "When a lane breaks"); with ZASRC the only SRC, the
+    # products wait for it, are probed once more after 2 s and then fail with the reason.
+    lane = {"SRCNET_LANE_COOL_OFF": "2", "SRCNET_MAX_REROUTES": "1"}
+    settings.SRCNET_LANE_HEALTH = {**settings.SRCNET_LANE_HEALTH, "COOL_OFF_SECONDS": 2, "MAX_REROUTES": 1}
+    fault_worker.start(**lane)
     struck = time.monotonic()
     products = push_products(fault_net, 3)
     report = settle_and_audit(

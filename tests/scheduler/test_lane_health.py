@@ -15,7 +15,6 @@ from replicas.models import DataProduct, Replica
 from replicas.services import settle_replica
 from schedulers.lane_health import unavailable_lanes
 from schedulers.loop import push_cycle
-from schedulers.models import PushCycle
 from schedulers.planning import DegradeStep, LiveState, PolicyKind, Product, ReplicaPolicy, plan
 from schedulers.snapshot import topology_snapshot
 from topology.models import Link, RegionalCentre, StorageEndpoint
@@ -75,7 +74,9 @@ def _copying(product: DataProduct) -> Replica:
     return product.replicas.get(state=ReplicaState.COPYING)
 
 
-def test_a_copy_failed_on_its_way_goes_to_another_src_and_the_cycle_says_why(reference_topology) -> None:  # type: ignore[no-untyped-def]
+def test_a_copy_failed_on_its_way_goes_to_another_src_and_the_cycle_says_why(  # type: ignore[no-untyped-def]
+    reference_topology, scientist_client
+) -> None:
     _uk_and_au()
     product, tool = _product(), RecordingTool()
     push_cycle(transfertool=tool)
@@ -98,14 +99,18 @@ def test_a_copy_failed_on_its_way_goes_to_another_src_and_the_cycle_says_why(ref
     product.refresh_from_db()
     assert product.state == ProductState.PLACED  # the failed copy is history, not the product's state
     # The cycles API says it too.
-    assert PushCycle.objects.filter(pk=cycle.pk).exists()
+    listed = scientist_client.get("/api/schedulers/cycles/").json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    (row,) = [r for r in rows if r["id"] == cycle.pk]
+    assert event in row["events"] and row["submitted"][0]["lane"] == ["SKA1-Low", "AUSRC"]
 
 
 def test_a_source_problem_still_fails_the_product_and_says_nothing_of_the_lane(reference_topology) -> None:  # type: ignore[no-untyped-def]
     _uk_and_au()
     product, tool = _product(), RecordingTool()
     push_cycle(transfertool=tool)
-    _fail(_copying(product), "SOURCE [2 No such file or directory] gone")
+    # As the transfer service words it after its retries.
+    _fail(_copying(product), "after 3 attempts: SOURCE [2 No such file or directory] gone")
     product.refresh_from_db()
     assert product.state == ProductState.FAILED
     assert unavailable_lanes(topology=topology_snapshot()) == {}

@@ -167,7 +167,11 @@ def copy_file(
                 streams = streams_on_the_wire(scheme, asked)
             parameters["streams_on_wire"] = streams
             with stall_watch(
-                ctx, destination, stall_seconds=stall_seconds, filesize=filesize or None
+                ctx,
+                destination,
+                stall_seconds=stall_seconds,
+                filesize=filesize or None,
+                bearer_token=bearer_token,
             ) as watch:
                 ctx.filecopy(params, source, destination)
         seconds = time.monotonic() - started

@@ -10,6 +10,7 @@ Once every byte is there the watcher stops: the destination's checksum of a larg
 
 from __future__ import annotations
 
+import errno
 import threading
 import time
 from collections.abc import Iterator
@@ -36,17 +37,22 @@ class StallWatch:
             f"({self.size} of {self.filesize if self.filesize is not None else '?'} bytes there), cancelled"
         )
 
-    def run(self, copying: Any, destination: str) -> None:
+    def run(self, copying: Any, destination: str, bearer_token: str = "") -> None:
         import gfal2
 
         probe = gfal2.creat_context()  # a context of its own: the copy's is busy copying
+        if bearer_token:
+            probe.set_opt_string("BEARER", "TOKEN", bearer_token)
         interval = min(5.0, max(0.5, self.stall_seconds / 5))
         last = time.monotonic()
         while not self._stop.wait(interval):
             try:
                 size = int(probe.stat(destination).st_size)
-            except gfal2.GError:
-                size = -1  # not there yet (the pull is still opening the source), or unreachable
+            except gfal2.GError as exc:
+                if getattr(exc, "code", None) != errno.ENOENT:
+                    last = time.monotonic()  # cannot tell (refused, unreachable): never a reason to cancel
+                    continue
+                size = -1  # not there yet: the pull is still opening the source, or stuck doing so
             if self.filesize is not None and size >= self.filesize:
                 return  # every byte is there: what remains (checksums) is not a stall
             if size > self.size:
@@ -59,15 +65,17 @@ class StallWatch:
 
 @contextmanager
 def stall_watch(
-    copying: Any, destination: str, *, stall_seconds: float, filesize: int | None
+    copying: Any, destination: str, *, stall_seconds: float, filesize: int | None, bearer_token: str = ""
 ) -> Iterator[StallWatch]:
-    """Watch the copy ``copying`` (a gfal2 context) makes to ``destination`` inside the block; no watcher
-    when ``stall_seconds`` is 0."""
+    """Watch the copy ``copying`` (a gfal2 context) makes to ``destination`` inside the block (stat with
+    ``bearer_token``, as the copy); no watcher when ``stall_seconds`` is 0. Only a destination that answers
+    and has not grown counts as no progress: a stat that fails for another reason than a missing file
+    never cancels a copy."""
     watch = StallWatch(stall_seconds, filesize)
     if stall_seconds <= 0:
         yield watch
         return
-    thread = threading.Thread(target=watch.run, args=(copying, destination), daemon=True)
+    thread = threading.Thread(target=watch.run, args=(copying, destination, bearer_token), daemon=True)
     thread.start()
     try:
         yield watch

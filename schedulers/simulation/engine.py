@@ -53,6 +53,22 @@ class SimConfig:
     # False: the planner never sees the measurement history (physics only), the baseline the tuning
     # benchmark compares the measurement-corrected model against.
     use_measurements: bool = True
+    # How the real stack moves a leg (bench/scheduler/bench_reality.py measures these against the long-haul
+    # local network; the defaults are the model as it was). ``paced``: a leg is held to its lane's planned
+    # rate; the real push jobs are not paced (the plan's max_rate_bps reaches no transfer), they take what
+    # TCP gets. ``cold_every_leg``: every leg opens new TCP connections (a third-party copy is a new pull),
+    # so each starts in slow start, not only one on a lane idle for longer than an RTO.
+    # ``rtt_fairness``: streams that share a full link get rates in proportion to (1 / RTT) ** rtt_fairness
+    # (0: equal per stream; CUBIC in its steady state: about 0.25). ``leg_overhead_s``: seconds a lane
+    # carries nothing for each leg (job submission, the third-party copy's rendezvous, checksums).
+    paced: bool = True
+    cold_every_leg: bool = False
+    rtt_fairness: float = 0.0
+    leg_overhead_s: float = 0.0
+    leg_setup_rtts: float = 0.0  # and this many round trips of its path (TCP and TLS handshakes, the request)
+    # Slow start from this many bytes per stream in the first round trip (Linux: 10 segments), doubling
+    # each RTT; 0: the staircase relative to the plateau (flows.py).
+    initial_window_bytes: float = 0.0
 
 
 @dataclass
@@ -232,17 +248,22 @@ class Simulator:
             * self.config.path_efficiency
         )
         rtt = rtt_ms / 1000.0
-        cold = now - self.idle_since.get(key, -math.inf) > rtt + RTO_FLOOR_S
+        cold = self.config.cold_every_leg or now - self.idle_since.get(key, -math.inf) > rtt + RTO_FLOOR_S
         rec = self.records[leg.product_id]
+        overhead = self.config.leg_overhead_s + self.config.leg_setup_rtts * rtt
         flow = Flow(
             leg,
             key,
             self.topology.directed_links(path),
             rec.product.size_bytes,
-            pace,
+            pace if self.config.paced else math.inf,
             leg.streams * ceiling,
             rtt,
-            now if cold else None,
+            now + overhead if cold else None,
+            share_weight=float(leg.streams) * (1.0 / rtt) ** self.config.rtt_fairness,
+            idle_until_s=now + overhead if overhead > 0 else None,
+            # Every connection of the leg (its concurrent files' streams) starts from the initial window.
+            initial_bps=max(leg.streams, leg.files) * self.config.initial_window_bytes * 8 / rtt,
         )
         flow.planned_bps = pace
         self.flows[key] = flow
@@ -259,11 +280,11 @@ class Simulator:
                 flow.pace_bps = 0.0
                 self.idle_since[key] = now
             elif pace > 0 and flow.pace_bps <= 0:
-                flow.pace_bps = pace
+                flow.pace_bps = pace if self.config.paced else math.inf
                 if now - self.idle_since.get(key, -math.inf) > flow.rtt_s + RTO_FLOOR_S:
                     flow.ramp_start_s = now
             elif pace > 0:
-                flow.pace_bps = pace
+                flow.pace_bps = pace if self.config.paced else math.inf
 
     def _finish(self, key: tuple[str, str], now: float) -> None:
         flow = self.flows.pop(key)

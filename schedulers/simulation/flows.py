@@ -34,21 +34,42 @@ class Flow:
     rate_bps: float = 0.0
     sent_bytes: float = 0.0  # not yet credited to the lane and link totals
     planned_bps: float = 0.0  # the pace it was opened with, for its measurement
+    share_weight: float = 0.0  # its weight where a link is short (0: its streams)
+    idle_until_s: float | None = None  # a leg's fixed overhead: it sends nothing before then
+    # Slow start from an initial window (bit/s in the first round trip, all streams): the rate doubles each
+    # RTT until it reaches the plateau. 0: the staircase of SLOW_START_RTTS below the plateau.
+    initial_bps: float = 0.0
 
     def ceiling_at(self, now: float) -> float:
         """The most the flow may send now: its pace, its plateau, and where slow start has got to."""
+        if self.idle_until_s is not None:
+            if now < self.idle_until_s - 1e-9:
+                return 0.0
+            self.idle_until_s = None
         top = min(self.pace_bps, self.plateau_bps)
         if self.ramp_start_s is None:
             return top
+        if now < self.ramp_start_s:
+            return 0.0
         k = math.floor((now - self.ramp_start_s) / self.rtt_s + 1e-9)
+        if self.initial_bps > 0:
+            window = self.initial_bps * 2.0**k
+            if window >= top:
+                self.ramp_start_s = None
+                return top
+            return window
         if k >= SLOW_START_RTTS:
             self.ramp_start_s = None
             return top
         return min(top, self.plateau_bps * 2.0 ** (k - SLOW_START_RTTS))
 
     def next_ramp_step(self, now: float) -> float:
+        if self.idle_until_s is not None and now < self.idle_until_s:
+            return self.idle_until_s
         if self.ramp_start_s is None:
             return math.inf
+        if now < self.ramp_start_s:
+            return self.ramp_start_s
         k = math.floor((now - self.ramp_start_s) / self.rtt_s + 1e-9)
         return self.ramp_start_s + (k + 1) * self.rtt_s
 
@@ -65,6 +86,7 @@ def share_links(flows: Sequence[Flow], capacity: Mapping[str, float], now: float
             f.rate_bps = cap
         return
     # A link has lost capacity (failure, change): TCP shares it between streams.
-    rates = progressive_fill([float(f.leg.streams) for f in flows], caps, [f.uses for f in flows], capacity)
+    weights = [f.share_weight or float(f.leg.streams) for f in flows]
+    rates = progressive_fill(weights, caps, [f.uses for f in flows], capacity)
     for f, rate in zip(flows, rates, strict=True):
         f.rate_bps = rate

@@ -41,21 +41,7 @@ def ensure_pki(state: StateDir) -> Path:
         csr = folder / "host.csr"
         ext = folder / "host.ext"
         ext.write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
-        run(
-            [
-                "openssl",
-                "req",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-subj",
-                "/O=srcnet-local/CN=localhost",
-                "-keyout",
-                str(host_key),
-                "-out",
-                str(csr),
-            ]
-        )
+        _request("/O=srcnet-local/CN=localhost", host_key, csr)
         _sign(folder, csr, ext, host_pem)
         (certs / "ca.pem").write_bytes(ca_pem.read_bytes())
         run(["openssl", "rehash", str(certs)])
@@ -98,6 +84,25 @@ def host_credentials(state: StateDir) -> tuple[Path, Path]:
     return folder / "hostcert.pem", folder / "hostkey.pem"
 
 
+def _request(subject: str, key: Path, csr: Path) -> None:
+    """A new RSA key and a certificate signing request for ``subject``, for ``_sign`` to sign with the CA."""
+    run(
+        [
+            "openssl",
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            subject,
+            "-keyout",
+            str(key),
+            "-out",
+            str(csr),
+        ]
+    )
+
+
 def address_credentials(state: StateDir, address: str) -> tuple[Path, Path]:
     """A host certificate (and key) for a site reached at the IPv4 ``address`` (its namespace's in the
     long-haul network) as well as at localhost, signed by the local CA once; HTTPS clients and the HTTP
@@ -111,21 +116,7 @@ def address_credentials(state: StateDir, address: str) -> tuple[Path, Path]:
             f"subjectAltName=DNS:localhost,IP:127.0.0.1,IP:{address}\nextendedKeyUsage=serverAuth,clientAuth\n"
         )
         subject = f"/O=srcnet-local/CN={address}"
-        run(
-            [
-                "openssl",
-                "req",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-subj",
-                subject,
-                "-keyout",
-                str(key),
-                "-out",
-                str(csr),
-            ]
-        )
+        _request(subject, key, csr)
         _sign(state.path / "pki", csr, ext, cert)
         cert.chmod(0o644)
     return cert, key
@@ -142,21 +133,7 @@ def ensure_client_cert(state: StateDir, name: str) -> tuple[Path, str]:
         key, csr, cert = folder / f"{name}.key", folder / f"{name}.csr", folder / f"{name}.crt"
         ext = folder / "client.ext"
         ext.write_text("extendedKeyUsage=clientAuth\n")
-        run(
-            [
-                "openssl",
-                "req",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-subj",
-                dn,
-                "-keyout",
-                str(key),
-                "-out",
-                str(csr),
-            ]
-        )
+        _request(dn, key, csr)
         _sign(state.path / "pki", csr, ext, cert)
         pem.write_bytes(cert.read_bytes() + key.read_bytes())
         pem.chmod(0o600)

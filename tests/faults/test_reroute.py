@@ -153,3 +153,79 @@ def test_a_cut_link_reroutes_the_products_then_the_lane_comes_back(
         list(later.replicas.values("endpoint__name", "state", "reason")),
         reroute_events()[-3:],
     )
+
+
+def test_a_campaigns_pinned_products_fall_back_to_the_policy_when_their_lane_breaks(
+    long_haul_topology,  # noqa: F811
+    fault_worker,
+    settings,
+    operator,
+):
+    """A real campaign from SKA1-Low to UKSRC only (its products pinned there), run by the worker's loop;
+    singapore-london cut mid-copy and left cut: the campaign's products go by SKA1-Low's policy to AUSRC,
+    each pin kept as history saying why, and every product is placed."""
+    from campaigns.models import Campaign
+    from campaigns.services import create_campaign
+    from replicas.choices import ProductState, ReplicaState
+    from replicas.models import DataProduct
+
+    network = long_haul_topology
+    settings.SRCNET_TRANSFERS = {**settings.SRCNET_TRANSFERS, "RETRY_BACKOFF_SECONDS": 3.0}
+    settings.SRCNET_LANE_HEALTH = {**settings.SRCNET_LANE_HEALTH, "COOL_OFF_SECONDS": COOL_OFF_SECONDS}
+    shared_policy()
+    fault_worker.start(**REROUTE_ENV)
+    campaign = create_campaign(
+        user=operator,
+        name="reroute-dc",
+        sources=["SKA1-Low"],
+        destinations=[UK],
+        target_rate_bps=24e6,  # 3 MB/s of 16 MiB products: one every 5.6 s
+        ramp_seconds=1,
+        duration_seconds=40,
+        min_file_bytes=16 * MIB,
+        max_file_bytes=16 * MIB,
+    )
+    uk_data = network.sites[UK].local_path("srcnet/campaign")
+
+    def under_way() -> bool:
+        files = [p for p in uk_data.rglob("*") if p.is_file()] if uk_data.exists() else []
+        return bool(active_copies()) and any(MIB <= p.stat().st_size < 16 * MIB for p in files)
+
+    wait_for(under_way, 90, "a campaign copy to UKSRC under way")
+    network.cut(CUT_LINK)
+    cut_at = time.monotonic()
+    try:
+        wait_for(
+            lambda: (
+                Campaign.objects.get(pk=campaign.pk).state in (Campaign.State.FINISHED, Campaign.State.FAILED)
+            ),
+            200,
+            "the campaign to end",
+        )
+        products = list(DataProduct.objects.filter(campaign_link__campaign=campaign))
+        report = settle_and_audit(
+            f"long-haul link {CUT_LINK} cut under a campaign pinned to UKSRC: re-routed by the policy",
+            products,
+            network.sites,
+            in_flight=1,
+            since=cut_at,
+            timeout=150,
+            by_endpoint=True,
+        )
+        assert_nothing_lost(report)
+    finally:
+        network.restore(CUT_LINK)
+    states = {p.did: DataProduct.objects.get(pk=p.pk).state for p in products}
+    assert set(states.values()) == {ProductState.PLACED}, states
+    # The pins the broken lane could not honour: kept as history, saying where the product went instead.
+    released = [
+        p
+        for p in products
+        if p.replicas.filter(
+            endpoint__name=UK,
+            state=ReplicaState.FAILED,
+            reason__contains="placed by the telescope's policy at AUSRC instead",
+        ).exists()
+    ]
+    assert released and all(placed_at(p) == AU for p in released)
+    assert any("lane SKA1-Low -> UKSRC unavailable" in e for e in reroute_events())

@@ -74,7 +74,7 @@ def test_a_cut_link_reroutes_the_products_then_the_lane_comes_back(
     scientist,
 ):
     from replicas.choices import ProductState, ReplicaState
-    from replicas.models import DataProduct
+    from replicas.models import DataProduct, Replica
 
     network = long_haul_topology
     settings.SRCNET_TRANSFERS = {**settings.SRCNET_TRANSFERS, "RETRY_BACKOFF_SECONDS": 3.0}
@@ -98,8 +98,9 @@ def test_a_cut_link_reroutes_the_products_then_the_lane_comes_back(
         .replicas.filter(endpoint__name=UK, state=ReplicaState.COPYING)
         .exists()
     ]
-    assert len(struck) == 1, "a lane carries one product at a time"
+    assert struck  # on the UKSRC lane as it is cut (one or, with SRCNET_LANE_DEPTH, more)
     before = {p.pk for p in products if placed_at(p) == UK}
+    queued = [p for p in products if p.pk not in before and p not in struck]
     network.cut(CUT_LINK)
     cut_at = time.monotonic()
     try:
@@ -108,7 +109,7 @@ def test_a_cut_link_reroutes_the_products_then_the_lane_comes_back(
             f"long-haul link {CUT_LINK} cut mid-copy and left cut: re-routed to AUSRC",
             products,
             network.sites,
-            in_flight=1,
+            in_flight=len(struck),
             since=cut_at,
             timeout=170,
             by_endpoint=True,
@@ -117,15 +118,18 @@ def test_a_cut_link_reroutes_the_products_then_the_lane_comes_back(
         states = {p.did: DataProduct.objects.get(pk=p.pk).state for p in products}
         assert set(states.values()) == {ProductState.PLACED}, states
         where = {p.did: placed_at(p) for p in products}
-        assert all(where[p.did] == AU for p in products if p.pk not in before), where
+        assert all(where[p.did] == AU for p in queued), where  # nothing waiting went to the broken lane
     finally:
         network.restore(CUT_LINK)
-    # The struck product: its copy to UKSRC failed as stalled and stays as history; it went to AUSRC.
-    product = DataProduct.objects.get(pk=struck[0].pk)
-    failed = product.replicas.get(endpoint__name=UK)
-    assert failed.state == ReplicaState.FAILED
-    assert "TRANSFER stalled" in failed.reason and "[re-routed] back to the SDP queue" in failed.reason
-    assert placed_at(product) == AU
+    # The struck products: their copies to UKSRC failed as stalled and stay as history; they went to
+    # AUSRC (one whose last bytes were through before the cut bit may have arrived at UKSRC).
+    rerouted = [p for p in struck if p.replicas.filter(endpoint__name=UK, state=ReplicaState.FAILED).exists()]
+    assert rerouted, {p.did: placed_at(p) for p in struck}
+    for product in rerouted:
+        failed = product.replicas.get(endpoint__name=UK)
+        assert "TRANSFER stalled" in failed.reason and "[re-routed] back to the SDP queue" in failed.reason
+        assert placed_at(product) == AU
+    product = rerouted[0]
     # The cycles said why, and the portal shows both on the product's page.
     assert any("lane SKA1-Low -> UKSRC unavailable" in e for e in reroute_events()), reroute_events()
     client.force_login(scientist)
@@ -135,7 +139,9 @@ def test_a_cut_link_reroutes_the_products_then_the_lane_comes_back(
     # its share) and arrives.
     from django.utils import timezone
 
-    last_failure = product.replicas.filter(state=ReplicaState.FAILED).latest("updated").updated
+    last_failure = (
+        Replica.objects.filter(endpoint__name=UK, state=ReplicaState.FAILED).latest("updated").updated
+    )
     time.sleep(max(0.0, COOL_OFF_SECONDS + 1 - (timezone.now() - last_failure).total_seconds()))
     (later,) = push_products(sdp, 1)
     report = settle_and_audit(

@@ -3,7 +3,8 @@
 Each cycle (a Celery beat task, ``schedulers.push_cycle``) snapshots the topology, the products waiting at
 the SDPs and the second copies whose first copy has arrived, plans each telescope's share of them under
 the telescope's stored policy (translated by ``snapshot.planner_policy``) with what the lanes delivered so
-far (the measurement history), and submits, for every free lane, the first leg whose slot has come:
+far (the measurement history), and submits, for every lane with room, the first leg whose slot has come
+and the legs after it while the lane has room (``lane_load``: up to ``SRCNET_LANE_DEPTH`` products at once):
 
 * a primary leg as one job (streams and concurrent files from the plan);
 * a relay leg and the forward leg that waits for it as one multihop job through the distribution centre;
@@ -12,8 +13,8 @@ far (the measurement history), and submits, for every free lane, the first leg w
 
 When a product's first leg goes, every replica its policy asks for gets a row: the first copy COPYING, a
 second or full copy PLANNED with ``upstream`` pointing at the first. The product is PLACED only when all of
-them are available (``replicas.services.settle_replica``). A lane carries one product at a time, so a
-product on a busy lane waits for the next cycle, in the planner's order (priority and deadline)."""
+them are available (``replicas.services.settle_replica``). A product on a full lane waits for a later
+cycle, in the planner's order (priority and deadline). Handing a leg on is ``leg_submission``'s."""
 
 from __future__ import annotations
 
@@ -26,18 +27,18 @@ from django.db import connection, transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from replicas.choices import PolicyKind as StoredKind
-from replicas.choices import ProductState, ReplicaState
-from replicas.models import DataProduct, Replica, ReplicaPolicy
+from replicas.choices import ReplicaState
+from replicas.models import Replica, ReplicaPolicy
 from replicas.rucio_sync import RUCIO_RULE_REASON
-from replicas.services import active_policy, place_replica
+from replicas.services import active_policy
 from topology.choices import StorageRole
-from topology.models import RegionalCentre, StorageEndpoint, Telescope
+from topology.models import Telescope
 
-from .enforcement import enforce_links, hop_links
-from .lane_health import pinned_copy, unavailable_lanes, unpin_broken, with_outage_events
+from .lane_health import unavailable_lanes, unpin_broken, with_outage_events
+from .lane_load import LaneLoad, lane_load
+from .leg_submission import submit_copy, submit_first
 from .models import PathMeasurement, PushCycle
-from .planning.dispatch import JobHints, due_legs, job_hints
+from .planning.dispatch import due_legs
 from .planning.lanes import lane_demands
 from .planning.pinning import pinned_policy, pinned_topology
 from .planning.planner import plan
@@ -53,14 +54,11 @@ from .planning.types import (
     Product,
     Topology,
 )
-from .rucio_placement import place_by_rule, through_rucio
 from .snapshot import planner_policy, policy_topology, queued_products, topology_snapshot
-from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError
+from .transfertool import Transfertool, TransfertoolError
 from .transfertools import default_transfertool
 
 MEASUREMENT_HISTORY = 200
-
-ACTIVITY = "SKA Data Products"  # FTS3's activity of every push job (activity shares), and Rucio's
 
 
 @dataclass
@@ -92,33 +90,6 @@ def _placed_bytes() -> dict[str, float]:
         .annotate(total=Sum("product__files__size_bytes"))
     )
     return {r["endpoint__site__name"]: float(r["total"] or 0) for r in rows}
-
-
-def _busy_lanes() -> set[tuple[str, str]]:
-    """Lanes (source site, destination site) with a product on its way. A copy waiting for its upstream
-    replica holds no lane, nor does a pinned first copy still queued; a relayed copy holds both its hops."""
-    busy: set[tuple[str, str]] = set()
-    rows = (
-        Replica.objects.filter(state__in=(ReplicaState.PLANNED, ReplicaState.COPYING))
-        .exclude(endpoint__role=StorageRole.SDP)
-        .exclude(product__state=ProductState.REGISTERED)  # a pinned first copy still in the queue
-        .values_list(
-            "state",
-            "product__telescope__name",
-            "endpoint__site__name",
-            "upstream__endpoint__site__name",
-            "via__name",
-        )
-    )
-    for state, telescope, site, upstream, via in rows:
-        if upstream is not None:
-            if state == ReplicaState.COPYING:
-                busy.add((upstream, site))
-        elif via is not None:
-            busy |= {(telescope, via), (via, site)}
-        else:
-            busy.add((telescope, site))
-    return busy
 
 
 def _waiting_copies() -> list[WaitingCopy]:
@@ -166,16 +137,6 @@ def _measurements() -> tuple[Measurement, ...]:
     )
 
 
-def _site_endpoint(site: str) -> StorageEndpoint:
-    """Where copies land at ``site``: a distribution centre's buffer, else the SRC's disk."""
-    centre = RegionalCentre.objects.filter(name=site, is_distribution_centre=True).exists()
-    role = StorageRole.BUFFER if centre else StorageRole.DISK
-    endpoint = StorageEndpoint.objects.filter(site__name=site, role=role, is_active=True).first()
-    if endpoint is None:
-        raise TransfertoolError(f"{site} has no active {role} storage endpoint")
-    return endpoint
-
-
 @dataclass
 class TelescopePlan:
     """One telescope's plan in a cycle: its queue and its waiting copies under its active policy."""
@@ -202,7 +163,7 @@ def plan_telescope(
     waiting: list[WaitingCopy],
     topology: Topology,
     measurements: tuple[Measurement, ...],
-    busy: set[tuple[str, str]],
+    load: LaneLoad,
     config: PlanConfig,
 ) -> list[TelescopePlan]:
     """Plan one telescope's products and waiting copies under its active stored policy (nothing is
@@ -213,10 +174,10 @@ def plan_telescope(
     plans = []
     if free or waiting:
         weighed = policy_topology(stored, topology)
-        plans.append(_plan(stored, free, waiting, weighed, measurements, busy, config))
+        plans.append(_plan(stored, free, waiting, weighed, measurements, load, config))
     pinned = [p for p in products if p.destination is not None]
     if pinned:
-        plans.append(_pinned_plan(stored, pinned, topology, measurements, busy, config))
+        plans.append(_pinned_plan(stored, pinned, topology, measurements, load, config))
     return plans
 
 
@@ -226,7 +187,7 @@ def _plan(
     waiting: list[WaitingCopy],
     topology: Topology,
     measurements: tuple[Measurement, ...],
-    busy: set[tuple[str, str]],
+    load: LaneLoad,
     config: PlanConfig,
     policy: PlannerPolicy | None = None,
 ) -> TelescopePlan:
@@ -243,7 +204,14 @@ def _plan(
     # Legs that wait for another leg of this plan go with it (forward) or in a later plan (second copies).
     skip = {i for i, leg in enumerate(result.legs) if leg.depends_on is not None}
     due = due_legs(
-        result, now_s=0.0, slot_seconds=config.slot_seconds, done=set(), busy_lanes=busy, skip=skip
+        result,
+        now_s=0.0,
+        slot_seconds=config.slot_seconds,
+        done=set(),
+        busy_lanes=load.full(),
+        skip=skip,
+        room=load.room(),
+        default_room=load.depth,
     )
     return TelescopePlan(stored.telescope.name, stored, result, carried, due, unplanned)
 
@@ -253,7 +221,7 @@ def _pinned_plan(
     products: list[Product],
     topology: Topology,
     measurements: tuple[Measurement, ...],
-    busy: set[tuple[str, str]],
+    load: LaneLoad,
     config: PlanConfig,
 ) -> TelescopePlan:
     """The plan of products whose first copy is pinned: the pinned SRCs share the telescope's access link
@@ -269,15 +237,15 @@ def _pinned_plan(
     if not plannable:
         empty = Plan(lanes=(), legs=(), events=(), replicas={}, degraded_level={})
         return TelescopePlan(telescope, stored, empty, [], [], [], outside)
-    planned = _plan(stored, plannable, [], weighed, measurements, busy, config, policy)
+    planned = _plan(stored, plannable, [], weighed, measurements, load, config, policy)
     planned.unplanned_pins = outside
     return planned
 
 
 def cycle_plans(
     *, now: dt.datetime, config: PlanConfig, errors: list[str]
-) -> Iterator[tuple[TelescopePlan, set[tuple[str, str]]]]:
-    """The plans of one cycle, telescope by telescope, with the busy lanes (the caller adds the lanes it
+) -> Iterator[tuple[TelescopePlan, LaneLoad]]:
+    """The plans of one cycle, telescope by telescope, with the lanes' load (the caller takes the room it
     fills before asking for the next plan). A telescope whose plan fails goes to ``errors``."""
     products = queued_products(now=now)
     waiting = _waiting_copies()
@@ -285,19 +253,19 @@ def cycle_plans(
     if not telescopes:
         return
     topology = topology_snapshot()
-    busy = _busy_lanes()
+    load = lane_load()
     measurements = _measurements()
     outages = unavailable_lanes(topology=topology)  # their pinned products go by policy (lane_health)
     for telescope in telescopes:
         mine = unpin_broken([p for p in products if p.telescope == telescope], outages)
         copies = [w for w in waiting if w.telescope == telescope]
         try:
-            plans = plan_telescope(telescope, mine, copies, topology, measurements, busy, config)
+            plans = plan_telescope(telescope, mine, copies, topology, measurements, load, config)
         except PlanInputError as exc:
             errors.append(f"{telescope}: {exc}")
             continue
         for planned in plans:
-            yield planned, busy
+            yield planned, load
 
 
 def push_cycle(
@@ -330,14 +298,14 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         report.products_queued = len(queued_products(now=now))
         # A misconfigured transfertool (say fts3 with no URL) is this cycle's error, recorded like any other.
         tool = transfertool or default_transfertool()
-        for planned, busy in cycle_plans(now=now, config=config, errors=report.errors):
+        for planned, load in cycle_plans(now=now, config=config, errors=report.errors):
             report.legs_planned += len(planned.result.legs)
             report.events += [
                 {"time_s": e.time_s, "telescope": e.telescope, "kind": e.kind, "detail": e.detail}
                 for e in planned.result.events
             ]
             try:
-                _dispatch(planned, busy, tool, report, config)
+                _dispatch(planned, load, tool, report, config)
             except TransfertoolError as exc:
                 report.errors.append(f"{planned.telescope}: {exc}")
     except (PlanInputError, TransfertoolError) as exc:
@@ -354,7 +322,7 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
 
 def _dispatch(
     planned: TelescopePlan,
-    busy: set[tuple[str, str]],
+    load: LaneLoad,
     tool: Transfertool,
     report: CycleReport,
     config: PlanConfig,
@@ -369,22 +337,22 @@ def _dispatch(
     for index in planned.due:
         leg = legs[index]
         if index >= planned.first_carried:
-            entry = _submit_copy(planned.carried[index - planned.first_carried].replica_id, leg, tool)
+            entry = submit_copy(planned.carried[index - planned.first_carried].replica_id, leg, tool)
         elif leg.role in (LegRole.PRIMARY, LegRole.RELAY):
             forward = by_dependency.get(index) if leg.role == LegRole.RELAY else None
-            first = _submit_first(leg, forward, seconds.get(leg.product_id), planned.policy, tool)
+            first = submit_first(leg, forward, seconds.get(leg.product_id), planned.policy, tool)
             if first is None:
                 continue  # placed by another cycle since this one read the queue
             entry = first
             if forward is not None:
-                busy.add((forward.source, forward.destination))
+                load.take((forward.source, forward.destination))
         else:
             continue
-        busy.add((leg.source, leg.destination))
+        load.take((leg.source, leg.destination))
         report.submitted.append(entry)
     for product in planned.unplanned_pins:
         lane = (product.telescope, product.destination or "")
-        if lane in busy:
+        if load.is_full(lane):
             continue
         # A pin the planner cannot carry (a distribution centre's buffer): one stream, the plan's files.
         leg = Leg(
@@ -402,198 +370,16 @@ def _dispatch(
             priority=product.priority,
             size_bytes=product.size_bytes,
         )
-        pinned = _submit_first(leg, None, None, planned.policy, tool, note="outside the plan (pinned)")
+        pinned = submit_first(leg, None, None, planned.policy, tool, note="outside the plan (pinned)")
         if pinned is not None:
             report.submitted.append(pinned)
-            busy.add(lane)
+            load.take(lane)
     for copy in planned.unplanned:
         lane = (copy.leg.source, copy.leg.destination)
-        if lane in busy:
+        if load.is_full(lane):
             continue
         # No plan for this lane: one stream, as many files at once as the planner would allow.
         leg = replace(copy.leg, streams=1, files=min(copy.leg.files, config.max_files))
         note = f"outside the plan ({planned.policy.name} has no lane {lane[0]} -> {lane[1]} now)"
-        report.submitted.append(_submit_copy(copy.replica_id, leg, tool, note=note))
-        busy.add(lane)
-
-
-def _why(leg: Leg, hints: JobHints, final: str, via: str | None) -> str:
-    return (
-        f"push plan: {leg.source} -> {final}{' via ' + via if via else ''}, slot {leg.start_slot}, "
-        f"{hints.streams} streams x {hints.concurrent_files} files, priority {leg.priority}"
-    )
-
-
-def copy_placement(policy: ReplicaPolicy, source: str, destination: str) -> str:
-    """Why a second or full copy was placed (the start of its replica's reason)."""
-    if policy.kind == StoredKind.FULL_COPY:
-        what = f"full copy at {destination}"
-    else:
-        what = "second copy (redistribution to the partner SRC)"
-    return (
-        f"{policy.name} ({policy.kind}): {what}, {source} -> {destination} "
-        f"once the copy at {source} is available"
-    )
-
-
-@transaction.atomic
-def _submit_first(
-    leg: Leg,
-    forward: Leg | None,
-    second: Leg | None,
-    policy: ReplicaPolicy,
-    tool: Transfertool,
-    *,
-    note: str = "",
-) -> dict[str, Any] | None:
-    """Place the product's replicas (its first copy at the leg's final destination, and the second or full
-    copy its policy asks for) and submit the first copy (multihop for a relay). A product whose first copy
-    is pinned keeps that replica and gets no other. None if the product left the queue meanwhile."""
-    scope, _, name = leg.product_id.partition(":")
-    product = (
-        DataProduct.objects.select_for_update()
-        .select_related("source", "telescope")
-        .get(scope=scope, name=name)
-    )
-    if product.state != ProductState.REGISTERED:
-        return None
-    final = forward.destination if forward else leg.destination
-    via = leg.destination if forward else None
-    hints = job_hints(leg)
-    plan_why = note or _why(leg, hints, final, via)
-    pin = pinned_copy(product, final)  # None also when its lane broke and the policy placed it elsewhere
-    if pin is not None:
-        replica, destination = pin, pin.endpoint
-        why = f"{pin.reason}; {plan_why}"
-        replica.state = ReplicaState.COPYING
-        replica.via = RegionalCentre.objects.get(name=via) if via else None
-    else:
-        if policy.pk is None:  # the telescope's default policy, first used now
-            policy = active_policy(product.telescope)
-        destination = _site_endpoint(final)
-        role = "relayed first copy" if via else "first copy"
-        why = f"{policy.name} ({policy.kind}): {role}; {plan_why}"
-        replica = place_replica(
-            product=product,
-            endpoint=destination,
-            policy=policy,
-            state=ReplicaState.COPYING,
-            reason=why,
-            via=RegionalCentre.objects.get(name=via) if via else None,
-        )
-        if second is not None:
-            place_replica(
-                product=product,
-                endpoint=_site_endpoint(second.destination),
-                policy=policy,
-                state=ReplicaState.PLANNED,
-                upstream=replica,
-                reason=copy_placement(policy, second.source, second.destination),
-            )
-    product.state = ProductState.PLACING
-    product.save(update_fields=["state"])
-    hops = [(product.source, _site_endpoint(via))] if via else [(product.source, destination)]
-    if via:
-        hops.append((hops[0][1], destination))
-    job_id, handle = _submit_job(product, hops, hints, replica, [leg.source, final], tool)
-    replica.reason = f"{why}; {handle}"
-    replica.save(update_fields=["state", "via", "reason", "updated"])
-    return {
-        "product": product.did,
-        "role": leg.role.value if not note else "pinned copy",
-        "lane": [leg.source, final],
-        "via": via,
-        "job_id": job_id,
-        "priority": hints.priority,
-        "streams": hints.streams,
-        "files": hints.concurrent_files,
-        "slot": leg.start_slot,
-    }
-
-
-@transaction.atomic
-def _submit_copy(replica_id: int, leg: Leg, tool: Transfertool, *, note: str = "") -> dict[str, Any]:
-    """Submit a second or full copy from the SRC that holds the product to the replica's SRC."""
-    replica = (
-        Replica.objects.select_for_update(of=("self",))
-        .select_related("product", "endpoint", "upstream__endpoint")
-        .get(pk=replica_id)
-    )
-    upstream = replica.upstream
-    assert upstream is not None
-    hints = job_hints(leg)
-    why = f"{replica.reason}; {note or _why(leg, hints, leg.destination, None)}"
-    replica.state = ReplicaState.COPYING
-    job_id, handle = _submit_job(
-        replica.product,
-        [(upstream.endpoint, replica.endpoint)],
-        hints,
-        replica,
-        [leg.source, leg.destination],
-        tool,
-    )
-    replica.reason = f"{why}; {handle}"
-    replica.save(update_fields=["state", "reason", "updated"])
-    return {
-        "product": replica.product.did,
-        "role": leg.role.value if not note else "unplanned copy",
-        "lane": [leg.source, leg.destination],
-        "via": None,
-        "job_id": job_id,
-        "priority": hints.priority,
-        "streams": hints.streams,
-        "files": hints.concurrent_files,
-        "slot": leg.start_slot,
-    }
-
-
-def _submit_job(
-    product: DataProduct,
-    hops: list[tuple[StorageEndpoint, StorageEndpoint]],
-    hints: JobHints,
-    replica: Replica,
-    lane: list[str],
-    tool: Transfertool,
-) -> tuple[str, str]:
-    """One transfer job over ``hops`` (more than one: a multihop job), every file of the product per hop, or
-    in Rucio mode one rule at the last hop's destination; returns its id and how the replica's reason
-    names it."""
-    scheme = hops[-1][1].tpc_scheme
-    multihop = len(hops) > 1
-    requests = []
-    for source_endpoint, target in hops:
-        for f in product.files.all():
-            requests.append(
-                TransferRequest(
-                    source=source_endpoint.url(scheme, f.relative_path),
-                    destination=target.url(scheme, f.relative_path),
-                    filesize=f.size_bytes,
-                    checksum=f"ADLER32:{f.adler32}",
-                    metadata={"product": product.did, "file": f.name},
-                )
-            )
-    # The plan's concurrent files become each hop's link concurrency (a reserved path: fixed, no optimizer),
-    # through the transfertool's /config/links, so any FTS3 obeys it (Rucio's conveyor's jobs too).
-    enforce_links(tool, hop_links(tool, hops, scheme, hints.concurrent_files))
-    if through_rucio():
-        rule_id = place_by_rule(product, hops[-1][1], replica, activity=ACTIVITY)
-        return rule_id, f"{RUCIO_RULE_REASON} {rule_id}"
-    job_id = tool.submit(
-        requests,
-        JobParams(
-            priority=hints.priority,
-            activity=ACTIVITY,
-            streams=hints.streams_per_file,
-            multihop=multihop,
-            metadata={
-                "replica_id": replica.pk,
-                "product": product.did,
-                "lane": lane,
-                "streams": hints.streams,
-                "streams_per_file": hints.streams_per_file,
-                "files": hints.concurrent_files,
-                "multihop": multihop,
-            },
-        ),
-    )
-    return job_id, f"transfer job {job_id}"
+        report.submitted.append(submit_copy(copy.replica_id, leg, tool, note=note))
+        load.take(lane)

@@ -58,7 +58,7 @@ def _place_second_copies(product: DataProduct, replicas: list[Replica]) -> list[
     """The second or full copy of a product just placed by a two-replicas or full-copy policy."""
     from replicas.choices import PolicyKind
 
-    from .loop import _site_endpoint, copy_placement
+    from .leg_submission import copy_placement, site_endpoint
     from .planning.types import PlanInputError
     from .snapshot import second_copy_site
 
@@ -76,7 +76,7 @@ def _place_second_copies(product: DataProduct, replicas: list[Replica]) -> list[
         primary = replica.endpoint.site.name
         try:
             site = second_copy_site(policy, primary)
-            endpoint = _site_endpoint(site) if site is not None else None
+            endpoint = site_endpoint(site) if site is not None else None
         except (PlanInputError, TransfertoolError) as exc:
             raise ValidationError({"policy": f"{policy.name}: {exc}"}) from exc
         if site is None or endpoint is None or any(r.endpoint.site.name == site for r in replicas):

@@ -215,6 +215,10 @@ SRCNET_TRANSFERTOOL = {
     "FTS3_CA": _env("FTS3_CA", ""),
 }
 
+# How many products one lane (source site -> destination site) carries at once: the next one's files wait at
+# the transfer service behind the current one's and take each file slot as it frees (schedulers/lane_load.py).
+SRCNET_LANE_DEPTH = int(_env("LANE_DEPTH", "2"))
+
 # How the push loop hands a due leg on: "transfertool" (a transfer job through SRCNET_TRANSFERTOOL) or "rucio"
 # (a Rucio rule at the leg's destination, carried out by Rucio's daemons through the FTS3 endpoint the RSEs
 # name; the plan's link limits are still set on that endpoint through the transfertool).

@@ -1,13 +1,15 @@
 """Which legs of a plan to hand to the transfertool now (pure): the bridge from a plan to the push loop.
 
-A leg is due when its start slot has come, the leg it waits for has delivered, and its lane is free (a lane
-carries one product at a time). Within a lane, legs go in plan order: a lane never skips ahead of a leg
-that is due, so the order the planner chose for deadlines is kept."""
+A leg is due when its start slot has come, the leg it waits for has delivered, and its lane has room: a lane
+carries up to ``depth`` products at once (the push loop's ``SRCNET_LANE_DEPTH``), so that the next
+product's files wait at the transfer service behind the current one's and take each file slot the moment
+it frees, instead of the lane idling until a cycle notices the product ended. Within a lane, legs go in
+plan order: a lane never skips ahead of a leg that is due, so the order the planner chose is kept."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from topology.tpc_streams import streams_per_file
@@ -39,26 +41,36 @@ def due_legs(
     done: Collection[int],
     busy_lanes: Collection[tuple[str, str]],
     skip: Collection[int] = (),
+    room: Mapping[tuple[str, str], int] | None = None,
+    default_room: int = 1,
 ) -> list[int]:
-    """Indexes (into ``plan.legs``) of the legs to submit now, at most one per free lane.
+    """Indexes (into ``plan.legs``) of the legs to submit now: on each lane with room, its first unfinished
+    leg if that one is due, then the legs after it in plan order while there is room (each waits at the
+    transfer service behind the one before it, so their slots need not have come yet).
 
-    ``done``: indexes of legs that have delivered; ``busy_lanes``: lanes with a transfer in flight;
-    ``skip``: legs the caller carries some other way (the push loop sends a forward leg with its relay
-    leg, and a second copy in a later plan once its first copy is there): they neither go nor hold their
-    lane."""
+    ``done``: indexes of legs that have delivered; ``busy_lanes``: lanes with no room; ``room``: how many
+    more products each lane may take (``default_room`` for a lane not in it); ``skip``: legs the caller
+    carries some other way (the push loop sends a forward leg with its relay leg, and a second copy in a
+    later plan once its first copy is there): they neither go nor hold their lane."""
     slot = int(now_s // slot_seconds)
-    seen: set[tuple[str, str]] = set()
+    left: dict[tuple[str, str], int] = {}
     due = []
     for index, leg in enumerate(plan.legs):
         lane = (leg.source, leg.destination)
-        if index in done or index in skip or lane in seen:
+        if index in done or index in skip:
             continue
-        seen.add(lane)  # the lane's first unfinished leg decides for the lane
-        if lane in busy_lanes or not math.isfinite(leg.start_s) or leg.start_slot > slot:
+        if lane not in left:  # the lane's first unfinished leg decides whether the lane moves now
+            left[lane] = 0 if lane in busy_lanes else (room or {}).get(lane, default_room)
+            if not math.isfinite(leg.start_s) or leg.start_slot > slot:
+                left[lane] = 0
+        if left[lane] <= 0 or not math.isfinite(leg.start_s):
+            left[lane] = 0
             continue
         if leg.depends_on is not None and leg.depends_on not in done:
+            left[lane] = 0  # keep plan order: nothing on this lane overtakes a leg that waits
             continue
         due.append(index)
+        left[lane] -= 1
     return due
 
 

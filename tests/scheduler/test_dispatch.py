@@ -48,6 +48,25 @@ def test_a_busy_lane_and_a_future_slot_hold_legs_back() -> None:
     )
 
 
+def test_a_lane_with_room_for_two_takes_its_next_leg_in_plan_order() -> None:
+    """Lane depth: the next product waits at the transfer service behind the current one, so its slot need
+    not have come; never more than the room, never ahead of a leg that waits, never on a full lane."""
+    p = _plan()
+    t1_a = [i for i, leg in enumerate(p.legs) if (leg.source, leg.destination) == ("T1", "A")]
+    assert len(t1_a) >= 3 and p.legs[t1_a[1]].start_s >= p.legs[t1_a[0]].finish_s  # after the first, in plan time
+    due = due_legs(p, now_s=0.0, slot_seconds=60.0, done=set(), busy_lanes=set(), default_room=2)
+    assert [i for i in due if i in t1_a] == t1_a[:2]
+    # One product already on the lane: room for one more, the lane's first unfinished leg.
+    room = {("T1", "A"): 1}
+    due = due_legs(p, now_s=0.0, slot_seconds=60.0, done=set(), busy_lanes=set(), room=room, default_room=2)
+    assert [i for i in due if i in t1_a] == t1_a[:1]
+    full = due_legs(p, now_s=0.0, slot_seconds=60.0, done=set(), busy_lanes={("T1", "A")}, default_room=2)
+    assert not [i for i in full if i in t1_a]
+    # Second copies wait for their first copy even with room: A -> B takes nothing yet.
+    due = due_legs(p, now_s=0.0, slot_seconds=60.0, done=set(), busy_lanes=set(), default_room=3)
+    assert all(p.legs[i].source == "T1" for i in due)
+
+
 def test_job_hints_carry_the_plan() -> None:
     leg = _plan().legs[0]
     hints = job_hints(leg)

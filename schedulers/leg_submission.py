@@ -1,0 +1,219 @@
+"""Handing a due leg of the push plan on: the replicas it places and one transfer job (a multihop job for
+a relay) through the transfertool, with the plan's streams, priority and the lane's link limit set through
+the transfertool's ``/config/links``; in Rucio mode one rule instead (``rucio_placement``). Each hand-over is
+its own transaction inside the cycle's, and records why the replica is where it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from replicas.choices import PolicyKind as StoredKind
+from replicas.choices import ProductState, ReplicaState
+from replicas.models import DataProduct, Replica, ReplicaPolicy
+from replicas.rucio_sync import RUCIO_RULE_REASON
+from replicas.services import active_policy, place_replica
+from topology.choices import StorageRole
+from topology.models import RegionalCentre, StorageEndpoint
+
+from .enforcement import enforce_links, hop_links
+from .lane_health import pinned_copy
+from .planning.dispatch import JobHints, job_hints
+from .planning.types import Leg
+from .rucio_placement import place_by_rule, through_rucio
+from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError
+
+ACTIVITY = "SKA Data Products"  # FTS3's activity of every push job (activity shares), and Rucio's
+
+
+def site_endpoint(site: str) -> StorageEndpoint:
+    """Where copies land at ``site``: a distribution centre's buffer, else the SRC's disk."""
+    centre = RegionalCentre.objects.filter(name=site, is_distribution_centre=True).exists()
+    role = StorageRole.BUFFER if centre else StorageRole.DISK
+    endpoint = StorageEndpoint.objects.filter(site__name=site, role=role, is_active=True).first()
+    if endpoint is None:
+        raise TransfertoolError(f"{site} has no active {role} storage endpoint")
+    return endpoint
+
+
+def _why(leg: Leg, hints: JobHints, final: str, via: str | None) -> str:
+    return (
+        f"push plan: {leg.source} -> {final}{' via ' + via if via else ''}, slot {leg.start_slot}, "
+        f"{hints.streams} streams x {hints.concurrent_files} files, priority {leg.priority}"
+    )
+
+
+def copy_placement(policy: ReplicaPolicy, source: str, destination: str) -> str:
+    """Why a second or full copy was placed (the start of its replica's reason)."""
+    if policy.kind == StoredKind.FULL_COPY:
+        what = f"full copy at {destination}"
+    else:
+        what = "second copy (redistribution to the partner SRC)"
+    return (
+        f"{policy.name} ({policy.kind}): {what}, {source} -> {destination} "
+        f"once the copy at {source} is available"
+    )
+
+
+@transaction.atomic
+def submit_first(
+    leg: Leg,
+    forward: Leg | None,
+    second: Leg | None,
+    policy: ReplicaPolicy,
+    tool: Transfertool,
+    *,
+    note: str = "",
+) -> dict[str, Any] | None:
+    """Place the product's replicas (its first copy at the leg's final destination, and the second or full
+    copy its policy asks for) and submit the first copy (multihop for a relay). A product whose first copy
+    is pinned keeps that replica and gets no other. None if the product left the queue meanwhile."""
+    scope, _, name = leg.product_id.partition(":")
+    product = (
+        DataProduct.objects.select_for_update()
+        .select_related("source", "telescope")
+        .get(scope=scope, name=name)
+    )
+    if product.state != ProductState.REGISTERED:
+        return None
+    final = forward.destination if forward else leg.destination
+    via = leg.destination if forward else None
+    hints = job_hints(leg)
+    plan_why = note or _why(leg, hints, final, via)
+    pin = pinned_copy(product, final)  # None also when its lane broke and the policy placed it elsewhere
+    if pin is not None:
+        replica, destination = pin, pin.endpoint
+        why = f"{pin.reason}; {plan_why}"
+        replica.state = ReplicaState.COPYING
+        replica.via = RegionalCentre.objects.get(name=via) if via else None
+    else:
+        if policy.pk is None:  # the telescope's default policy, first used now
+            policy = active_policy(product.telescope)
+        destination = site_endpoint(final)
+        role = "relayed first copy" if via else "first copy"
+        why = f"{policy.name} ({policy.kind}): {role}; {plan_why}"
+        replica = place_replica(
+            product=product,
+            endpoint=destination,
+            policy=policy,
+            state=ReplicaState.COPYING,
+            reason=why,
+            via=RegionalCentre.objects.get(name=via) if via else None,
+        )
+        if second is not None:
+            place_replica(
+                product=product,
+                endpoint=site_endpoint(second.destination),
+                policy=policy,
+                state=ReplicaState.PLANNED,
+                upstream=replica,
+                reason=copy_placement(policy, second.source, second.destination),
+            )
+    product.state = ProductState.PLACING
+    product.save(update_fields=["state"])
+    hops = [(product.source, site_endpoint(via))] if via else [(product.source, destination)]
+    if via:
+        hops.append((hops[0][1], destination))
+    job_id, handle = _submit_job(product, hops, hints, replica, [leg.source, final], tool)
+    replica.reason = f"{why}; {handle}"
+    replica.save(update_fields=["state", "via", "reason", "updated"])
+    return {
+        "product": product.did,
+        "role": leg.role.value if not note else "pinned copy",
+        "lane": [leg.source, final],
+        "via": via,
+        "job_id": job_id,
+        "priority": hints.priority,
+        "streams": hints.streams,
+        "files": hints.concurrent_files,
+        "slot": leg.start_slot,
+    }
+
+
+@transaction.atomic
+def submit_copy(replica_id: int, leg: Leg, tool: Transfertool, *, note: str = "") -> dict[str, Any]:
+    """Submit a second or full copy from the SRC that holds the product to the replica's SRC."""
+    replica = (
+        Replica.objects.select_for_update(of=("self",))
+        .select_related("product", "endpoint", "upstream__endpoint")
+        .get(pk=replica_id)
+    )
+    upstream = replica.upstream
+    assert upstream is not None
+    hints = job_hints(leg)
+    why = f"{replica.reason}; {note or _why(leg, hints, leg.destination, None)}"
+    replica.state = ReplicaState.COPYING
+    job_id, handle = _submit_job(
+        replica.product,
+        [(upstream.endpoint, replica.endpoint)],
+        hints,
+        replica,
+        [leg.source, leg.destination],
+        tool,
+    )
+    replica.reason = f"{why}; {handle}"
+    replica.save(update_fields=["state", "reason", "updated"])
+    return {
+        "product": replica.product.did,
+        "role": leg.role.value if not note else "unplanned copy",
+        "lane": [leg.source, leg.destination],
+        "via": None,
+        "job_id": job_id,
+        "priority": hints.priority,
+        "streams": hints.streams,
+        "files": hints.concurrent_files,
+        "slot": leg.start_slot,
+    }
+
+
+def _submit_job(
+    product: DataProduct,
+    hops: list[tuple[StorageEndpoint, StorageEndpoint]],
+    hints: JobHints,
+    replica: Replica,
+    lane: list[str],
+    tool: Transfertool,
+) -> tuple[str, str]:
+    """One transfer job over ``hops`` (more than one: a multihop job), every file of the product per hop, or
+    in Rucio mode one rule at the last hop's destination; returns its id and how the replica's reason
+    names it."""
+    scheme = hops[-1][1].tpc_scheme
+    multihop = len(hops) > 1
+    requests = []
+    for source_endpoint, target in hops:
+        for f in product.files.all():
+            requests.append(
+                TransferRequest(
+                    source=source_endpoint.url(scheme, f.relative_path),
+                    destination=target.url(scheme, f.relative_path),
+                    filesize=f.size_bytes,
+                    checksum=f"ADLER32:{f.adler32}",
+                    metadata={"product": product.did, "file": f.name},
+                )
+            )
+    # The plan's concurrent files become each hop's link concurrency (a reserved path: fixed, no optimizer),
+    # through the transfertool's /config/links, so any FTS3 obeys it (Rucio's conveyor's jobs too).
+    enforce_links(tool, hop_links(tool, hops, scheme, hints.concurrent_files))
+    if through_rucio():
+        rule_id = place_by_rule(product, hops[-1][1], replica, activity=ACTIVITY)
+        return rule_id, f"{RUCIO_RULE_REASON} {rule_id}"
+    job_id = tool.submit(
+        requests,
+        JobParams(
+            priority=hints.priority,
+            activity=ACTIVITY,
+            streams=hints.streams_per_file,
+            multihop=multihop,
+            metadata={
+                "replica_id": replica.pk,
+                "product": product.did,
+                "lane": lane,
+                "streams": hints.streams,
+                "streams_per_file": hints.streams_per_file,
+                "files": hints.concurrent_files,
+                "multihop": multihop,
+            },
+        ),
+    )
+    return job_id, f"transfer job {job_id}"

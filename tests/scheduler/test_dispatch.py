@@ -53,7 +53,8 @@ def test_a_lane_with_room_for_two_takes_its_next_leg_in_plan_order() -> None:
     not have come; never more than the room, never ahead of a leg that waits, never on a full lane."""
     p = _plan()
     t1_a = [i for i, leg in enumerate(p.legs) if (leg.source, leg.destination) == ("T1", "A")]
-    assert len(t1_a) >= 3 and p.legs[t1_a[1]].start_s >= p.legs[t1_a[0]].finish_s  # after the first, in plan time
+    # The lane's second product starts, in plan time, when the first has finished.
+    assert len(t1_a) >= 3 and p.legs[t1_a[1]].start_s >= p.legs[t1_a[0]].finish_s
     due = due_legs(p, now_s=0.0, slot_seconds=60.0, done=set(), busy_lanes=set(), default_room=2)
     assert [i for i in due if i in t1_a] == t1_a[:2]
     # One product already on the lane: room for one more, the lane's first unfinished leg.

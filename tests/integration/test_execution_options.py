@@ -121,7 +121,8 @@ def test_overwrite_false_fails_on_an_existing_destination_and_true_replaces_it(
 ):
     destination = xrootd_sites["UKSRC_DISK"]
     # Something else already at the destination path.
-    relative = str(one_file["path"]("o.ms")).split("/srcnet/", 1)[1]
+    # Relative to the site's srcnet/ folder (the checkout's own path may hold a folder named srcnet too).
+    relative = str(one_file["path"]("o.ms").relative_to(destination.local_path("srcnet")))
     other = put_file(destination, relative, 1000)
     assert other != one_file["checksum"]
     kept = submit_job(files=[one_file["request"]("o.ms")], overwrite=False, retry=0)

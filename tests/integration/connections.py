@@ -33,7 +33,7 @@ def process_tree(root: int) -> set[int]:
         pid = todo.pop()
         try:
             tasks = list(Path(f"/proc/{pid}/task").iterdir())
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):  # the process ended while the tree was walked
             continue
         for task in tasks:
             try:
@@ -84,17 +84,23 @@ class ConnectionSampler:
         self.port, self.root_pid, self.interval = port, root_pid, interval
         self.seen: dict[str, Connection] = {}
         self.peak = 0
+        self.samples = 0  # taken while the block ran: a sampler that fell behind says so
+        self.error: BaseException | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ss-sampler", daemon=True)
 
     def _run(self) -> None:
-        while not self._stop.is_set():
-            now = sample(self.port, self.root_pid)
-            self.peak = max(self.peak, len(now))
-            for local, connection in now.items():
-                known = self.seen.setdefault(local, connection)
-                known.bytes_received = max(known.bytes_received, connection.bytes_received)
-            time.sleep(self.interval)
+        try:
+            while not self._stop.is_set():
+                now = sample(self.port, self.root_pid)
+                self.samples += 1
+                self.peak = max(self.peak, len(now))
+                for local, connection in now.items():
+                    known = self.seen.setdefault(local, connection)
+                    known.bytes_received = max(known.bytes_received, connection.bytes_received)
+                time.sleep(self.interval)
+        except BaseException as exc:  # reported by __exit__: a dead sampler must not read as "no connection"
+            self.error = exc
 
     def __enter__(self) -> ConnectionSampler:
         self._thread.start()
@@ -105,6 +111,8 @@ class ConnectionSampler:
     ) -> None:
         self._stop.set()
         self._thread.join(timeout=15)
+        if self.error is not None and kind is None:
+            raise RuntimeError(f"the connection sampler failed after {self.samples} samples") from self.error
 
     def carrying(self, at_least: int) -> list[Connection]:
         """The connections that received at least ``at_least`` bytes."""

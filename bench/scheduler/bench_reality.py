@@ -593,9 +593,14 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=2, help="files per product")
     parser.add_argument("--min-mib", type=int, default=16)
     parser.add_argument("--max-mib", type=int, default=48)
+    parser.add_argument(
+        "--lane-depth", type=int, default=2, help="products a lane carries at once (SRCNET_LANE_DEPTH)"
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "scheduler" / "results" / "reality")
     parser.add_argument("--simulate-only", type=int, default=0, help="campaign id: re-run the simulator only")
     args = parser.parse_args()
+    WORKER_ENV["SRCNET_LANE_DEPTH"] = str(args.lane_depth)
+    os.environ["SRCNET_LANE_DEPTH"] = str(args.lane_depth)  # and this process's cycles, if any
     assert os.geteuid() == 0, "the long-haul network needs root (network namespaces, TUN, routes)"
 
     from localnet.stack import down, ensure_core, service_env
@@ -636,6 +641,7 @@ def main() -> int:
             "rate_mbps": args.rate_mbps,
             "duration_s": args.duration,
             "files_per_product": args.files,
+            "lane_depth": args.lane_depth,
             "file_mib": [args.min_mib, args.max_mib],
         },
         "real": real,

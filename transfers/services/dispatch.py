@@ -189,9 +189,12 @@ def _admit(rows: list[TransferFile], now: Any) -> list[int]:
     from ..choices import JobState as States
     from ..models import TransferJob
 
+    # The start is the admission, not the instant this dispatch began (``now``): a copy that ended after
+    # that instant, and whose slot this admission takes, must not look as if it overlapped this one.
+    admitted_at = max(now, timezone.now())
     created: list[int] = []
     for row in rows:
-        row.state, row.start_time, row.retry_after = FileState.ACTIVE, now, None
+        row.state, row.start_time, row.retry_after = FileState.ACTIVE, admitted_at, None
         row.attempts += 1
         row.save(update_fields=["state", "attempts", "start_time", "retry_after"])
         created.append(TransferAttempt.objects.create(file=row, number=row.attempts).pk)

@@ -53,3 +53,18 @@ def unique(prefix: str) -> str:
 def put_file(site: LocalSite, relative: str, size: int) -> str:
     """Write a real file to ``site`` under /srcnet/ over root:// and return its adler32."""
     return write_file(site.root_url(f"srcnet/{relative}"), size, seed=hash(relative) & 0x7FFFFFFF)
+
+
+@pytest.fixture
+def to_uksrc(bound_topology):  # type: ignore[no-untyped-def]
+    """Every SKA1-Low product to UKSRC (the policy's only share): one lane, one link."""
+    from replicas.models import PolicyShare, ReplicaPolicy
+    from topology.models import StorageEndpoint, Telescope
+
+    telescope = Telescope.objects.get(name="SKA1-Low")
+    ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
+    policy = ReplicaPolicy.objects.create(name="low-to-uk", telescope=telescope)
+    PolicyShare.objects.create(
+        policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1
+    )
+    return telescope

@@ -11,13 +11,12 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from replicas.choices import ProductState
-from replicas.models import PolicyShare, ReplicaPolicy
 from replicas.services import FileSpec, register_product
 from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.loop import push_cycle
 from schedulers.planning.types import PlanConfig
 from tests.conftest import wait_until
-from topology.models import RegionalCentre, StorageEndpoint, Telescope
+from topology.models import StorageEndpoint
 from transfers.choices import AttemptState
 from transfers.models import LinkLimit, TransferAttempt, TransferJob
 from transfers.services.common import transfer_settings
@@ -28,19 +27,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 MIB = 1024 * 1024
 FILES = 6
 WORKER_PROCESSES = 4  # tests.conftest.celery_worker: localnet.stack.worker_argv's default concurrency
-
-
-@pytest.fixture
-def to_uksrc(bound_topology):  # type: ignore[no-untyped-def]
-    """Every SKA1-Low product to UKSRC: one lane, one link."""
-    telescope = Telescope.objects.get(name="SKA1-Low")
-    ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
-    policy = ReplicaPolicy.objects.create(name="low-to-uk", telescope=telescope)
-    PolicyShare.objects.create(
-        policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1
-    )
-    RegionalCentre.objects.exclude(name="UKSRC").update(share_weight=0)
-    return telescope
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from replicas.choices import ProductState, ReplicaState
-from replicas.models import PolicyShare, Replica, ReplicaPolicy
+from replicas.models import Replica
 from replicas.services import FileSpec, register_product
 from schedulers.embedded_transfertool import EmbeddedTransfertool
 from schedulers.external import poll_external_jobs
@@ -23,7 +23,7 @@ from schedulers.services import push_product
 from schedulers.tasks import poll_external_jobs as poll_task
 from schedulers.transfertools import default_transfertool
 from tests.conftest import _worker_busy, wait_until
-from topology.models import StorageEndpoint, Telescope
+from topology.models import StorageEndpoint
 from transfers.choices import TERMINAL_JOB_STATES
 from transfers.models import TransferJob
 
@@ -41,17 +41,6 @@ def external_fts3(settings, live_server, scheduler_account):  # type: ignore[no-
     url = f"{live_server.url}/fts3"
     settings.SRCNET_TRANSFERTOOL = {"KIND": "fts3", "FTS3_URL": url, "FTS3_TOKEN": token.key, "FTS3_CA": "0"}
     return url
-
-
-@pytest.fixture
-def to_uksrc(bound_topology):  # type: ignore[no-untyped-def]
-    telescope = Telescope.objects.get(name="SKA1-Low")
-    ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
-    policy = ReplicaPolicy.objects.create(name="low-to-uk", telescope=telescope)
-    PolicyShare.objects.create(
-        policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1
-    )
-    return telescope
 
 
 def _job_ended_and_worker_idle(job_id: str) -> bool:

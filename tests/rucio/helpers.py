@@ -4,6 +4,7 @@ waiting (bounded) for what Rucio's daemons and the platform's follower do."""
 from __future__ import annotations
 
 import zlib
+from pathlib import Path
 
 from localnet.xrootd import LocalSite
 from replicas.models import DataProduct
@@ -84,3 +85,31 @@ def followed(product: DataProduct, state: str, *, timeout: float = 60) -> DataPr
         return product if product.state == state else None
 
     return wait_until(reached, timeout=timeout, what=f"{product.did} to be {state} in the platform")  # type: ignore[no-any-return]
+
+
+def rule_diagnosis(
+    rucio: RucioAdapter, rule_id: str, files: list[tuple[str, str]], rse: str, logs: Path
+) -> str:
+    """What a test that timed out waiting for a rule prints: the rule and its locks, each file's transfer
+    request at ``rse`` (state, FTS3 job, error), and the daemons' log lines naming the files' scope, so a
+    time-out says which daemon stopped short (the CI machine's state is gone by the time anyone reads it)."""
+    lines = [f"rule {rule_id}: {rucio.rule(rule_id)}"]
+    for scope, name in files:
+        for lookup in (rucio.client.list_request_by_did, rucio.client.list_request_history_by_did):
+            try:
+                request = lookup(name, rse, scope=scope)
+            except Exception as exc:  # a diagnosis reports what it could not read
+                lines.append(f"{scope}:{name} {lookup.__name__}: {exc}")
+                continue
+            keys = ("state", "external_id", "external_host", "err_msg", "retry_count", "updated_at")
+            lines.append(f"{scope}:{name} {lookup.__name__}: { ({k: request.get(k) for k in keys}) }")
+    scopes = {scope for scope, _ in files}
+    for log in sorted(logs.glob("*.log")):
+        text = log.read_text(errors="replace").splitlines()
+        hits = [ln for ln in text if any(s in ln for s in scopes)]
+        if log.name.startswith("rucio-"):  # the daemons' own complaints, whatever they name
+            hits += [ln for ln in text[-400:] if "ERROR" in ln or "WARN" in ln]
+        if hits:
+            lines.append(f"--- {log.name}")
+            lines.extend(hits[-25:])
+    return "\n".join(lines)

@@ -16,7 +16,7 @@ from topology.models import StorageEndpoint
 
 from ..conftest import wait_until
 from ..integration.conftest import adler32_of, put_file
-from .helpers import followed, product_on_disk, rule_outcome
+from .helpers import followed, product_on_disk, rule_diagnosis, rule_outcome
 
 pytestmark = pytest.mark.integration
 
@@ -63,7 +63,7 @@ def test_missing_source_file_fails_the_request_with_its_reason(  # type: ignore[
 
 
 def test_a_file_attached_to_the_dataset_later_is_copied_by_the_same_rule(  # type: ignore[no-untyped-def]
-    rucio_sites, rucio, conveyor_cert, scope
+    rucio_sites, rucio, conveyor_cert, scope, test_state
 ):
     """The judge-evaluator daemon applies a dataset's rule to a file attached after the rule went OK (a lock,
     a transfer request), and the conveyor daemons copy it: nobody runs anything by hand."""
@@ -82,7 +82,11 @@ def test_a_file_attached_to_the_dataset_later_is_copied_by_the_same_rule(  # typ
         info = rucio.rule(rule.rule_id)
         return info.state == "OK" and info.locks.get("UKSRC_DISK") == ["OK", "OK"]
 
-    wait_until(copied, timeout=150, interval=0.5, what="the late file's lock to be OK")
+    try:
+        wait_until(copied, timeout=150, interval=0.5, what="the late file's lock to be OK")
+    except pytest.fail.Exception:
+        files = [(scope, f"{product.name}/first.ms"), (scope, late["name"])]
+        pytest.fail(rule_diagnosis(rucio, rule.rule_id, files, "UKSRC_DISK", test_state.path / "log"))
     copy = rucio_sites["UKSRC_DISK"].local_path(f"srcnet/{relative}")
     assert copy.stat().st_size == size and adler32_of(copy) == adler
     states = next(iter(rucio.client.list_replicas([{"scope": scope, "name": late["name"]}], all_states=True)))

@@ -213,6 +213,8 @@ def _submit_job(
                 "streams_per_file": hints.streams_per_file,
                 "files": hints.concurrent_files,
                 "multihop": multihop,
+                # the plan's rate for this leg: the access link's planned bit/s (monitoring/selectors.py)
+                "planned_bps": hints.max_rate_bps,
             },
         ),
     )

@@ -19,6 +19,7 @@ cycle, in the planner's order (priority and deadline). Handing a leg on is ``leg
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -293,6 +294,7 @@ def _one_cycle_at_a_time() -> None:
 
 
 def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: PlanConfig) -> PushCycle:
+    started = time.monotonic()
     report = CycleReport()
     try:
         report.products_queued = len(queued_products(now=now))
@@ -317,6 +319,7 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         submitted=report.submitted,
         events=report.events,
         error="; ".join(report.errors),
+        duration_seconds=time.monotonic() - started,
     )
 
 

@@ -15,6 +15,7 @@ class PushCycle(models.Model):
     submitted = models.JSONField(default=list, blank=True, help_text="One entry per job: product, lane, why")
     events = models.JSONField(default=list, blank=True, help_text="Backpressure and other planner events")
     error = models.TextField(blank=True)
+    duration_seconds = models.FloatField(null=True, blank=True, help_text="How long the cycle took")
 
     class Meta:
         ordering = ["-created", "-id"]

@@ -23,6 +23,8 @@ DEBIAN_PACKAGES=(
   acl
   # the fts3 client builds M2Crypto when no wheel fits
   swig libssl-dev
+  # monitoring: the local network's Prometheus, Alertmanager and node exporter (docs/monitoring.md)
+  prometheus prometheus-alertmanager prometheus-node-exporter
 )
 
 missing=()

@@ -2,4 +2,10 @@
 
 from django.urls import include, path
 
-urlpatterns = [path("", include("transfers.fts3.urls"))]
+from monitoring.views import metrics
+
+# The service's own request metrics only: the platform's state is the control plane's /metrics.
+urlpatterns = [
+    path("metrics", metrics, {"with_state": False}, name="metrics"),
+    path("", include("transfers.fts3.urls")),
+]

@@ -45,10 +45,13 @@ INSTALLED_APPS = [
     "schedulers",
     "operations",
     "campaigns",
+    "monitoring",
 ]
 
 MIDDLEWARE = [
     "transfers.fts3.middleware.MergeSlashesMiddleware",
+    # FTS3 endpoint request counts and latency (monitoring/middleware.py)
+    "monitoring.middleware.Fts3MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -239,6 +242,16 @@ SRCNET_TRANSFERS = {
     "ATTEMPT_LOST_AFTER": float(_env("TRANSFER_LOST_AFTER", "60")),
     # An attempt no worker claimed for this long had its task message lost (a broker restart): sent again.
     "UNCLAIMED_AFTER": float(_env("TRANSFER_UNCLAIMED_AFTER", "60")),
+}
+
+# /metrics (monitoring/, docs/monitoring.md): with TOKEN set, scrapers send "Authorization: Bearer TOKEN";
+# without, only clients in ALLOWED_NETWORKS are answered. Access link rates are averaged over
+# RATE_WINDOW_SECONDS; the workers' ping waits WORKER_PING_TIMEOUT seconds for answers.
+SRCNET_METRICS = {
+    "TOKEN": _env("METRICS_TOKEN", ""),
+    "ALLOWED_NETWORKS": _env("METRICS_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128").split(","),
+    "RATE_WINDOW_SECONDS": float(_env("METRICS_RATE_WINDOW", "300")),
+    "WORKER_PING_TIMEOUT": float(_env("METRICS_WORKER_PING_TIMEOUT", "1.0")),
 }
 
 LOGGING = {

@@ -5,6 +5,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from monitoring.views import metrics
+
 from . import views
 
 urlpatterns = [
@@ -21,5 +23,6 @@ urlpatterns = [
     path("api/", include("srcnet.api.urls")),
     path("fts3/", include("transfers.fts3.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("metrics", metrics, name="metrics"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -1,0 +1,194 @@
+"""The state collector: the platform's gauges and counters, read from the database at scrape time.
+
+A custom collector rather than module-level metrics: the state lives in PostgreSQL and is changed by
+many processes (Celery workers, web servers, the FTS3 service), so the only value that is right across
+all of them is the one read at the moment Prometheus asks. Counters here (``*_total``) are counts of
+rows that only grow (finished copies, push cycles); Prometheus treats a drop (rows deleted) as a reset."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.utils import timezone
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from . import selectors
+
+log = logging.getLogger(__name__)
+
+
+def metrics_setting(name: str) -> Any:
+    return settings.SRCNET_METRICS[name]
+
+
+class StateCollector(Collector):
+    """Every metric derived from the database (and the workers' ping); docs/monitoring.md lists them."""
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily(
+            "srcnet_state_collector_up", "1 if the last scrape read the platform's database, else 0"
+        )
+        try:
+            families = list(self._database_families())
+        except DatabaseError:
+            log.exception("metrics: the database could not be read")
+            families = []
+            up.add_metric([], 0)
+        else:
+            up.add_metric([], 1)
+        yield up
+        yield from families
+        yield self._workers()
+
+    def _database_families(self) -> Iterator[Metric]:
+        yield from self._access_links()
+        yield from self._sdp()
+        yield from self._transfers()
+        yield from self._paths()
+        yield from self._push_cycles()
+
+    def _access_links(self) -> Iterator[Metric]:
+        window = float(metrics_setting("RATE_WINDOW_SECONDS"))
+        labels = ["telescope", "link"]
+        capacity = GaugeMetricFamily(
+            "srcnet_access_link_capacity_bits_per_second",
+            "Capacity of a telescope's access link",
+            labels=labels,
+        )
+        target = GaugeMetricFamily(
+            "srcnet_access_link_target_bits_per_second",
+            "The rate the telescope's daily volume needs (daily bytes x 8 / 86400)",
+            labels=labels,
+        )
+        planned = GaugeMetricFamily(
+            "srcnet_access_link_planned_bits_per_second",
+            "Sum of the plan's rates of the push jobs in flight from the telescope",
+            labels=labels,
+        )
+        achieved = GaugeMetricFamily(
+            "srcnet_access_link_achieved_bits_per_second",
+            f"Bits of the copies from the telescope that finished in the last {window:g} s, over the window",
+            labels=labels,
+        )
+        utilisation = GaugeMetricFamily(
+            "srcnet_access_link_utilisation_ratio",
+            "Achieved bit/s over the access link's capacity",
+            labels=labels,
+        )
+        achieved_by_site = selectors.achieved_bps_from_sites(window)
+        planned_by_site = selectors.planned_bps_from_sites()
+        for access in selectors.access_links():
+            values = [access.telescope, access.link]
+            rate = achieved_by_site.get(access.telescope, 0.0)
+            capacity.add_metric(values, access.capacity_bps)
+            target.add_metric(values, access.target_bps)
+            planned.add_metric(values, planned_by_site.get(access.telescope, 0.0))
+            achieved.add_metric(values, rate)
+            utilisation.add_metric(values, rate / access.capacity_bps if access.capacity_bps else 0.0)
+        yield from (capacity, target, planned, achieved, utilisation)
+
+    def _sdp(self) -> Iterator[Metric]:
+        labels = ["telescope"]
+        waiting = GaugeMetricFamily(
+            "srcnet_products_waiting", "Products registered at the SDP and not yet handed on", labels=labels
+        )
+        waiting_bytes = GaugeMetricFamily(
+            "srcnet_products_waiting_bytes", "Bytes of the products waiting at the SDP", labels=labels
+        )
+        occupancy = GaugeMetricFamily(
+            "srcnet_sdp_buffer_occupancy_ratio",
+            "Bytes of the products at the SDP not yet placed (waiting or on their way) over its buffer",
+            labels=labels,
+        )
+        slack = GaugeMetricFamily(
+            "srcnet_deadline_slack_seconds",
+            "Seconds to the earliest deadline of the products at the SDP not yet placed (negative: missed)",
+            labels=labels,
+        )
+        now = timezone.now()
+        for telescope, queue in sorted(selectors.sdp_queues().items()):
+            waiting.add_metric([telescope], queue.waiting)
+            waiting_bytes.add_metric([telescope], queue.waiting_bytes)
+            occupancy.add_metric([telescope], queue.held_bytes / queue.buffer_bytes)
+            if queue.earliest_deadline is not None:
+                slack.add_metric([telescope], (queue.earliest_deadline - now).total_seconds())
+        yield from (waiting, waiting_bytes, occupancy, slack)
+
+    def _transfers(self) -> Iterator[Metric]:
+        by_state = GaugeMetricFamily(
+            "srcnet_transfers",
+            "Transfer files the transfer service holds, by state and activity",
+            labels=["state", "activity"],
+        )
+        for state, activity, files in selectors.transfers_by_state():
+            by_state.add_metric([state, activity], files)
+        yield by_state
+        pair = ["source_site", "destination_site"]
+        outcomes = CounterMetricFamily(
+            "srcnet_transfer_outcomes",
+            "Copies that ended, by site pair and outcome",
+            labels=[*pair, "outcome"],
+        )
+        moved = CounterMetricFamily("srcnet_bytes_moved", "Bytes of the copies that finished", labels=pair)
+        for row in selectors.outcomes_by_site_pair():
+            values = [row.source_site, row.destination_site]
+            outcomes.add_metric([*values, "finished"], row.finished)
+            outcomes.add_metric([*values, "failed"], row.failed)
+            moved.add_metric(values, row.bytes_moved)
+        yield from (outcomes, moved)
+
+    def _paths(self) -> Iterator[Metric]:
+        from operations.selectors import path_loads
+        from topology.models import NetworkPath
+
+        labels = ["path"]
+        load = GaugeMetricFamily(
+            "srcnet_path_load_bits_per_second",
+            "A path's live load: its active copies at their measured rates (the portal's load rule)",
+            labels=labels,
+        )
+        active = GaugeMetricFamily("srcnet_path_active_transfers", "Copies running on a path", labels=labels)
+        queued = GaugeMetricFamily("srcnet_path_queued_transfers", "Copies queued for a path", labels=labels)
+        loads = path_loads()
+        names = dict(NetworkPath.objects.filter(pk__in=loads).values_list("pk", "name"))
+        for pk, path_load in loads.items():
+            values = [names[pk]]
+            load.add_metric(values, path_load.load_bps)
+            active.add_metric(values, path_load.active)
+            queued.add_metric(values, path_load.queued)
+        yield from (load, active, queued)
+
+    def _push_cycles(self) -> Iterator[Metric]:
+        cycles = selectors.push_cycles()
+        yield CounterMetricFamily("srcnet_push_cycles", "Push cycles recorded", value=cycles.total)
+        yield CounterMetricFamily(
+            "srcnet_push_cycle_errors", "Push cycles that recorded an error", value=cycles.with_errors
+        )
+        duration = GaugeMetricFamily(
+            "srcnet_push_cycle_duration_seconds", "How long the last push cycle took"
+        )
+        if cycles.last_duration_seconds is not None:
+            duration.add_metric([], cycles.last_duration_seconds)
+        yield duration
+        last = GaugeMetricFamily(
+            "srcnet_push_cycle_last_timestamp_seconds", "Unix time the last push cycle ended"
+        )
+        if cycles.last_time is not None:
+            last.add_metric([], cycles.last_time.timestamp())
+        yield last
+
+    def _workers(self) -> Metric:
+        workers = GaugeMetricFamily(
+            "srcnet_celery_workers_up", "Celery workers that answered a ping on the platform's broker"
+        )
+        try:
+            workers.add_metric([], selectors.live_workers(float(metrics_setting("WORKER_PING_TIMEOUT"))))
+        except Exception:  # the broker is down: no worker can be reached, which is what the gauge says
+            log.exception("metrics: the workers could not be pinged")
+            workers.add_metric([], 0)
+        return workers

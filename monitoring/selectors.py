@@ -1,0 +1,205 @@
+"""Reads behind the state metrics: what the database says now, computed at scrape time.
+
+Every figure here comes from the shared database, so any web server process answers a scrape with the
+same values (no per-process state; docs/monitoring.md, "Where each metric comes from")."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Max, Min, Q, Sum
+from django.utils import timezone
+
+from replicas.choices import ProductState
+from replicas.models import DataProduct
+from schedulers.models import PushCycle
+from topology.choices import LinkKind, SiteKind
+from topology.models import Link, StorageEndpoint, Telescope
+from topology.services.storage_urls import storage_elements
+from transfers.choices import FileState, JobState
+from transfers.models import TransferFile, TransferJob
+
+# Products at an SDP that still occupy its buffer: not yet handed on, or on their way.
+AT_SDP = (ProductState.REGISTERED, ProductState.PLACING)
+IN_FLIGHT_JOBS = (JobState.SUBMITTED, JobState.ACTIVE)
+
+
+@dataclass(frozen=True)
+class AccessLink:
+    """A telescope's access link and the rate the telescope's daily volume needs."""
+
+    telescope: str
+    link: str
+    capacity_bps: float
+    target_bps: float
+
+
+def access_links() -> list[AccessLink]:
+    links = Link.objects.filter(kind=LinkKind.ACCESS).filter(
+        Q(a_end__kind=SiteKind.TELESCOPE) | Q(b_end__kind=SiteKind.TELESCOPE)
+    )
+    telescopes = {t.pk: t for t in Telescope.objects.all()}
+    out = []
+    for link in links.order_by("name"):
+        telescope = telescopes.get(link.a_end_id) or telescopes.get(link.b_end_id)
+        if telescope is None:
+            continue
+        out.append(
+            AccessLink(telescope.name, link.name, float(link.capacity_bps), telescope.sustained_rate_bps)
+        )
+    return out
+
+
+def element_site_names() -> dict[str, str]:
+    """Storage element (``scheme://host:port``) -> the name of the site its endpoint belongs to."""
+    out: dict[str, str] = {}
+    for endpoint in StorageEndpoint.objects.select_related("site"):
+        for element in storage_elements(endpoint):
+            out.setdefault(element, endpoint.site.name)
+    return out
+
+
+def achieved_bps_from_sites(window_seconds: float, *, now: datetime | None = None) -> dict[str, float]:
+    """Bits per second that left each site over the last ``window_seconds``: the bytes of the copies from
+    its storage that finished in the window, over the window."""
+    since = (now or timezone.now()) - timedelta(seconds=window_seconds)
+    sites = element_site_names()
+    rows = (
+        TransferFile.objects.filter(state=FileState.FINISHED, finish_time__gte=since)
+        .values("source_se")
+        .annotate(bytes=Sum("transferred_bytes"))
+        .order_by()
+    )
+    out: dict[str, float] = defaultdict(float)
+    for row in rows:
+        site = sites.get(row["source_se"])
+        if site is not None:
+            out[site] += (row["bytes"] or 0) * 8 / window_seconds
+    return dict(out)
+
+
+def planned_bps_from_sites() -> dict[str, float]:
+    """The plan's rate of every push job still in flight, summed by the site it leaves (the leg's lane
+    source; a telescope's is its access link's planned rate). Jobs without a planned rate (submitted by
+    hand, or before the plan recorded one) count for nothing."""
+    out: dict[str, float] = defaultdict(float)
+    jobs = TransferJob.objects.filter(state__in=IN_FLIGHT_JOBS, metadata__has_key="planned_bps")
+    for metadata in jobs.values_list("metadata", flat=True):
+        lane = metadata.get("lane") or []
+        if lane:
+            out[str(lane[0])] += float(metadata.get("planned_bps") or 0.0)
+    return dict(out)
+
+
+@dataclass(frozen=True)
+class SdpQueue:
+    """What one telescope's SDP holds: products waiting to be handed on, and what occupies its buffer."""
+
+    waiting: int
+    waiting_bytes: int
+    held_bytes: int
+    buffer_bytes: int
+    earliest_deadline: datetime | None
+
+
+def sdp_queues() -> dict[str, SdpQueue]:
+    # Sizes per product first: summing files over a join with other aggregates would multiply them.
+    sizes = dict(
+        DataProduct.objects.filter(state__in=AT_SDP)
+        .values("pk")
+        .annotate(total=Sum("files__size_bytes"))
+        .values_list("pk", "total")
+    )
+    per: dict[str, dict[str, Any]] = {}
+    for site in Telescope.objects.all():
+        per[site.name] = {
+            "waiting": 0,
+            "waiting_bytes": 0,
+            "held": 0,
+            "buffer": site.sdp_buffer_bytes,
+        }
+    rows = DataProduct.objects.filter(state__in=AT_SDP).values_list("pk", "telescope__name", "state")
+    for pk, telescope, state in rows:
+        size = int(sizes.get(pk) or 0)
+        entry = per[telescope]
+        entry["held"] += size
+        if state == ProductState.REGISTERED:
+            entry["waiting"] += 1
+            entry["waiting_bytes"] += size
+    deadlines = dict(
+        DataProduct.objects.filter(state__in=AT_SDP, deadline__isnull=False)
+        .values("telescope__name")
+        .annotate(first=Min("deadline"))
+        .values_list("telescope__name", "first")
+    )
+    return {
+        name: SdpQueue(e["waiting"], e["waiting_bytes"], e["held"], e["buffer"], deadlines.get(name))
+        for name, e in per.items()
+    }
+
+
+def transfers_by_state() -> list[tuple[str, str, int]]:
+    """(state, activity, files) over every transfer file the service holds."""
+    rows = TransferFile.objects.values("state", "activity").annotate(files=Count("id")).order_by()
+    return [(r["state"], r["activity"], r["files"]) for r in rows]
+
+
+@dataclass(frozen=True)
+class PairOutcomes:
+    source_site: str
+    destination_site: str
+    finished: int
+    failed: int
+    bytes_moved: int
+
+
+def outcomes_by_site_pair() -> list[PairOutcomes]:
+    """Finished and failed copies and the bytes moved, per (source site, destination site), over every
+    transfer file the service holds (storage elements of no known site count as site "unknown")."""
+    sites = element_site_names()
+    rows = (
+        TransferFile.objects.filter(state__in=(FileState.FINISHED, FileState.FAILED))
+        .values("source_se", "dest_se")
+        .annotate(
+            finished=Count("id", filter=Q(state=FileState.FINISHED)),
+            failed=Count("id", filter=Q(state=FileState.FAILED)),
+            moved=Sum("transferred_bytes", filter=Q(state=FileState.FINISHED)),
+        )
+        .order_by()
+    )
+    merged: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for row in rows:
+        key = (sites.get(row["source_se"], "unknown"), sites.get(row["dest_se"], "unknown"))
+        merged[key][0] += row["finished"]
+        merged[key][1] += row["failed"]
+        merged[key][2] += row["moved"] or 0
+    return [PairOutcomes(s, d, *counts) for (s, d), counts in sorted(merged.items())]
+
+
+@dataclass(frozen=True)
+class PushCycles:
+    total: int
+    with_errors: int
+    last_duration_seconds: float | None
+    last_time: datetime | None
+
+
+def push_cycles() -> PushCycles:
+    totals = PushCycle.objects.aggregate(
+        total=Count("id"), errors=Count("id", filter=~Q(error="")), last=Max("created")
+    )
+    last = PushCycle.objects.exclude(duration_seconds=None).order_by("-created", "-id").first()
+    return PushCycles(
+        totals["total"], totals["errors"], last.duration_seconds if last else None, totals["last"]
+    )
+
+
+def live_workers(timeout: float) -> int:
+    """Celery workers that answer a ping on the platform's broker within ``timeout`` seconds."""
+    from srcnet.celery import app
+
+    answers = app.control.ping(timeout=timeout) or []
+    return len(answers)

@@ -1,0 +1,170 @@
+"""/metrics of the control plane and of the FTS3 service: values read from the real database at scrape
+time, request metrics of the FTS3 endpoints, and who may read them."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client, override_settings
+from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
+
+from replicas.choices import ProductState
+from replicas.models import DataProduct, ProductFile
+from schedulers.models import PushCycle
+from topology.models import StorageEndpoint
+from transfers.choices import FileState, JobState
+from transfers.models import TransferFile, TransferJob
+
+pytestmark = pytest.mark.django_db
+
+GIB = 2**30
+
+
+def scrape(client: Client, path: str = "/metrics") -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of the exposition at ``path``, keyed by name and sorted labels."""
+    response = client.get(path)
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/plain; version=0.0.4")
+    samples = {}
+    for family in text_string_to_metric_families(response.content.decode()):
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples
+
+
+def product(name: str, *, telescope: str, size: int, state: str, deadline_in: float | None) -> DataProduct:
+    sdp = StorageEndpoint.objects.get(name=f"{telescope.upper()}_SDP")
+    made = DataProduct.objects.create(
+        scope="ska",
+        name=name,
+        telescope_id=sdp.site_id,
+        source=sdp,
+        state=state,
+        deadline=timezone.now() + timedelta(seconds=deadline_in) if deadline_in is not None else None,
+    )
+    ProductFile.objects.create(product=made, name=f"{name}.ms", size_bytes=size, adler32="00000001")
+    return made
+
+
+def copy(
+    job: TransferJob, index: int, *, source: str, destination: str, state: str, size: int
+) -> TransferFile:
+    src = StorageEndpoint.objects.get(name=source)
+    dst = StorageEndpoint.objects.get(name=destination)
+    done = state in (FileState.FINISHED, FileState.FAILED)
+    return TransferFile.objects.create(
+        job=job,
+        file_index=index,
+        source_surl=src.url("davs", f"ska/p/f{index}"),
+        dest_surl=dst.url("davs", f"ska/p/f{index}"),
+        filesize=size,
+        state=state,
+        transferred_bytes=size if state == FileState.FINISHED else 0,
+        finish_time=timezone.now() if done else None,
+        duration_seconds=2.0 if done else None,
+        activity="push",
+    )
+
+
+def test_state_metrics_follow_the_database(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    product("low-1", telescope="SKA1-Low", size=3 * GIB, state=ProductState.REGISTERED, deadline_in=1800)
+    product("low-2", telescope="SKA1-Low", size=1 * GIB, state=ProductState.PLACING, deadline_in=600)
+    product("low-3", telescope="SKA1-Low", size=5 * GIB, state=ProductState.PLACED, deadline_in=-60)
+    in_flight = TransferJob.objects.create(
+        state=JobState.ACTIVE, metadata={"lane": ["SKA1-Low", "UKSRC"], "planned_bps": 4e9}
+    )
+    TransferJob.objects.create(
+        state=JobState.FINISHED, metadata={"lane": ["SKA1-Low", "AUSRC"], "planned_bps": 9e9}
+    )
+    copy(in_flight, 0, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=FileState.FINISHED, size=GIB)
+    copy(in_flight, 1, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=FileState.FAILED, size=GIB)
+    copy(in_flight, 2, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=FileState.ACTIVE, size=GIB)
+    PushCycle.objects.create(duration_seconds=0.25)
+    PushCycle.objects.create(duration_seconds=1.5, error="SKA1-Mid: no policy")
+
+    with override_settings(SRCNET_METRICS={**_settings(), "RATE_WINDOW_SECONDS": 100.0}):
+        samples = scrape(Client())
+
+    low = (("link", "low-access"), ("telescope", "SKA1-Low"))
+    mid = (("link", "mid-access"), ("telescope", "SKA1-Mid"))
+    assert samples[("srcnet_state_collector_up", ())] == 1
+    assert samples[("srcnet_access_link_capacity_bits_per_second", low)] == 100e9
+    assert samples[("srcnet_access_link_target_bits_per_second", low)] == pytest.approx(1e15 * 8 / 86400)
+    # Only the job in flight counts to the plan; the finished one's rate is history.
+    assert samples[("srcnet_access_link_planned_bits_per_second", low)] == 4e9
+    assert samples[("srcnet_access_link_planned_bits_per_second", mid)] == 0
+    # One GiB finished within the 100 s window.
+    assert samples[("srcnet_access_link_achieved_bits_per_second", low)] == pytest.approx(GIB * 8 / 100)
+    assert samples[("srcnet_access_link_utilisation_ratio", low)] == pytest.approx(GIB * 8 / 100 / 100e9)
+    tel = (("telescope", "SKA1-Low"),)
+    assert samples[("srcnet_products_waiting", tel)] == 1
+    assert samples[("srcnet_products_waiting_bytes", tel)] == 3 * GIB
+    # Registered and placing products occupy the 2 PB buffer; the placed one does not.
+    assert samples[("srcnet_sdp_buffer_occupancy_ratio", tel)] == pytest.approx(4 * GIB / 2e15)
+    assert 590 < samples[("srcnet_deadline_slack_seconds", tel)] <= 600
+    assert ("srcnet_deadline_slack_seconds", (("telescope", "SKA1-Mid"),)) not in samples
+    assert samples[("srcnet_products_waiting", (("telescope", "SKA1-Mid"),))] == 0
+    assert samples[("srcnet_transfers", (("activity", "push"), ("state", "ACTIVE")))] == 1
+    assert samples[("srcnet_transfers", (("activity", "push"), ("state", "FAILED")))] == 1
+    pair = (("destination_site", "UKSRC"), ("source_site", "SKA1-Low"))
+    assert samples[("srcnet_transfer_outcomes_total", (*pair[:1], ("outcome", "failed"), *pair[1:]))] == 1
+    assert samples[("srcnet_transfer_outcomes_total", (*pair[:1], ("outcome", "finished"), *pair[1:]))] == 1
+    assert samples[("srcnet_bytes_moved_total", pair)] == GIB
+    assert samples[("srcnet_push_cycles_total", ())] == 2
+    assert samples[("srcnet_push_cycle_errors_total", ())] == 1
+    assert samples[("srcnet_push_cycle_duration_seconds", ())] == 1.5
+    # No Celery worker runs for this test's broker.
+    assert samples[("srcnet_celery_workers_up", ())] == 0
+    # The active copy loads the path SKA1-Low -> UKSRC.
+    active = {k: v for k, v in samples.items() if k[0] == "srcnet_path_active_transfers"}
+    assert list(active.values()) == [1]
+    assert "UKSRC" in dict(next(iter(active))[1])["path"]
+
+
+def _settings() -> dict:  # type: ignore[type-arg]
+    from django.conf import settings
+
+    return dict(settings.SRCNET_METRICS)
+
+
+def test_fts3_requests_are_counted_by_endpoint_and_status(db) -> None:  # type: ignore[no-untyped-def]
+    client = Client()
+    before = scrape(client)
+    key = ("srcnet_fts3_requests_total", (("endpoint", "whoami"), ("method", "GET"), ("status", "401")))
+    client.get("/fts3/whoami")  # no credentials: refused, and counted as such
+    client.get("/fts3/whoami")
+    after = scrape(client)
+    assert after[key] - before.get(key, 0) == 2
+    count = ("srcnet_fts3_request_duration_seconds_count", (("endpoint", "whoami"), ("method", "GET")))
+    assert after[count] - before.get(count, 0) == 2
+    # Requests to other views are not FTS3 requests.
+    assert not any(k[0] == "srcnet_fts3_requests_total" and dict(k[1])["endpoint"] == "home" for k in after)
+
+
+@override_settings(ROOT_URLCONF="srcnet.fts3_urls")
+def test_the_fts3_service_exports_its_requests_without_the_platform_state(db) -> None:  # type: ignore[no-untyped-def]
+    client = Client()
+    client.get("/whoami")
+    samples = scrape(client)
+    assert any(k[0] == "srcnet_fts3_requests_total" and dict(k[1])["endpoint"] == "whoami" for k in samples)
+    assert not any(k[0].startswith("srcnet_access_link") for k in samples)
+
+
+def test_metrics_answer_loopback_only_without_a_token(db) -> None:  # type: ignore[no-untyped-def]
+    assert Client(REMOTE_ADDR="127.0.0.1").get("/metrics").status_code == 200
+    assert Client(REMOTE_ADDR="192.0.2.7").get("/metrics").status_code == 403
+    with override_settings(SRCNET_METRICS={**_settings(), "ALLOWED_NETWORKS": ["192.0.2.0/24"]}):
+        assert Client(REMOTE_ADDR="192.0.2.7").get("/metrics").status_code == 200
+        assert Client(REMOTE_ADDR="127.0.0.1").get("/metrics").status_code == 403
+
+
+def test_metrics_need_the_bearer_token_when_one_is_set(db) -> None:  # type: ignore[no-untyped-def]
+    with override_settings(SRCNET_METRICS={**_settings(), "TOKEN": "s3cret"}):
+        missing = Client().get("/metrics")
+        assert missing.status_code == 401 and missing["WWW-Authenticate"] == "Bearer"
+        assert Client().get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+        # With a token, the network does not matter.
+        good = Client(REMOTE_ADDR="192.0.2.7").get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret")
+        assert good.status_code == 200 and b"srcnet_products_waiting" in good.content

@@ -83,6 +83,7 @@ def run_demo(
             print(f"\n{failed} product(s) FAILED", file=sys.stderr)
         if once:
             return 1 if failed else 0
+        _start_monitoring(state, state_name, base)
         _say("running; Ctrl-C stops every process this demo started")
         while True:
             signal.pause()
@@ -92,6 +93,21 @@ def run_demo(
     finally:
         stopped = down(state)
         _say(("interrupted; " if interrupted else "") + "stopped " + ", ".join(stopped))
+
+
+def _start_monitoring(state: StateDir, state_name: str, base: str) -> None:
+    """Prometheus (scraping the web server's /metrics), Alertmanager and the node exporter; the demo goes
+    on without them if they cannot start (docs/monitoring.md)."""
+    from .monitoring import ensure_monitoring
+    from .processes import ServiceError
+
+    try:
+        monitoring = ensure_monitoring(state, state_name, control_plane=base, fts3=None)
+    except (FileNotFoundError, ServiceError) as exc:
+        _say(f"monitoring not started: {exc}")
+        return
+    print(f"metrics: {base}/metrics   Prometheus {monitoring.prometheus_url}/alerts", end="")
+    print(f"   Alertmanager {monitoring.alertmanager_url}/")
 
 
 def _prepare_database(state: StateDir, *, long_haul: bool = False) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .pki import host_credentials
 from .processes import port_open, running, start_daemon, wait_for_port
-from .stack import VENV_BIN, platform_process
+from .stack import VENV_BIN, metrics_multiproc_dir, platform_process
 from .state import PROJECT_ROOT, StateDir
 from .users import chown_tree
 
@@ -37,6 +37,7 @@ def ensure_fts3(state: StateDir, name: str, *, env_overrides: dict[str, str] | N
     env, account = platform_process(state, name)
     env["SRCNET_ROOT_URLCONF"] = "srcnet.fts3_urls"
     key = service_key(state, account)
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_multiproc_dir(state, "fts3", account))
     env.update(env_overrides or {})
     argv = [
         str(VENV_BIN / "gunicorn"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -53,6 +54,18 @@ def platform_process(state: StateDir, name: str) -> tuple[dict[str, str], str | 
         for folder in ("home", "reports"):
             chown_tree(state.sub(folder), account)
     return env, account
+
+
+def metrics_multiproc_dir(state: StateDir, server: str, account: str | None) -> Path:
+    """An empty folder where the worker processes of one web server (``web``, ``fts3``) keep their
+    Prometheus counters, summed by its ``/metrics`` (``PROMETHEUS_MULTIPROC_DIR``; monitoring/views.py).
+    Emptied at each start: counters start from zero with a new server, as Prometheus expects."""
+    folder = state.sub("monitoring") / f"multiproc-{server}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    if account is not None:
+        chown_tree(folder, account)
+    return folder
 
 
 def spawn_platform_process(
@@ -135,6 +148,7 @@ def ensure_web(state: StateDir, name: str) -> int:
         "srcnet.wsgi:application",
     ]
     env, account = platform_process(state, name)
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_multiproc_dir(state, "web", account))
     pid = start_daemon(state, "web", argv, env=env, cwd=PROJECT_ROOT, user=account)
     wait_for_port(port, pid=pid, what="gunicorn", timeout=30)
     return port
@@ -142,7 +156,9 @@ def ensure_web(state: StateDir, name: str) -> int:
 
 def down(state: StateDir) -> list[str]:
     """Stop every process this state started, by PID; PostgreSQL last (others hold connections)."""
-    stopped = []
+    from .monitoring import stop_monitoring
+
+    stopped = stop_monitoring(state)
     for daemon in ("web", "fts3", "celery-worker"):
         if stop_daemon(state, daemon, timeout=20):
             stopped.append(daemon)

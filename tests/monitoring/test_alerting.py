@@ -1,0 +1,193 @@
+"""An alert fires for real: products wait at SKA1-Low's SDP and nothing leaves its access link, the real
+Prometheus scrapes the control plane's /metrics (a gunicorn on the test database), evaluates the
+platform's rules and sends the alert to the real Alertmanager; it resolves once the products are placed.
+
+The rules are the shipped ones with every ``for:`` shortened to a few seconds, scraped and evaluated every
+2 s, so the test takes seconds rather than the quarter hour an operator would wait."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+from django.conf import settings
+
+from localnet.monitoring import (
+    RULES_DIR,
+    Monitoring,
+    ensure_monitoring,
+    get_json,
+    reset_monitoring_data,
+    stop_monitoring,
+)
+from localnet.processes import account_of, is_alive, read_pid, stop_pid, wait_for_port
+from localnet.stack import VENV_BIN, metrics_multiproc_dir, platform_process, spawn_platform_process
+from localnet.state import StateDir, free_port
+from replicas.choices import ProductState
+from replicas.models import DataProduct, ProductFile
+from tests.conftest import wait_until
+from topology.models import StorageEndpoint
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+ALERT = "SRCNetAccessLinkBelowTarget"
+
+
+@pytest.fixture
+def control_plane(test_state: StateDir, django_db_setup) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The control plane's web server (gunicorn, two workers, as localnet runs it) on the test database."""
+    env, account = platform_process(test_state, test_state.path.name)
+    env["SRCNET_DB_NAME"] = str(settings.DATABASES["default"]["NAME"])
+    env["SRCNET_METRICS_WORKER_PING_TIMEOUT"] = "0.2"
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_multiproc_dir(test_state, "pytest-web", account))
+    port = free_port()
+    argv = [
+        str(VENV_BIN / "gunicorn"),
+        "--no-control-socket",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "2",
+        "srcnet.wsgi:application",
+    ]
+    log = test_state.sub("log") / "pytest-monitoring-web.log"
+    proc = spawn_platform_process(argv, env, account, log)
+    try:
+        wait_for_port(port, pid=proc.pid, what="gunicorn", timeout=30)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_pid(proc.pid, timeout=20)
+
+
+def fast_rules(state: StateDir) -> Path:
+    """The shipped rules with every ``for:`` at 2 s."""
+    out = state.sub("monitoring") / "rules-fast.yml"
+    groups = []
+    for path in sorted(RULES_DIR.glob("*.yml")):
+        for group in yaml.safe_load(path.read_text())["groups"]:
+            for rule in group["rules"]:
+                if "for" in rule:
+                    rule["for"] = "2s"
+            groups.append(group)
+    out.write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
+    return out
+
+
+@pytest.fixture
+def monitoring(test_state: StateDir, control_plane: str, https_fts3: str) -> Iterator[Monitoring]:
+    name = test_state.path.name
+    stop_monitoring(test_state)
+    reset_monitoring_data(test_state)
+    try:
+        yield ensure_monitoring(
+            test_state,
+            name,
+            control_plane=control_plane,
+            fts3=https_fts3,
+            rule_files=[fast_rules(test_state)],
+            interval="2s",
+            group_wait="1s",
+        )
+    finally:
+        stopped = stop_monitoring(test_state)
+        reset_monitoring_data(test_state)
+        assert stopped == ["prometheus", "alertmanager", "node-exporter"]
+
+
+def query(monitoring: Monitoring, promql: str) -> list[dict]:  # type: ignore[type-arg]
+    answer = get_json(
+        f"{monitoring.prometheus_url}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+    )
+    assert answer["status"] == "success", answer
+    return list(answer["data"]["result"])
+
+
+def waiting_products(count: int) -> list[DataProduct]:
+    sdp = StorageEndpoint.objects.get(name="SKA1-LOW_SDP")
+    products = []
+    for number in range(count):
+        product = DataProduct.objects.create(
+            scope="ska", name=f"waits-{number}", telescope_id=sdp.site_id, source=sdp
+        )
+        ProductFile.objects.create(product=product, name="f.ms", size_bytes=2**30, adler32="00000001")
+        products.append(product)
+    return products
+
+
+def am_alerts(monitoring: Monitoring) -> list[dict]:  # type: ignore[type-arg]
+    return [
+        a
+        for a in get_json(f"{monitoring.alertmanager_url}/api/v2/alerts")
+        if a["labels"]["alertname"] == ALERT
+    ]
+
+
+def test_link_below_target_while_products_wait_reaches_alertmanager(
+    reference_topology, monitoring: Monitoring, https_fts3: str, test_state: StateDir
+) -> None:  # type: ignore[no-untyped-def]
+    # Every target answers: the control plane, the FTS3 service over HTTPS, the node exporter.
+    def targets_up() -> dict[str, str]:
+        targets = get_json(f"{monitoring.prometheus_url}/api/v1/targets")["data"]["activeTargets"]
+        health = {t["labels"]["job"]: t["health"] for t in targets}
+        return health if set(health.values()) == {"up"} and len(health) == 3 else {}
+
+    assert wait_until(targets_up, timeout=60, what="every scrape target up") == {
+        "srcnet-control-plane": "up",
+        "srcnet-fts3": "up",
+        "srcnet-node": "up",
+    }
+    # Nothing waits yet: the rule is quiet.
+    assert not query(monitoring, f'ALERTS{{alertname="{ALERT}"}}')
+
+    products = waiting_products(2)
+    firing = wait_until(
+        lambda: query(monitoring, f'ALERTS{{alertname="{ALERT}",alertstate="firing"}}'),
+        timeout=60,
+        interval=1,
+        what=f"{ALERT} firing in Prometheus",
+    )
+    # SKA1-Low only: nothing waits at SKA1-Mid, whose link is as idle.
+    assert [(a["metric"]["telescope"], a["metric"]["link"]) for a in firing] == [("SKA1-Low", "low-access")]
+
+    received = wait_until(
+        lambda: am_alerts(monitoring), timeout=60, interval=1, what=f"{ALERT} in Alertmanager"
+    )
+    assert len(received) == 1
+    alert = received[0]
+    assert alert["status"]["state"] == "active"
+    assert alert["labels"]["telescope"] == "SKA1-Low" and alert["labels"]["severity"] == "warning"
+    assert alert["annotations"]["summary"] == "SKA1-Low: low-access below target while products wait"
+
+    # The FTS3 service's own request metrics reach Prometheus too (summed over its gunicorn workers).
+    ca = str(test_state.path / "pki" / "ca.pem")
+    for _ in range(3):
+        assert requests.get(f"{https_fts3}/whoami", verify=ca, timeout=10).status_code == 401
+    wait_until(
+        lambda: query(monitoring, 'sum(srcnet_fts3_requests_total{endpoint="whoami",status="401"}) >= 3'),
+        timeout=30,
+        interval=1,
+        what="the FTS3 service's request count in Prometheus",
+    )
+
+    # Placed, the products no longer wait: the alert resolves in Prometheus and in Alertmanager.
+    DataProduct.objects.filter(pk__in=[p.pk for p in products]).update(state=ProductState.PLACED)
+    wait_until(
+        lambda: not query(monitoring, f'ALERTS{{alertname="{ALERT}"}}'),
+        timeout=60,
+        interval=1,
+        what=f"{ALERT} resolved in Prometheus",
+    )
+    wait_until(
+        lambda: not am_alerts(monitoring), timeout=60, interval=1, what=f"{ALERT} resolved in Alertmanager"
+    )
+    # Unprivileged, as every platform process: the service account when the tests run as root.
+    for daemon in ("prometheus", "alertmanager", "node-exporter"):
+        pid = read_pid(test_state, daemon)
+        assert is_alive(pid)
+        assert account_of(pid) == ("srcnet" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The static checks (`make lint`, and the first step of `make test`, so CI runs them too): ruff, the
-# formatter check, mypy and yamllint. The C++ sources' clang-format check is a ctest target.
+# formatter check, mypy, yamllint and the WAN emulators' C format. The C++ plugin's clang-format check is a
+# ctest target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy .
 .venv/bin/yamllint .
+clang-format --dry-run -Werror bench/wan/src/*.c bench/wan/src/*.h

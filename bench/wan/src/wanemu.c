@@ -11,19 +11,17 @@
  * lateness, queue bound). */
 #define _GNU_SOURCE
 #include "dirq.h"
+#include "evloop.h"
 #include "tun.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,30 +137,6 @@ static void write_stats(const char *path, struct dirq *q, int final)
 	rename(tmp, path);
 }
 
-static void realtime(int prio, int cpu)
-{
-	/* Lower timer slack: default 50 us would show up as added delay. */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	if (cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) < 0)
-			perror("sched_setaffinity");
-	}
-	if (prio > 0) {
-		struct sched_param sp = {.sched_priority = prio};
-		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
-			perror("sched_setscheduler");
-	}
-}
-
-static int add(int ep, int fd, uint32_t tag)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
-	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
-}
-
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -183,28 +157,18 @@ int main(int argc, char **argv)
 		}
 	}
 
-	sigset_t sigs;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
-
-	int stfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	struct itimerspec its = {
-		.it_interval = {o.stats_ms / 1000, (long)(o.stats_ms % 1000) * 1000000L},
-		.it_value = {o.stats_ms / 1000, (long)(o.stats_ms % 1000) * 1000000L}};
-	timerfd_settime(stfd, 0, &its, NULL);
+	int sfd = evloop_signals(0);
+	int stfd = evloop_interval_timer(o.stats_ms);
 
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	/* tags: 0/1 tun rx, 2/3 release timers, 4 signal, 5 stats */
-	if (ep < 0 || sfd < 0 || stfd < 0 || add(ep, q[0].tun_fd, 0) || add(ep, q[1].tun_fd, 1) ||
-	    add(ep, q[0].timer_fd, 2) || add(ep, q[1].timer_fd, 3) || add(ep, sfd, 4) ||
-	    add(ep, stfd, 5)) {
+	if (ep < 0 || sfd < 0 || stfd < 0 || evloop_watch(ep, q[0].tun_fd, 0) || evloop_watch(ep, q[1].tun_fd, 1) ||
+	    evloop_watch(ep, q[0].timer_fd, 2) || evloop_watch(ep, q[1].timer_fd, 3) || evloop_watch(ep, sfd, 4) ||
+	    evloop_watch(ep, stfd, 5)) {
 		perror("wanemu: setup");
 		return 1;
 	}
-	realtime(o.rt, o.cpu);
+	evloop_realtime(o.rt, o.cpu);
 	write_stats(o.stats, q, 0); /* also signals readiness to the caller */
 
 	for (;;) {

@@ -23,20 +23,18 @@
  * Counters go to --stats as JSON every --stats-ms and on exit. */
 #define _GNU_SOURCE
 #include "dirq.h"
+#include "evloop.h"
 #include "tun.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -300,22 +298,6 @@ static void ingest(void)
 	}
 }
 
-static void realtime(int prio)
-{
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* default 50 us would add delay */
-	if (prio > 0) {
-		struct sched_param sp = {.sched_priority = prio};
-		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
-			perror("sched_setscheduler");
-	}
-}
-
-static int add(int ep, int fd, uint32_t tag)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
-	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
-}
-
 static void usage(void)
 {
 	fprintf(stderr, "usage: wannet --tun DEV --config FILE [--control FILE] [--stats FILE]\n"
@@ -356,30 +338,20 @@ int main(int argc, char **argv)
 	}
 	load_control(control);
 
-	sigset_t sigs;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
-	int stfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	struct itimerspec its = {
-		.it_interval = {stats_ms / 1000, (long)(stats_ms % 1000) * 1000000L},
-		.it_value = {stats_ms / 1000, (long)(stats_ms % 1000) * 1000000L}};
-	timerfd_settime(stfd, 0, &its, NULL);
+	int sfd = evloop_signals(1);
+	int stfd = evloop_interval_timer(stats_ms);
 	int ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0 || sfd < 0 || stfd < 0 || add(ep, tun_fd, TAG_TUN) || add(ep, sfd, TAG_SIGNAL) ||
-	    add(ep, stfd, TAG_STATS)) {
+	if (ep < 0 || sfd < 0 || stfd < 0 || evloop_watch(ep, tun_fd, TAG_TUN) || evloop_watch(ep, sfd, TAG_SIGNAL) ||
+	    evloop_watch(ep, stfd, TAG_STATS)) {
 		perror("wannet: setup");
 		return 1;
 	}
 	for (int i = 0; i < nhops; i++)
-		if (add(ep, hops[i].q.timer_fd, (uint32_t)i)) {
+		if (evloop_watch(ep, hops[i].q.timer_fd, (uint32_t)i)) {
 			perror("wannet: setup");
 			return 1;
 		}
-	realtime(rt);
+	evloop_realtime(rt, -1);
 	write_stats(stats, 0); /* also tells the caller we are ready */
 
 	for (;;) {

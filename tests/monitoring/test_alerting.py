@@ -7,8 +7,10 @@ The rules are the shipped ones with every ``for:`` shortened to a few seconds, s
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
+import re
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,13 +32,18 @@ from localnet.processes import account_of, is_alive, read_pid, stop_pid, wait_fo
 from localnet.stack import VENV_BIN, metrics_multiproc_dir, platform_process, spawn_platform_process
 from localnet.state import StateDir, free_port
 from replicas.choices import ProductState
-from replicas.models import DataProduct, ProductFile
+from replicas.models import DataProduct
+from schedulers.models import PushCycle
 from tests.conftest import wait_until
-from topology.models import StorageEndpoint
+from transfers.choices import FileState, JobState
+from transfers.models import TransferJob
+
+from .data import GIB, copy, product
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 ALERT = "SRCNetAccessLinkBelowTarget"
+DASHBOARDS = RULES_DIR.parent.parent / "grafana"
 
 
 @pytest.fixture
@@ -109,15 +116,28 @@ def query(monitoring: Monitoring, promql: str) -> list[dict]:  # type: ignore[ty
 
 
 def waiting_products(count: int) -> list[DataProduct]:
-    sdp = StorageEndpoint.objects.get(name="SKA1-LOW_SDP")
-    products = []
-    for number in range(count):
-        product = DataProduct.objects.create(
-            scope="ska", name=f"waits-{number}", telescope_id=sdp.site_id, source=sdp
+    """Products at SKA1-Low's SDP, due in a day."""
+    return [
+        product(
+            f"waits-{n}", telescope="SKA1-Low", size=GIB, state=ProductState.REGISTERED, deadline_in=86400
         )
-        ProductFile.objects.create(product=product, name="f.ms", size_bytes=2**30, adler32="00000001")
-        products.append(product)
-    return products
+        for n in range(count)
+    ]
+
+
+def dashboard_queries() -> list[str]:
+    """Every PromQL query of the dashboards, Grafana's variables given the values an "All" selection
+    and a short range take (a ``label_values(metric, label)`` variable queries ``metric``)."""
+    out = []
+    for path in sorted(DASHBOARDS.glob("*.json")):
+        dashboard = json.loads(path.read_text())
+        for panel in dashboard["panels"]:
+            out += [target["expr"] for target in panel.get("targets", [])]
+        for variable in dashboard["templating"]["list"]:
+            found = re.fullmatch(r"label_values\((.+), *\w+\)", str(variable.get("definition", "")))
+            if found:
+                out.append(found.group(1))
+    return [q.replace("$telescope", ".*").replace("$__rate_interval", "30s") for q in out]
 
 
 def am_alerts(monitoring: Monitoring) -> list[dict]:  # type: ignore[type-arg]
@@ -174,6 +194,17 @@ def test_link_below_target_while_products_wait_reaches_alertmanager(
         interval=1,
         what="the FTS3 service's request count in Prometheus",
     )
+
+    # Every query of the Grafana dashboards parses and returns series, with a copy of each outcome and a
+    # push cycle on record (while the products still wait).
+    job = TransferJob.objects.create(state=JobState.ACTIVE, metadata={"lane": ["SKA1-Low", "UKSRC"]})
+    for index, state in enumerate((FileState.FINISHED, FileState.FAILED, FileState.ACTIVE)):
+        copy(job, index, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=state, size=GIB)
+    PushCycle.objects.create(duration_seconds=0.2)
+    queries = dashboard_queries()
+    assert len(queries) >= 20
+    for promql in queries:
+        wait_until(lambda q=promql: query(monitoring, q), timeout=30, interval=1, what=f"series for {promql}")
 
     # Placed, the products no longer wait: the alert resolves in Prometheus and in Alertmanager.
     DataProduct.objects.filter(pk__in=[p.pk for p in products]).update(state=ProductState.PLACED)

@@ -3,23 +3,18 @@ time, request metrics of the FTS3 endpoints, and who may read them."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 from django.test import Client, override_settings
-from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from replicas.choices import ProductState
-from replicas.models import DataProduct, ProductFile
 from schedulers.models import PushCycle
-from topology.models import StorageEndpoint
 from transfers.choices import FileState, JobState
-from transfers.models import TransferFile, TransferJob
+from transfers.models import TransferJob
+
+from .data import GIB, copy, product
 
 pytestmark = pytest.mark.django_db
-
-GIB = 2**30
 
 
 def scrape(client: Client, path: str = "/metrics") -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -32,40 +27,6 @@ def scrape(client: Client, path: str = "/metrics") -> dict[tuple[str, tuple[tupl
         for sample in family.samples:
             samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
     return samples
-
-
-def product(name: str, *, telescope: str, size: int, state: str, deadline_in: float | None) -> DataProduct:
-    sdp = StorageEndpoint.objects.get(name=f"{telescope.upper()}_SDP")
-    made = DataProduct.objects.create(
-        scope="ska",
-        name=name,
-        telescope_id=sdp.site_id,
-        source=sdp,
-        state=state,
-        deadline=timezone.now() + timedelta(seconds=deadline_in) if deadline_in is not None else None,
-    )
-    ProductFile.objects.create(product=made, name=f"{name}.ms", size_bytes=size, adler32="00000001")
-    return made
-
-
-def copy(
-    job: TransferJob, index: int, *, source: str, destination: str, state: str, size: int
-) -> TransferFile:
-    src = StorageEndpoint.objects.get(name=source)
-    dst = StorageEndpoint.objects.get(name=destination)
-    done = state in (FileState.FINISHED, FileState.FAILED)
-    return TransferFile.objects.create(
-        job=job,
-        file_index=index,
-        source_surl=src.url("davs", f"ska/p/f{index}"),
-        dest_surl=dst.url("davs", f"ska/p/f{index}"),
-        filesize=size,
-        state=state,
-        transferred_bytes=size if state == FileState.FINISHED else 0,
-        finish_time=timezone.now() if done else None,
-        duration_seconds=2.0 if done else None,
-        activity="push",
-    )
 
 
 def test_state_metrics_follow_the_database(reference_topology) -> None:  # type: ignore[no-untyped-def]

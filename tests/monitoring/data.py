@@ -1,0 +1,48 @@
+"""Rows the monitoring tests scrape: products at an SDP and transfer files between reference endpoints."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from replicas.models import DataProduct, ProductFile
+from topology.models import StorageEndpoint
+from transfers.choices import FileState
+from transfers.models import TransferFile, TransferJob
+
+GIB = 2**30
+
+
+def product(name: str, *, telescope: str, size: int, state: str, deadline_in: float | None) -> DataProduct:
+    sdp = StorageEndpoint.objects.get(name=f"{telescope.upper()}_SDP")
+    made = DataProduct.objects.create(
+        scope="ska",
+        name=name,
+        telescope_id=sdp.site_id,
+        source=sdp,
+        state=state,
+        deadline=timezone.now() + timedelta(seconds=deadline_in) if deadline_in is not None else None,
+    )
+    ProductFile.objects.create(product=made, name=f"{name}.ms", size_bytes=size, adler32="00000001")
+    return made
+
+
+def copy(
+    job: TransferJob, index: int, *, source: str, destination: str, state: str, size: int
+) -> TransferFile:
+    src = StorageEndpoint.objects.get(name=source)
+    dst = StorageEndpoint.objects.get(name=destination)
+    done = state in (FileState.FINISHED, FileState.FAILED)
+    return TransferFile.objects.create(
+        job=job,
+        file_index=index,
+        source_surl=src.url("davs", f"ska/p/f{index}"),
+        dest_surl=dst.url("davs", f"ska/p/f{index}"),
+        filesize=size,
+        state=state,
+        transferred_bytes=size if state == FileState.FINISHED else 0,
+        finish_time=timezone.now() if done else None,
+        duration_seconds=2.0 if done else None,
+        activity="push",
+    )

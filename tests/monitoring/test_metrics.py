@@ -129,3 +129,42 @@ def test_metrics_need_the_bearer_token_when_one_is_set(db) -> None:  # type: ign
         # With a token, the network does not matter.
         good = Client(REMOTE_ADDR="192.0.2.7").get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret")
         assert good.status_code == 200 and b"srcnet_products_waiting" in good.content
+
+
+def test_a_scrape_costs_the_same_queries_however_many_rows(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """The scrape's cost does not grow with the products and copies on record (no query per row)."""
+    from django.db import connection, reset_queries
+    from django.test.utils import CaptureQueriesContext
+
+    def scrape_queries() -> int:
+        reset_queries()  # the log keeps 9000 queries at most: a full one would count none
+        with CaptureQueriesContext(connection) as queries:
+            scrape(Client())
+        return len(queries)
+
+    def add_rows(start: int, count: int) -> None:
+        job = TransferJob.objects.create(state=JobState.ACTIVE, metadata={"lane": ["SKA1-Mid", "ZASRC"]})
+        for n in range(start, start + count):
+            for telescope in ("SKA1-Low", "SKA1-Mid"):
+                product(
+                    f"{telescope}-{n}",
+                    telescope=telescope,
+                    size=GIB,
+                    state=ProductState.REGISTERED,
+                    deadline_in=n,
+                )
+            for destination, state in (("UKSRC_DISK", FileState.FINISHED), ("AUSRC_DISK", FileState.ACTIVE)):
+                copy(
+                    job,
+                    n * 2 + len(destination),
+                    source="SKA1-MID_SDP",
+                    destination=destination,
+                    state=state,
+                    size=GIB,
+                )
+
+    add_rows(0, 1)
+    few = scrape_queries()
+    add_rows(1, 30)
+    assert scrape_queries() == few
+    assert 10 < few < 40

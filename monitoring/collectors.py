@@ -43,10 +43,11 @@ class StateCollector(Collector):
             up.add_metric([], 1)
         yield up
         yield from families
-        yield self._workers()
+        yield from self._workers()
 
     def _database_families(self) -> Iterator[Metric]:
         yield from self._access_links()
+        yield from self._lanes()
         yield from self._sdp()
         yield from self._transfers()
         yield from self._paths()
@@ -81,7 +82,7 @@ class StateCollector(Collector):
             labels=labels,
         )
         achieved_by_site = selectors.achieved_bps_from_sites(window)
-        planned_by_site = selectors.planned_bps_from_sites()
+        planned_by_site = selectors.planned_bps_from_sites(selectors.lanes_in_flight())
         for access in selectors.access_links():
             values = [access.telescope, access.link]
             rate = achieved_by_site.get(access.telescope, 0.0)
@@ -91,6 +92,45 @@ class StateCollector(Collector):
             achieved.add_metric(values, rate)
             utilisation.add_metric(values, rate / access.capacity_bps if access.capacity_bps else 0.0)
         yield from (capacity, target, planned, achieved, utilisation)
+
+    def _lanes(self) -> Iterator[Metric]:
+        labels = ["source_site", "destination_site"]
+        window = float(metrics_setting("RATE_WINDOW_SECONDS"))
+        jobs = GaugeMetricFamily("srcnet_lane_push_jobs", "Push jobs in flight on a lane", labels=labels)
+        streams = GaugeMetricFamily(
+            "srcnet_lane_planned_streams",
+            "TCP streams the plan gave the push jobs in flight on a lane",
+            labels=labels,
+        )
+        planned = GaugeMetricFamily(
+            "srcnet_lane_planned_bits_per_second",
+            "The plan's rate of the push jobs in flight on a lane",
+            labels=labels,
+        )
+        for (source, destination), lane in sorted(selectors.lanes_in_flight().items()):
+            jobs.add_metric([source, destination], lane.jobs)
+            streams.add_metric([source, destination], lane.streams)
+            planned.add_metric([source, destination], lane.planned_bps)
+        delay = GaugeMetricFamily(
+            "srcnet_push_arrival_delay_seconds",
+            f"Mean finish time minus the plan's predicted arrival, push jobs of the last {window:g} s",
+            labels=labels,
+        )
+        worst = GaugeMetricFamily(
+            "srcnet_push_arrival_delay_max_seconds",
+            f"Largest finish time minus predicted arrival over the push jobs of the last {window:g} s",
+            labels=labels,
+        )
+        arrived = GaugeMetricFamily(
+            "srcnet_push_arrivals",
+            f"Push jobs with a predicted arrival that finished in the last {window:g} s",
+            labels=labels,
+        )
+        for (source, destination), delays in sorted(selectors.arrival_delays(window).items()):
+            delay.add_metric([source, destination], delays.mean_seconds)
+            worst.add_metric([source, destination], delays.max_seconds)
+            arrived.add_metric([source, destination], delays.jobs)
+        yield from (jobs, streams, planned, delay, worst, arrived)
 
     def _sdp(self) -> Iterator[Metric]:
         labels = ["telescope"]
@@ -182,13 +222,18 @@ class StateCollector(Collector):
             last.add_metric([], cycles.last_time.timestamp())
         yield last
 
-    def _workers(self) -> Metric:
+    def _workers(self) -> Iterator[Metric]:
         workers = GaugeMetricFamily(
             "srcnet_celery_workers_up", "Celery workers that answered a ping on the platform's broker"
         )
+        queue = GaugeMetricFamily(
+            "srcnet_celery_queued_tasks", "Task messages waiting in the platform's queue on the broker"
+        )
         try:
             workers.add_metric([], selectors.live_workers(float(metrics_setting("WORKER_PING_TIMEOUT"))))
+            queue.add_metric([], selectors.queued_tasks())
         except Exception:  # the broker is down: no worker can be reached, which is what the gauge says
-            log.exception("metrics: the workers could not be pinged")
+            log.exception("metrics: the broker could not be reached")
             workers.add_metric([], 0)
-        return workers
+        yield workers
+        yield queue

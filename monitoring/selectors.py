@@ -81,17 +81,65 @@ def achieved_bps_from_sites(window_seconds: float, *, now: datetime | None = Non
     return dict(out)
 
 
-def planned_bps_from_sites() -> dict[str, float]:
-    """The plan's rate of every push job still in flight, summed by the site it leaves (the leg's lane
-    source; a telescope's is its access link's planned rate). Jobs without a planned rate (submitted by
-    hand, or before the plan recorded one) count for nothing."""
-    out: dict[str, float] = defaultdict(float)
-    jobs = TransferJob.objects.filter(state__in=IN_FLIGHT_JOBS, metadata__has_key="planned_bps")
+@dataclass
+class LaneInFlight:
+    """The push jobs in flight on one lane (source site -> destination site) and what the plan gave them."""
+
+    jobs: int = 0
+    streams: int = 0
+    planned_bps: float = 0.0
+
+
+def lanes_in_flight() -> dict[tuple[str, str], LaneInFlight]:
+    """Push jobs SUBMITTED or ACTIVE, by the lane in their metadata (jobs submitted by hand have none)."""
+    out: dict[tuple[str, str], LaneInFlight] = defaultdict(LaneInFlight)
+    jobs = TransferJob.objects.filter(state__in=IN_FLIGHT_JOBS, metadata__has_key="lane")
     for metadata in jobs.values_list("metadata", flat=True):
         lane = metadata.get("lane") or []
-        if lane:
-            out[str(lane[0])] += float(metadata.get("planned_bps") or 0.0)
+        if len(lane) != 2:
+            continue
+        entry = out[(str(lane[0]), str(lane[1]))]
+        entry.jobs += 1
+        entry.streams += int(metadata.get("streams") or 0)
+        entry.planned_bps += float(metadata.get("planned_bps") or 0.0)
     return dict(out)
+
+
+def planned_bps_from_sites(lanes: dict[tuple[str, str], LaneInFlight]) -> dict[str, float]:
+    """The plan's rates of the push jobs in flight, summed by the site they leave (a telescope's is its
+    access link's planned rate). Jobs without a planned rate count for nothing."""
+    out: dict[str, float] = defaultdict(float)
+    for (source, _), lane in lanes.items():
+        out[source] += lane.planned_bps
+    return dict(out)
+
+
+@dataclass(frozen=True)
+class ArrivalDelays:
+    """How much later than the plan predicted the push jobs that finished recently arrived."""
+
+    jobs: int
+    mean_seconds: float
+    max_seconds: float
+
+
+def arrival_delays(
+    window_seconds: float, *, now: datetime | None = None
+) -> dict[tuple[str, str], ArrivalDelays]:
+    """Per lane, over the push jobs that finished in the last ``window_seconds`` with a predicted arrival:
+    finish time minus predicted arrival (negative: earlier than planned)."""
+    since = (now or timezone.now()) - timedelta(seconds=window_seconds)
+    rows = TransferJob.objects.filter(
+        state=JobState.FINISHED, finished__gte=since, metadata__has_key="predicted_arrival"
+    ).values_list("metadata", "finished")
+    delays: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for metadata, finished in rows:
+        lane = metadata.get("lane") or []
+        if len(lane) == 2 and finished is not None:
+            delays[(str(lane[0]), str(lane[1]))].append(
+                finished.timestamp() - float(metadata["predicted_arrival"])
+            )
+    return {lane: ArrivalDelays(len(d), sum(d) / len(d), max(d)) for lane, d in delays.items()}
 
 
 @dataclass(frozen=True)
@@ -195,6 +243,16 @@ def push_cycles() -> PushCycles:
     return PushCycles(
         totals["total"], totals["errors"], last.duration_seconds if last else None, totals["last"]
     )
+
+
+def queued_tasks() -> int:
+    """Task messages waiting in the platform's Celery queue on the broker (not yet taken by a worker)."""
+    from django.conf import settings
+
+    from srcnet.celery import app
+
+    with app.connection_for_read() as connection:
+        return int(connection.default_channel.client.llen(settings.CELERY_TASK_DEFAULT_QUEUE))
 
 
 def live_workers(timeout: float) -> int:

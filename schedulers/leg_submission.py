@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from replicas.choices import PolicyKind as StoredKind
 from replicas.choices import ProductState, ReplicaState
@@ -115,7 +116,8 @@ def submit_first(
     hops = [(product.source, site_endpoint(via))] if via else [(product.source, destination)]
     if via:
         hops.append((hops[0][1], destination))
-    job_id, handle = _submit_job(product, hops, hints, replica, [leg.source, final], tool)
+    arrival = None if note else (forward or leg).finish_s
+    job_id, handle = _submit_job(product, hops, hints, replica, [leg.source, final], tool, finish_s=arrival)
     replica.reason = f"{why}; {handle}"
     replica.save(update_fields=["state", "via", "reason", "updated"])
     return {
@@ -151,6 +153,7 @@ def submit_copy(replica_id: int, leg: Leg, tool: Transfertool, *, note: str = ""
         replica,
         [leg.source, leg.destination],
         tool,
+        finish_s=None if note else leg.finish_s,
     )
     replica.reason = f"{why}; {handle}"
     replica.save(update_fields=["state", "reason", "updated"])
@@ -167,6 +170,11 @@ def submit_copy(replica_id: int, leg: Leg, tool: Transfertool, *, note: str = ""
     }
 
 
+def _in_plan_time(seconds: float) -> float:
+    """Unix time of a moment ``seconds`` from now, as a plan's times count."""
+    return timezone.now().timestamp() + seconds
+
+
 def _submit_job(
     product: DataProduct,
     hops: list[tuple[StorageEndpoint, StorageEndpoint]],
@@ -174,6 +182,8 @@ def _submit_job(
     replica: Replica,
     lane: list[str],
     tool: Transfertool,
+    *,
+    finish_s: float | None = None,
 ) -> tuple[str, str]:
     """One transfer job over ``hops`` (more than one: a multihop job), every file of the product per hop, or
     in Rucio mode one rule at the last hop's destination; returns its id and how the replica's reason
@@ -213,8 +223,10 @@ def _submit_job(
                 "streams_per_file": hints.streams_per_file,
                 "files": hints.concurrent_files,
                 "multihop": multihop,
-                # the plan's rate for this leg: the access link's planned bit/s (monitoring/selectors.py)
+                # the plan's rate for this leg, and when it expects the copy to arrive (Unix time; plan
+                # times count from now): the planned bit/s and arrival delay metrics (monitoring/selectors.py)
                 "planned_bps": hints.max_rate_bps,
+                **({"predicted_arrival": _in_plan_time(finish_s)} if finish_s is not None else {}),
             },
         ),
     )

@@ -19,6 +19,7 @@ import pytest
 import requests
 import yaml
 from django.conf import settings
+from django.utils import timezone
 
 from localnet.monitoring import (
     RULES_DIR,
@@ -197,10 +198,18 @@ def test_link_below_target_while_products_wait_reaches_alertmanager(
 
     # Every query of the Grafana dashboards parses and returns series, with a copy of each outcome and a
     # push cycle on record (while the products still wait).
-    job = TransferJob.objects.create(state=JobState.ACTIVE, metadata={"lane": ["SKA1-Low", "UKSRC"]})
+    job = TransferJob.objects.create(
+        state=JobState.ACTIVE, metadata={"lane": ["SKA1-Low", "UKSRC"], "planned_bps": 1e9, "streams": 4}
+    )
     for index, state in enumerate((FileState.FINISHED, FileState.FAILED, FileState.ACTIVE)):
         copy(job, index, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=state, size=GIB)
     PushCycle.objects.create(duration_seconds=0.2)
+    arrived = timezone.now()
+    TransferJob.objects.create(
+        state=JobState.FINISHED,
+        finished=arrived,
+        metadata={"lane": ["SKA1-Low", "AUSRC"], "predicted_arrival": arrived.timestamp() - 5},
+    )
     queries = dashboard_queries()
     assert len(queries) >= 20
     for promql in queries:

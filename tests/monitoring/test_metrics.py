@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client, override_settings
+from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from replicas.choices import ProductState
@@ -34,11 +35,19 @@ def test_state_metrics_follow_the_database(reference_topology) -> None:  # type:
     product("low-2", telescope="SKA1-Low", size=1 * GIB, state=ProductState.PLACING, deadline_in=600)
     product("low-3", telescope="SKA1-Low", size=5 * GIB, state=ProductState.PLACED, deadline_in=-60)
     in_flight = TransferJob.objects.create(
-        state=JobState.ACTIVE, metadata={"lane": ["SKA1-Low", "UKSRC"], "planned_bps": 4e9}
+        state=JobState.ACTIVE, metadata={"lane": ["SKA1-Low", "UKSRC"], "planned_bps": 4e9, "streams": 8}
     )
-    TransferJob.objects.create(
-        state=JobState.FINISHED, metadata={"lane": ["SKA1-Low", "AUSRC"], "planned_bps": 9e9}
-    )
+    now = timezone.now()
+    for late in (30.0, 10.0):  # two push jobs that arrived 30 s and 10 s after the plan's prediction
+        TransferJob.objects.create(
+            state=JobState.FINISHED,
+            finished=now,
+            metadata={
+                "lane": ["SKA1-Low", "AUSRC"],
+                "planned_bps": 9e9,
+                "predicted_arrival": now.timestamp() - late,
+            },
+        )
     copy(in_flight, 0, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=FileState.FINISHED, size=GIB)
     copy(in_flight, 1, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=FileState.FAILED, size=GIB)
     copy(in_flight, 2, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=FileState.ACTIVE, size=GIB)
@@ -78,10 +87,37 @@ def test_state_metrics_follow_the_database(reference_topology) -> None:  # type:
     assert samples[("srcnet_push_cycle_duration_seconds", ())] == 1.5
     # No Celery worker runs for this test's broker.
     assert samples[("srcnet_celery_workers_up", ())] == 0
+    assert samples[("srcnet_celery_queued_tasks", ())] == 0
+    to_uk = (("destination_site", "UKSRC"), ("source_site", "SKA1-Low"))
+    to_au = (("destination_site", "AUSRC"), ("source_site", "SKA1-Low"))
+    assert samples[("srcnet_lane_push_jobs", to_uk)] == 1
+    assert samples[("srcnet_lane_planned_streams", to_uk)] == 8
+    assert samples[("srcnet_lane_planned_bits_per_second", to_uk)] == 4e9
+    assert ("srcnet_lane_push_jobs", to_au) not in samples  # finished: not in flight
+    assert samples[("srcnet_push_arrivals", to_au)] == 2
+    assert samples[("srcnet_push_arrival_delay_seconds", to_au)] == pytest.approx(20.0)
+    assert samples[("srcnet_push_arrival_delay_max_seconds", to_au)] == pytest.approx(30.0)
     # The active copy loads the path SKA1-Low -> UKSRC.
     active = {k: v for k, v in samples.items() if k[0] == "srcnet_path_active_transfers"}
     assert list(active.values()) == [1]
     assert "UKSRC" in dict(next(iter(active))[1])["path"]
+
+
+def test_tasks_waiting_for_a_worker_are_counted(db) -> None:  # type: ignore[no-untyped-def]
+    """A task message no worker takes stays in the platform's queue on the real Redis, and is counted."""
+    from django.conf import settings
+
+    from srcnet.celery import app
+
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    with app.connection_for_write() as connection:
+        client = connection.default_channel.client
+        client.delete(queue)
+        try:
+            app.send_task("monitoring.tests.nobody-runs-this", queue=queue)
+            assert scrape(Client())[("srcnet_celery_queued_tasks", ())] == 1
+        finally:
+            client.delete(queue)
 
 
 def _settings() -> dict:  # type: ignore[type-arg]
@@ -168,3 +204,24 @@ def test_a_scrape_costs_the_same_queries_however_many_rows(reference_topology) -
     add_rows(1, 30)
     assert scrape_queries() == few
     assert 10 < few < 40
+
+
+def test_a_real_push_cycle_records_what_the_metrics_read(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """The push loop writes the plan's rate and predicted arrival into each job it submits, and its own
+    duration: the planned bit/s of the access link and the cycle's duration come from there."""
+    from schedulers.loop import push_cycle
+
+    product("waits", telescope="SKA1-Low", size=GIB, state=ProductState.REGISTERED, deadline_in=None)
+    before = timezone.now().timestamp()
+    cycle = push_cycle()
+    assert not cycle.error, cycle.error
+    assert cycle.legs_submitted == 1 and cycle.duration_seconds is not None and cycle.duration_seconds > 0
+    job = TransferJob.objects.get()
+    assert job.metadata["lane"][0] == "SKA1-Low"
+    assert job.metadata["planned_bps"] > 0
+    assert job.metadata["predicted_arrival"] > before
+    samples = scrape(Client())
+    low = (("link", "low-access"), ("telescope", "SKA1-Low"))
+    assert samples[("srcnet_access_link_planned_bits_per_second", low)] == job.metadata["planned_bps"]
+    assert samples[("srcnet_push_cycle_duration_seconds", ())] == cycle.duration_seconds
+    assert samples[("srcnet_products_waiting", (("telescope", "SKA1-Low"),))] == 0  # handed on

@@ -11,7 +11,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from replicas.choices import ProductState, ReplicaState
-from replicas.models import DataProduct, PolicyShare, Replica, ReplicaPolicy
+from replicas.models import DataProduct, PolicyShare, ReplicaPolicy
+from replicas.services import place_replica
 from topology.choices import StorageRole
 from topology.models import NetworkPath, StorageEndpoint
 from transfers import services as transfer_services
@@ -209,15 +210,15 @@ def reroute_product(
             }
         )
         replica.delete()
-    new = Replica(
+    new = place_replica(
         product=product,
         endpoint=destination,
+        after_any_failure=True,
         state=ReplicaState.PLANNED,
+        policy=None,
         reason=f"re-routed by {user.username} from {', '.join(str(o['endpoint']) for o in old)}"
         + (f": {reason}" if reason else ""),
     )
-    new.full_clean()
-    new.save()
     # Back in the SDP queue with its first copy pinned: the push loop plans it onto the chosen lane.
     product.state = ProductState.REGISTERED
     product.save(update_fields=["state"])

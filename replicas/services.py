@@ -228,15 +228,16 @@ def _requeues(replica: Replica, reasons: Sequence[str]) -> bool:
     )
 
 
-def place_replica(*, product: DataProduct, endpoint: StorageEndpoint, **fields: Any) -> Replica:
+def place_replica(
+    *, product: DataProduct, endpoint: StorageEndpoint, after_any_failure: bool = False, **fields: Any
+) -> Replica:
     """A new replica of ``product`` at ``endpoint`` (one per product and endpoint), or, where a copy kept
     as the history of a re-route is, that row again: its reason then ends with what happened there
-    before."""
-    earlier = (
-        product.replicas.select_for_update()
-        .filter(endpoint=endpoint, state=ReplicaState.FAILED, reason__contains=REROUTED)
-        .first()
-    )
+    before. ``after_any_failure`` (an operator's explicit choice of destination) reuses any FAILED row
+    there, not only a re-route's history: the planner never sends a product back where it failed, a
+    person may."""
+    failed = product.replicas.select_for_update().filter(endpoint=endpoint, state=ReplicaState.FAILED)
+    earlier = (failed if after_any_failure else failed.filter(reason__contains=REROUTED)).first()
     if earlier is None:
         return Replica.objects.create(product=product, endpoint=endpoint, **fields)
     before = earlier.reason

@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from operations.models import AuditEvent
 from replicas.choices import ProductState, ReplicaState
+from replicas.models import Replica
 from topology.models import NetworkPath, StorageEndpoint
 from transfers.choices import JobState
 from transfers.models import LinkPause, TransferJob
@@ -202,6 +203,32 @@ def test_operator_reroutes_a_copying_product(
     assert (
         event.details["to"] == target.name and event.details["replaced"][0]["endpoint"] == old.endpoint.name
     )
+
+
+def test_an_operator_may_reroute_to_where_an_earlier_copy_failed(
+    client, operator, reference_topology, django_capture_on_commit_callbacks
+):
+    """A destination where the product's copy failed before is offered, and choosing it reuses that row
+    (one replica per product and endpoint) with its history kept in the reason, not a unique-key error."""
+    product = pushed_product("obs-reroute-back")
+    old = product.replicas.get(state=ReplicaState.COPYING)
+    target = StorageEndpoint.objects.exclude(pk=old.endpoint_id).filter(
+        name__in=["UKSRC_DISK", "FRSRC_DISK"]
+    )[0]
+    failed = Replica.objects.create(
+        product=product, endpoint=target, state=ReplicaState.FAILED, reason="TRANSFER timed out"
+    )
+    url = reverse("operations:product-reroute", args=[product.pk])
+    client.force_login(operator)
+    assert target.name in client.get(url).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {"destination": target.pk, "confirm": "on", "reason": "fixed"})
+    assert response.status_code == 302
+    again = product.replicas.get(endpoint=target)
+    assert again.pk == failed.pk and again.state == ReplicaState.COPYING and again.policy is None
+    assert "re-routed by op" in again.reason and "earlier here: TRANSFER timed out" in again.reason
+    assert not product.replicas.filter(pk=old.pk).exists()
+    assert TransferJob.objects.get(metadata__replica_id=again.pk).state == JobState.SUBMITTED
 
 
 def test_rerouting_to_where_it_already_goes_is_a_form_error(client, operator, reference_topology):

@@ -85,9 +85,6 @@ def test_state_metrics_follow_the_database(reference_topology) -> None:  # type:
     assert samples[("srcnet_push_cycles_total", ())] == 2
     assert samples[("srcnet_push_cycle_errors_total", ())] == 1
     assert samples[("srcnet_push_cycle_duration_seconds", ())] == 1.5
-    # No Celery worker runs for this test's broker.
-    assert samples[("srcnet_celery_workers_up", ())] == 0
-    assert samples[("srcnet_celery_queued_tasks", ())] == 0
     to_uk = (("destination_site", "UKSRC"), ("source_site", "SKA1-Low"))
     to_au = (("destination_site", "AUSRC"), ("source_site", "SKA1-Low"))
     assert samples[("srcnet_lane_push_jobs", to_uk)] == 1
@@ -109,15 +106,22 @@ def test_tasks_waiting_for_a_worker_are_counted(db) -> None:  # type: ignore[no-
 
     from srcnet.celery import app
 
-    queue = settings.CELERY_TASK_DEFAULT_QUEUE
-    with app.connection_for_write() as connection:
+    # A queue of this test's own: a worker of the session (tests/conftest.py) listens on the default one.
+    queue = f"{settings.CELERY_TASK_DEFAULT_QUEUE}-unserved"
+    with app.connection_for_write() as connection, override_settings(CELERY_TASK_DEFAULT_QUEUE=queue):
         client = connection.default_channel.client
         client.delete(queue)
         try:
+            assert scrape(Client())[("srcnet_celery_queued_tasks", ())] == 0
             app.send_task("monitoring.tests.nobody-runs-this", queue=queue)
             assert scrape(Client())[("srcnet_celery_queued_tasks", ())] == 1
         finally:
             client.delete(queue)
+
+
+def test_live_workers_are_counted(db, celery_worker) -> None:  # type: ignore[no-untyped-def]
+    """The real Celery worker answers the scrape's ping."""
+    assert scrape(Client())[("srcnet_celery_workers_up", ())] >= 1
 
 
 def _settings() -> dict:  # type: ignore[type-arg]

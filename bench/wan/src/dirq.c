@@ -40,13 +40,12 @@ static int lost(struct dirq *q)
 static void *map(size_t size)
 {
 	/* NORESERVE: only pages actually touched by packets cost memory. */
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *m =
+		mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return m == MAP_FAILED ? NULL : m;
 }
 
-int dirq_init(struct dirq *q, const char *name, int tun_fd,
-	      const struct dirq_params *p, uint64_t seed)
+int dirq_init(struct dirq *q, const char *name, int tun_fd, const struct dirq_params *p, uint64_t seed)
 {
 	memset(q, 0, sizeof(*q));
 	q->name = name;
@@ -151,8 +150,8 @@ struct offer {
 	uint64_t credit;
 };
 
-static void push(struct dirq *q, uint8_t *at, uint32_t len, uint32_t segs,
-		 uint64_t wire, const struct offer *o, uint64_t now)
+static void push(struct dirq *q, uint8_t *at, uint32_t len, uint32_t segs, uint64_t wire,
+		 const struct offer *o, uint64_t now)
 {
 	int was_empty = empty(q);
 	struct pkt_desc *d = &q->ring[q->rtail & q->ring_mask];
@@ -171,16 +170,12 @@ static void push(struct dirq *q, uint8_t *at, uint32_t len, uint32_t segs,
 		arm(q);
 }
 
-static int ring_full(const struct dirq *q)
-{
-	return q->rtail - q->rhead > q->ring_mask;
-}
+static int ring_full(const struct dirq *q) { return q->rtail - q->rhead > q->ring_mask; }
 
 /* Slow path: at least one segment of a super-packet is dropped; re-emit the
  * survivors as individual packets. keep[i] says which segments survive. */
-static void emit_split(struct dirq *q, const uint8_t *buf, size_t len,
-		       const struct pkt_shape *s, const uint8_t *keep,
-		       const struct offer *o, uint64_t now)
+static void emit_split(struct dirq *q, const uint8_t *buf, size_t len, const struct pkt_shape *s,
+		       const uint8_t *keep, const struct offer *o, uint64_t now)
 {
 	memcpy(q->scratch, buf, len); /* buf lives at the arena tail we reuse */
 	q->st.splits++;
@@ -198,8 +193,7 @@ static void emit_split(struct dirq *q, const uint8_t *buf, size_t len,
 	}
 }
 
-static void handle(struct dirq *q, uint8_t *buf, size_t len, const struct offer *o,
-		   uint64_t now)
+static void handle(struct dirq *q, uint8_t *buf, size_t len, const struct offer *o, uint64_t now)
 {
 	struct pkt_shape s;
 	pkt_classify(buf, len, &s);
@@ -264,8 +258,8 @@ void dirq_ingest(struct dirq *q, uint64_t (*now)(void))
 	}
 }
 
-void dirq_offer(struct dirq *q, const uint8_t *buf, size_t len, uint32_t tag,
-		uint64_t credit_ns, uint64_t now)
+void dirq_offer(struct dirq *q, const uint8_t *buf, size_t len, uint32_t tag, uint64_t credit_ns,
+		uint64_t now)
 {
 	uint8_t *at = len > MAX_READ || ring_full(q) ? NULL : reserve(q, len);
 	if (!at) {
@@ -333,18 +327,14 @@ void dirq_dump_json(FILE *f, const struct dirq *q, uint64_t now)
 		"\"splits\":%llu,\"tx_err\":%llu,\"late_gt1ms\":%llu,"
 		"\"late_gt10ms\":%llu,\"late_max_ns\":%llu,\"backlog\":%llu,"
 		"\"backlog_max\":%llu,\"queued_pkts\":%llu}",
-		(unsigned long long)q->p.delay_ns, q->p.rate_bps,
-		(unsigned long long)q->p.qlimit, q->p.loss,
+		(unsigned long long)q->p.delay_ns, q->p.rate_bps, (unsigned long long)q->p.qlimit, q->p.loss,
 		(unsigned long long)s->rx_pkts, (unsigned long long)s->rx_segs,
 		(unsigned long long)s->rx_bytes, (unsigned long long)s->tx_pkts,
 		(unsigned long long)s->tx_segs, (unsigned long long)s->tx_bytes,
 		(unsigned long long)s->drop_loss, (unsigned long long)s->drop_queue,
 		(unsigned long long)s->drop_ring, (unsigned long long)s->drop_down,
-		q->down ? "true" : "false",
-		(unsigned long long)s->splits,
-		(unsigned long long)s->tx_err, (unsigned long long)s->late_gt1ms,
-		(unsigned long long)s->late_gt10ms, (unsigned long long)s->late_max_ns,
-		(unsigned long long)dirq_backlog(q, now),
-		(unsigned long long)s->backlog_max,
-		(unsigned long long)(q->rtail - q->rhead));
+		q->down ? "true" : "false", (unsigned long long)s->splits, (unsigned long long)s->tx_err,
+		(unsigned long long)s->late_gt1ms, (unsigned long long)s->late_gt10ms,
+		(unsigned long long)s->late_max_ns, (unsigned long long)dirq_backlog(q, now),
+		(unsigned long long)s->backlog_max, (unsigned long long)(q->rtail - q->rhead));
 }

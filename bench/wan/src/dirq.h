@@ -3,14 +3,14 @@
 #define WANEMU_DIRQ_H
 
 #include <stddef.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct dirq_params {
-	uint64_t delay_ns;   /* one-way propagation delay */
-	double rate_bps;     /* bottleneck rate in IP-layer bits/s; 0 = unlimited */
-	uint64_t qlimit;     /* bottleneck queue limit in IP bytes */
-	double loss;         /* Bernoulli loss probability per segment */
+	uint64_t delay_ns;    /* one-way propagation delay */
+	double rate_bps;      /* bottleneck rate in IP-layer bits/s; 0 = unlimited */
+	uint64_t qlimit;      /* bottleneck queue limit in IP bytes */
+	double loss;          /* Bernoulli loss probability per segment */
 	uint64_t arena_bytes; /* packet memory; 0 = what the link can hold + 64 MiB */
 };
 
@@ -21,7 +21,7 @@ struct dirq_stats {
 	uint64_t drop_down;                        /* segments lost while the link was cut */
 	uint64_t splits, tx_err;
 	uint64_t late_gt1ms, late_gt10ms, late_max_ns;
-	uint64_t backlog_max;                      /* bytes, max observed */
+	uint64_t backlog_max; /* bytes, max observed */
 };
 
 struct pkt_desc {
@@ -29,15 +29,14 @@ struct pkt_desc {
 	uint64_t release_ns; /* when it leaves the delay line */
 	uint32_t len;        /* bytes incl. vnet header */
 	uint32_t segs;
-	uint32_t tag;        /* the owner's label (wannet: route and hop) */
+	uint32_t tag; /* the owner's label (wannet: route and hop) */
 	uint64_t wire;
 };
 
 struct dirq;
 /* Where a released packet goes instead of back into the TUN (wannet: the
  * next hop of its route). Returns 0 if it was taken, -1 on error. */
-typedef int (*dirq_sink)(void *ctx, struct dirq *q, const struct pkt_desc *d,
-			 uint8_t *data, uint64_t now);
+typedef int (*dirq_sink)(void *ctx, struct dirq *q, const struct pkt_desc *d, uint8_t *data, uint64_t now);
 
 struct dirq {
 	const char *name;
@@ -53,22 +52,21 @@ struct dirq {
 	 * constant and departures are serialised, so a ring suffices. */
 	struct pkt_desc *ring;
 	uint64_t ring_mask, rhead, rtail;
-	uint8_t *scratch;     /* copy of a super-packet being split */
-	dirq_sink sink;       /* NULL: write released packets to tun_fd */
+	uint8_t *scratch; /* copy of a super-packet being split */
+	dirq_sink sink;   /* NULL: write released packets to tun_fd */
 	void *sink_ctx;
-	int down;             /* cut: everything offered or in flight is lost */
+	int down; /* cut: everything offered or in flight is lost */
 };
 
-int dirq_init(struct dirq *q, const char *name, int tun_fd,
-	      const struct dirq_params *p, uint64_t seed);
+int dirq_init(struct dirq *q, const char *name, int tun_fd, const struct dirq_params *p, uint64_t seed);
 
 /* Read available packets from the TUN (bounded batch). now = CLOCK_MONOTONIC ns. */
 void dirq_ingest(struct dirq *q, uint64_t (*now)(void));
 
 /* Offer one packet (vnet header + IP packet, copied in) to the link at `now`,
  * labelled `tag`; `credit_ns` is taken off its delay (never below zero). */
-void dirq_offer(struct dirq *q, const uint8_t *buf, size_t len, uint32_t tag,
-		uint64_t credit_ns, uint64_t now);
+void dirq_offer(struct dirq *q, const uint8_t *buf, size_t len, uint32_t tag, uint64_t credit_ns,
+		uint64_t now);
 
 /* Write every packet whose release time has come, then re-arm the timer. */
 void dirq_release(struct dirq *q, uint64_t (*now)(void));

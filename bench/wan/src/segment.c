@@ -16,14 +16,21 @@
 #define TCP_FLAG_CWR 0x80
 
 static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static void wr16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = v & 0xff; }
+static void wr16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
 static uint32_t rd32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 static void wr32(uint8_t *p, uint32_t v)
 {
-	p[0] = v >> 24; p[1] = (v >> 16) & 0xff; p[2] = (v >> 8) & 0xff; p[3] = v & 0xff;
+	p[0] = v >> 24;
+	p[1] = (v >> 16) & 0xff;
+	p[2] = (v >> 8) & 0xff;
+	p[3] = v & 0xff;
 }
 
 static uint64_t sum16(uint64_t sum, const uint8_t *p, size_t len)
@@ -84,8 +91,7 @@ uint32_t seg_wire_len(const struct pkt_shape *s, uint32_t i)
 	return s->hdr_len + n;
 }
 
-size_t seg_build(const uint8_t *buf, const struct pkt_shape *s, uint32_t i,
-		 uint8_t *out)
+size_t seg_build(const uint8_t *buf, const struct pkt_shape *s, uint32_t i, uint8_t *out)
 {
 	const uint8_t *ip = buf + VNET_HDR_LEN;
 	uint32_t ihl = (ip[0] & 0x0f) * 4u;
@@ -109,7 +115,7 @@ size_t seg_build(const uint8_t *buf, const struct pkt_shape *s, uint32_t i,
 	uint8_t *th = o + ihl;
 	wr32(th + 4, rd32(ip + ihl + 4) + off);
 	if (!last)
-		th[13] &= (uint8_t)~(TCP_FLAG_FIN | TCP_FLAG_PSH);
+		th[13] &= (uint8_t) ~(TCP_FLAG_FIN | TCP_FLAG_PSH);
 	if (i != 0)
 		th[13] &= (uint8_t)~TCP_FLAG_CWR;
 

@@ -54,15 +54,23 @@ struct opts {
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{"dev-ab", 1, 0, 'a'}, {"dev-ba", 1, 0, 'b'},
-		{"delay-ab-us", 1, 0, 'd'}, {"delay-ba-us", 1, 0, 'D'},
-		{"rate-ab-bps", 1, 0, 'r'}, {"rate-ba-bps", 1, 0, 'R'},
-		{"queue-ab-bytes", 1, 0, 'q'}, {"queue-ba-bytes", 1, 0, 'Q'},
-		{"loss-ab", 1, 0, 'l'}, {"loss-ba", 1, 0, 'L'},
-		{"seed", 1, 0, 's'}, {"stats", 1, 0, 'S'}, {"stats-ms", 1, 0, 'i'},
-		{"rt", 1, 0, 'p'}, {"cpu", 1, 0, 'c'}, {"help", 0, 0, 'h'},
-		{0, 0, 0, 0}};
+	static const struct option lo[] = {{"dev-ab", 1, 0, 'a'},
+					   {"dev-ba", 1, 0, 'b'},
+					   {"delay-ab-us", 1, 0, 'd'},
+					   {"delay-ba-us", 1, 0, 'D'},
+					   {"rate-ab-bps", 1, 0, 'r'},
+					   {"rate-ba-bps", 1, 0, 'R'},
+					   {"queue-ab-bytes", 1, 0, 'q'},
+					   {"queue-ba-bytes", 1, 0, 'Q'},
+					   {"loss-ab", 1, 0, 'l'},
+					   {"loss-ba", 1, 0, 'L'},
+					   {"seed", 1, 0, 's'},
+					   {"stats", 1, 0, 'S'},
+					   {"stats-ms", 1, 0, 'i'},
+					   {"rt", 1, 0, 'p'},
+					   {"cpu", 1, 0, 'c'},
+					   {"help", 0, 0, 'h'},
+					   {0, 0, 0, 0}};
 	memset(o, 0, sizeof(*o));
 	o->stats_ms = 1000;
 	o->cpu = -1;
@@ -75,8 +83,14 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'D': o->p[1].delay_ns = strtoull(optarg, 0, 10) * 1000; break;
 		case 'r': o->p[0].rate_bps = strtod(optarg, 0); break;
 		case 'R': o->p[1].rate_bps = strtod(optarg, 0); break;
-		case 'q': o->p[0].qlimit = strtoull(optarg, 0, 10); o->qset[0] = 1; break;
-		case 'Q': o->p[1].qlimit = strtoull(optarg, 0, 10); o->qset[1] = 1; break;
+		case 'q':
+			o->p[0].qlimit = strtoull(optarg, 0, 10);
+			o->qset[0] = 1;
+			break;
+		case 'Q':
+			o->p[1].qlimit = strtoull(optarg, 0, 10);
+			o->qset[1] = 1;
+			break;
 		case 'l': o->p[0].loss = strtod(optarg, 0); break;
 		case 'L': o->p[1].loss = strtod(optarg, 0); break;
 		case 's': o->seed = strtoull(optarg, 0, 10); break;
@@ -126,9 +140,8 @@ static void write_stats(const char *path, struct dirq *q, int final)
 	uint64_t now = now_ns();
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
-	fprintf(f, "{\"pid\":%d,\"mono_ns\":%llu,\"time\":%.3f,\"final\":%s,",
-		(int)getpid(), (unsigned long long)now,
-		(double)rt.tv_sec + rt.tv_nsec / 1e9, final ? "true" : "false");
+	fprintf(f, "{\"pid\":%d,\"mono_ns\":%llu,\"time\":%.3f,\"final\":%s,", (int)getpid(),
+		(unsigned long long)now, (double)rt.tv_sec + rt.tv_nsec / 1e9, final ? "true" : "false");
 	dump_dir(f, &q[0], now);
 	fputc(',', f);
 	dump_dir(f, &q[1], now);
@@ -162,9 +175,9 @@ int main(int argc, char **argv)
 
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	/* tags: 0/1 tun rx, 2/3 release timers, 4 signal, 5 stats */
-	if (ep < 0 || sfd < 0 || stfd < 0 || evloop_watch(ep, q[0].tun_fd, 0) || evloop_watch(ep, q[1].tun_fd, 1) ||
-	    evloop_watch(ep, q[0].timer_fd, 2) || evloop_watch(ep, q[1].timer_fd, 3) || evloop_watch(ep, sfd, 4) ||
-	    evloop_watch(ep, stfd, 5)) {
+	if (ep < 0 || sfd < 0 || stfd < 0 || evloop_watch(ep, q[0].tun_fd, 0) ||
+	    evloop_watch(ep, q[1].tun_fd, 1) || evloop_watch(ep, q[0].timer_fd, 2) ||
+	    evloop_watch(ep, q[1].timer_fd, 3) || evloop_watch(ep, sfd, 4) || evloop_watch(ep, stfd, 5)) {
 		perror("wanemu: setup");
 		return 1;
 	}

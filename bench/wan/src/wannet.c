@@ -155,11 +155,13 @@ static int parse_config(const char *path, uint64_t seed)
 			if (p.rate_bps < 0 || p.loss < 0 || p.loss > 1 || p.qlimit < 65536)
 				goto bad;
 			/* In flight on the link plus a full queue, with room for bursts. */
-			double inflight = (p.rate_bps > 0 ? p.rate_bps : 2e9) / 8.0 * (double)p.delay_ns / 1e9;
+			double inflight =
+				(p.rate_bps > 0 ? p.rate_bps : 2e9) / 8.0 * (double)p.delay_ns / 1e9;
 			p.arena_bytes = (uint64_t)((inflight + (double)p.qlimit) * 1.5) + (4u << 20);
 			struct hop *h = &hops[nhops];
 			strcpy(h->name, name);
-			if (dirq_init(&h->q, h->name, -1, &p, seed * 1000003ULL + (uint64_t)nhops * 2 + 1) < 0)
+			if (dirq_init(&h->q, h->name, -1, &p, seed * 1000003ULL + (uint64_t)nhops * 2 + 1) <
+			    0)
 				goto bad;
 			h->q.sink = forward;
 			nhops++;
@@ -167,8 +169,8 @@ static int parse_config(const char *path, uint64_t seed)
 			char *name = strtok_r(NULL, " \t\r\n", &save);
 			char *addr = strtok_r(NULL, " \t\r\n", &save);
 			struct in_addr a;
-			if (!addr || nsites >= MAX_SITES || strlen(name) >= NAME_LEN || find_site(name) >= 0 ||
-			    inet_pton(AF_INET, addr, &a) != 1)
+			if (!addr || nsites >= MAX_SITES || strlen(name) >= NAME_LEN ||
+			    find_site(name) >= 0 || inet_pton(AF_INET, addr, &a) != 1)
 				goto bad;
 			strcpy(sites[nsites].name, name);
 			sites[nsites].addr = a.s_addr;
@@ -258,9 +260,8 @@ static void write_stats(const char *path, int final)
 		"\"delivered_pkts\":%llu,\"delivered_bytes\":%llu,\"deliver_err\":%llu,\"hops\":{",
 		(int)getpid(), (unsigned long long)now, (double)rt.tv_sec + rt.tv_nsec / 1e9,
 		final ? "true" : "false", (unsigned long long)generation, (unsigned long long)credit_ns,
-		(unsigned long long)tun_rx, (unsigned long long)noroute,
-		(unsigned long long)delivered_pkts, (unsigned long long)delivered_bytes,
-		(unsigned long long)deliver_err);
+		(unsigned long long)tun_rx, (unsigned long long)noroute, (unsigned long long)delivered_pkts,
+		(unsigned long long)delivered_bytes, (unsigned long long)deliver_err);
 	for (int i = 0; i < nhops; i++) {
 		fprintf(f, "%s\"%s\":", i ? "," : "", hops[i].name);
 		dirq_dump_json(f, &hops[i].q, now);
@@ -307,9 +308,9 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"tun", 1, 0, 't'}, {"config", 1, 0, 'c'}, {"control", 1, 0, 'C'},
+		{"tun", 1, 0, 't'},   {"config", 1, 0, 'c'},   {"control", 1, 0, 'C'},
 		{"stats", 1, 0, 'S'}, {"stats-ms", 1, 0, 'i'}, {"rt", 1, 0, 'p'},
-		{"seed", 1, 0, 's'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+		{"seed", 1, 0, 's'},  {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
 	const char *dev = NULL, *config = NULL, *control = NULL, *stats = NULL;
 	int stats_ms = 500, rt = 0, c;
 	uint64_t seed = 1;
@@ -341,8 +342,8 @@ int main(int argc, char **argv)
 	int sfd = evloop_signals(1);
 	int stfd = evloop_interval_timer(stats_ms);
 	int ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0 || sfd < 0 || stfd < 0 || evloop_watch(ep, tun_fd, TAG_TUN) || evloop_watch(ep, sfd, TAG_SIGNAL) ||
-	    evloop_watch(ep, stfd, TAG_STATS)) {
+	if (ep < 0 || sfd < 0 || stfd < 0 || evloop_watch(ep, tun_fd, TAG_TUN) ||
+	    evloop_watch(ep, sfd, TAG_SIGNAL) || evloop_watch(ep, stfd, TAG_STATS)) {
 		perror("wannet: setup");
 		return 1;
 	}

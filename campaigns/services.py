@@ -317,44 +317,69 @@ def _generate(c: Campaign) -> None:
 
 
 def score(c: Campaign) -> dict[str, Any]:
-    """Planned vs achieved bytes per destination and overall, success rate, latency of finished products."""
-    from replicas.choices import ReplicaState
+    """Planned vs achieved bytes per destination and overall, success rate, latency of finished products.
+
+    A product whose pinned destination was given up for another SRC (its lane broke: the destination's
+    replica is kept as FAILED history marked ``REROUTED``) is not a failure at that destination: it counts
+    as ``rerouted`` there, and as complete overall, with its bytes achieved, once it is placed elsewhere;
+    it fails only if the product does."""
+    from replicas.choices import ProductState, ReplicaState
     from replicas.models import Replica
+    from replicas.services import REROUTED
 
     links = {
         row["product_id"]: row
         for row in CampaignProduct.objects.filter(campaign=c).values(
-            "product_id", "destination", "size_bytes"
+            "product_id", "destination", "size_bytes", "product__state"
         )
     }
-    per: dict[str, dict[str, Any]] = {
-        d: {"offered": 0, "achieved": 0, "complete": 0, "failed": 0} for d in c.destinations
-    }
+    per: dict[str, dict[str, Any]] = {d: _destination_tally() for d in c.destinations}
     latencies: list[float] = []
     for link in links.values():
-        per.setdefault(link["destination"], {"offered": 0, "achieved": 0, "complete": 0, "failed": 0})
+        per.setdefault(link["destination"], _destination_tally())
         per[link["destination"]]["offered"] += link["size_bytes"]
     replicas = Replica.objects.filter(product_id__in=list(links)).values(
-        "product_id", "endpoint__name", "state", "updated", "product__created"
+        "product_id", "endpoint__name", "state", "reason", "updated", "product__created"
     )
+    created: dict[int, Any] = {}
+    arrived_elsewhere: dict[int, Any] = {}  # the last of its replicas at another SRC, once available
+    gone_elsewhere: set[int] = set()
     for r in replicas:
-        link = links[r["product_id"]]
+        product_id, link = r["product_id"], links[r["product_id"]]
+        created[product_id] = r["product__created"]
         if r["endpoint__name"] != link["destination"]:
+            if r["state"] == ReplicaState.AVAILABLE:
+                previous = arrived_elsewhere.get(product_id, r["updated"])
+                arrived_elsewhere[product_id] = max(r["updated"], previous)
             continue
         entry = per[link["destination"]]
         if r["state"] == ReplicaState.AVAILABLE:
             entry["achieved"] += link["size_bytes"]
             entry["complete"] += 1
             latencies.append((r["updated"] - r["product__created"]).total_seconds())
+        elif r["state"] == ReplicaState.FAILED and REROUTED in r["reason"]:
+            gone_elsewhere.add(r["product_id"])
         elif r["state"] == ReplicaState.FAILED:
             entry["failed"] += 1
-    complete = sum(e["complete"] for e in per.values())
+    rerouted_bytes = 0
+    for product_id in gone_elsewhere:
+        link = links[product_id]
+        entry = per[link["destination"]]
+        if link["product__state"] == ProductState.PLACED:
+            entry["rerouted"] += 1
+            rerouted_bytes += link["size_bytes"]
+            start = created[product_id]
+            latencies.append((arrived_elsewhere.get(product_id, start) - start).total_seconds())
+        elif link["product__state"] == ProductState.FAILED:
+            entry["failed"] += 1
+    complete = sum(e["complete"] + e["rerouted"] for e in per.values())
     failed = sum(e["failed"] for e in per.values())
     return {
         "products": len(links),
         "complete": complete,
+        "rerouted": sum(e["rerouted"] for e in per.values()),
         "failed": failed,
-        "achieved_bytes": sum(e["achieved"] for e in per.values()),
+        "achieved_bytes": sum(e["achieved"] for e in per.values()) + rerouted_bytes,
         "offered_bytes": sum(e["offered"] for e in per.values()),
         "success_rate": complete / (complete + failed) if complete + failed else None,
         "latency_seconds": {
@@ -364,6 +389,10 @@ def score(c: Campaign) -> dict[str, Any]:
         },
         "per_destination": per,
     }
+
+
+def _destination_tally() -> dict[str, Any]:
+    return {"offered": 0, "achieved": 0, "complete": 0, "rerouted": 0, "failed": 0}
 
 
 def record_sample(c: Campaign, *, now: Any = None) -> CampaignSample:

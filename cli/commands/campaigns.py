@@ -39,6 +39,7 @@ SCORE_KEYS = [
     "achieved_bytes",
     "products",
     "complete",
+    "rerouted",
     "failed",
     "success_rate",
     "error",

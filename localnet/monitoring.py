@@ -29,13 +29,13 @@ from .processes import (
     stop_daemon,
     wait_for_port,
 )
-from .stack import platform_process
+from .stack import VENV_BIN, platform_process
 from .state import PROJECT_ROOT, StateDir
 from .users import chown_tree, require_binary
 
 RULES_DIR = PROJECT_ROOT / "monitoring" / "prometheus" / "rules"
 # Stopped in this order: Prometheus first (it scrapes the others and sends to Alertmanager).
-DAEMONS = ("prometheus", "alertmanager", "node-exporter")
+DAEMONS = ("prometheus", "alertmanager", "node-exporter", "xrootd-exporter")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class Monitoring:
     prometheus_url: str
     alertmanager_url: str
     node_exporter_url: str
+    xrootd_exporter_url: str
 
 
 def prometheus_config(
@@ -53,13 +54,15 @@ def prometheus_config(
     fts3: str | None,
     node_exporter: str,
     alertmanager: str,
+    xrootd_exporter: str | None = None,
     rule_files: Sequence[Path],
     ca_file: Path | None,
     interval: str = "15s",
     token_file: Path | None = None,
 ) -> dict[str, Any]:
     """prometheus.yml as a mapping: one job per part of the platform (``srcnet-control-plane``,
-    ``srcnet-fts3``, ``srcnet-node``); ``control_plane`` and ``fts3`` are base URLs (http[s]://host:port)."""
+    ``srcnet-fts3``, ``srcnet-node``, ``srcnet-xrootd``: the sites' summary reports); ``control_plane`` and
+    ``fts3`` are base URLs (http[s]://host:port)."""
 
     def job(name: str, url: str, **extra: Any) -> dict[str, Any]:
         scheme, _, address = url.partition("://")
@@ -76,6 +79,8 @@ def prometheus_config(
 
     auth = {"authorization": {"type": "Bearer", "credentials_file": str(token_file)}} if token_file else {}
     jobs = [job("srcnet-node", f"http://{node_exporter}")]
+    if xrootd_exporter:
+        jobs.append(job("srcnet-xrootd", f"http://{xrootd_exporter}"))
     if control_plane:
         jobs.append(job("srcnet-control-plane", control_plane, **auth))
     if fts3:
@@ -116,9 +121,11 @@ def ensure_monitoring(
     """Start the node exporter, Alertmanager and Prometheus unless they run; (re)write their configuration
     first, so a second start picks up new targets."""
     folder = state.sub("monitoring")
-    _, account = platform_process(state, name)
+    env, account = platform_process(state, name)
     ports = {daemon: state.port(daemon) for daemon in DAEMONS}
     urls = {daemon: f"127.0.0.1:{port}" for daemon, port in ports.items()}
+    # The UDP port the sites report to (localnet/xrootd.py, summary_report_lines).
+    summary_udp = f"127.0.0.1:{state.port('xrootd-summary')}"
     rules = list(rule_files) if rule_files is not None else sorted(RULES_DIR.glob("*.yml"))
     ca = state.path / "pki" / "ca.pem"
     config = prometheus_config(
@@ -126,6 +133,7 @@ def ensure_monitoring(
         fts3=fts3,
         node_exporter=urls["node-exporter"],
         alertmanager=urls["alertmanager"],
+        xrootd_exporter=urls["xrootd-exporter"],
         rule_files=rules,
         ca_file=ca if ca.exists() else None,
         interval=interval,
@@ -137,6 +145,13 @@ def ensure_monitoring(
     if account is not None:
         chown_tree(folder, account)
     argv = {
+        "xrootd-exporter": [
+            str(VENV_BIN / "python"),
+            "-m",
+            "monitoring.xrootd_exporter",
+            f"--udp={summary_udp}",
+            f"--http={urls['xrootd-exporter']}",
+        ],
         "node-exporter": [
             require_binary("prometheus-node-exporter"),
             f"--web.listen-address={urls['node-exporter']}",
@@ -159,16 +174,18 @@ def ensure_monitoring(
     }
     for daemon in reversed(DAEMONS):
         if running(state, daemon) and port_open(ports[daemon]):
-            if daemon != "node-exporter":  # the others re-read their configuration on SIGHUP
+            if daemon in ("prometheus", "alertmanager"):  # they re-read their configuration on SIGHUP
                 os.kill(read_pid(state, daemon) or 0, signal.SIGHUP)
             continue
         stop_daemon(state, daemon)  # a PID file left by a process that no longer answers
-        pid = start_daemon(state, daemon, argv[daemon], user=account, cwd=folder)
+        cwd = PROJECT_ROOT if daemon == "xrootd-exporter" else folder
+        pid = start_daemon(state, daemon, argv[daemon], env=env, user=account, cwd=cwd)
         wait_for_port(ports[daemon], pid=pid, what=daemon, timeout=30)
     monitoring = Monitoring(
         prometheus_url=f"http://{urls['prometheus']}",
         alertmanager_url=f"http://{urls['alertmanager']}",
         node_exporter_url=f"http://{urls['node-exporter']}",
+        xrootd_exporter_url=f"http://{urls['xrootd-exporter']}",
     )
     _wait_ready(monitoring)
     return monitoring

@@ -114,6 +114,16 @@ def plugin_lines(state: StateDir) -> list[str]:
     ]
 
 
+# XRootD's summary monitoring: every site sends its counters (UDP) to the state's summary exporter
+# (monitoring/xrootd_exporter.py, started with the local Prometheus by localnet/monitoring.py); while none
+# runs the packets are dropped. A site in a long-haul namespace has its own loopback: its reports go nowhere.
+SUMMARY_EVERY_SECONDS = 5
+
+
+def summary_report_lines(state: StateDir) -> list[str]:
+    return [f"xrd.report 127.0.0.1:{state.port('xrootd-summary')} every {SUMMARY_EVERY_SECONDS}s all"]
+
+
 def ensure_site(
     state: StateDir,
     name: str,
@@ -158,7 +168,7 @@ def ensure_site(
             http_port=http_port,
             ca_dir=ca_dir,
             run_dir=run_dir,
-            extra_lines=[*plugin_lines(state), *(extra_lines or [])],
+            extra_lines=[*plugin_lines(state), *summary_report_lines(state), *(extra_lines or [])],
         )
     )
     if as_root():

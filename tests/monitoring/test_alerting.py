@@ -22,6 +22,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from localnet.monitoring import (
+    DAEMONS,
     RULES_DIR,
     Monitoring,
     ensure_monitoring,
@@ -105,7 +106,7 @@ def monitoring(test_state: StateDir, control_plane: str, https_fts3: str) -> Ite
     finally:
         stopped = stop_monitoring(test_state)
         reset_monitoring_data(test_state)
-        assert stopped == ["prometheus", "alertmanager", "node-exporter"]
+        assert stopped == list(DAEMONS)
 
 
 def query(monitoring: Monitoring, promql: str) -> list[dict]:  # type: ignore[type-arg]
@@ -150,18 +151,20 @@ def am_alerts(monitoring: Monitoring) -> list[dict]:  # type: ignore[type-arg]
 
 
 def test_link_below_target_while_products_wait_reaches_alertmanager(
-    reference_topology, monitoring: Monitoring, https_fts3: str, test_state: StateDir
+    reference_topology, monitoring: Monitoring, https_fts3: str, test_state: StateDir, xrootd_sites
 ) -> None:  # type: ignore[no-untyped-def]
-    # Every target answers: the control plane, the FTS3 service over HTTPS, the node exporter.
+    # Every target answers: the control plane, the FTS3 service over HTTPS, the node exporter, the XRootD
+    # summary exporter (which the session's sites report to: the dashboards' site panels read it).
     def targets_up() -> dict[str, str]:
         targets = get_json(f"{monitoring.prometheus_url}/api/v1/targets")["data"]["activeTargets"]
         health = {t["labels"]["job"]: t["health"] for t in targets}
-        return health if set(health.values()) == {"up"} and len(health) == 3 else {}
+        return health if set(health.values()) == {"up"} and len(health) == 4 else {}
 
     assert wait_until(targets_up, timeout=60, what="every scrape target up") == {
         "srcnet-control-plane": "up",
         "srcnet-fts3": "up",
         "srcnet-node": "up",
+        "srcnet-xrootd": "up",
     }
     # Nothing waits yet: the rule is quiet.
     assert not query(monitoring, f'ALERTS{{alertname="{ALERT}"}}')
@@ -227,7 +230,7 @@ def test_link_below_target_while_products_wait_reaches_alertmanager(
         lambda: not am_alerts(monitoring), timeout=60, interval=1, what=f"{ALERT} resolved in Alertmanager"
     )
     # Unprivileged, as every platform process: the service account when the tests run as root.
-    for daemon in ("prometheus", "alertmanager", "node-exporter"):
+    for daemon in DAEMONS:
         pid = read_pid(test_state, daemon)
         assert is_alive(pid)
         assert account_of(pid) == ("srcnet" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name)

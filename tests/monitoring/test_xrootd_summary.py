@@ -1,0 +1,107 @@
+"""XRootD's summary monitoring: a real site reports (``xrd.report``, as every local site is configured) to
+the real exporter process, whose /metrics then shows the site's traffic; a packet that is not a report is
+counted and dropped."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from localnet.processes import stop_pid, wait_for_port
+from localnet.stack import VENV_BIN, platform_process, spawn_platform_process
+from localnet.state import StateDir, free_port
+from localnet.xrootd import LocalSite, ensure_site, stop_site
+from monitoring.xrootd_summary import SummaryError, parse_summary
+from tests.conftest import wait_until
+
+SITE = "MON-SUMMARY"
+
+
+@pytest.fixture
+def exporter(test_state: StateDir) -> Iterator[str]:
+    """The exporter, listening where the state's sites report, as localnet/monitoring.py starts it."""
+    env, account = platform_process(test_state, test_state.path.name)
+    http = free_port()
+    argv = [
+        str(VENV_BIN / "python"),
+        "-m",
+        "monitoring.xrootd_exporter",
+        f"--udp=127.0.0.1:{test_state.port('xrootd-summary')}",
+        f"--http=127.0.0.1:{http}",
+    ]
+    proc = spawn_platform_process(argv, env, account, test_state.sub("log") / "pytest-xrootd-exporter.log")
+    try:
+        wait_for_port(http, pid=proc.pid, what="the XRootD summary exporter", timeout=30)
+        yield f"http://127.0.0.1:{http}/metrics"
+    finally:
+        stop_pid(proc.pid)
+
+
+@pytest.fixture
+def site(test_state: StateDir) -> Iterator[LocalSite]:
+    try:
+        yield ensure_site(test_state, SITE)
+    finally:
+        stop_site(test_state, SITE)
+
+
+def samples(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with urllib.request.urlopen(url, timeout=5) as answer:
+        text = answer.read().decode()
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def test_a_real_site_reports_its_traffic(exporter: str, site: LocalSite, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    payload = os.urandom(3 * 2**20)
+    target = site.local_path("srcnet/summary/probe.bin")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(payload)
+    os.chmod(target, 0o644)
+    env = {**os.environ, "XRD_CONNECTIONRETRY": "1"}
+    copy = subprocess.run(
+        ["xrdcp", "-f", site.root_url("srcnet/summary/probe.bin"), str(tmp_path / "back.bin")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert copy.returncode == 0, copy.stderr
+    assert (tmp_path / "back.bin").read_bytes() == payload
+    me = (("site", SITE),)
+
+    def reported() -> dict:  # type: ignore[type-arg]
+        found = samples(exporter)
+        sent = found.get(("srcnet_xrootd_sent_bytes_total", me), 0)
+        return found if sent >= len(payload) else {}
+
+    found = wait_until(reported, timeout=30, interval=1, what="the copy in the site's summary report")
+    assert found[("srcnet_xrootd_operations_total", (("operation", "open"), ("site", SITE)))] >= 1
+    assert found[("srcnet_xrootd_connections_total", me)] >= 1
+    assert found[("srcnet_xrootd_threads", me)] >= 1
+    assert found[("srcnet_xrootd_cpu_seconds_total", (("mode", "user"), ("site", SITE)))] > 0
+    space = {k: v for k, v in found.items() if k[0] == "srcnet_xrootd_space_bytes"}
+    free = {k: v for k, v in found.items() if k[0] == "srcnet_xrootd_space_free_bytes"}
+    assert space and all(0 < free[("srcnet_xrootd_space_free_bytes", k[1])] <= v for k, v in space.items())
+    assert found[("srcnet_xrootd_summary_rejected_packets_total", ())] == 0
+
+
+def test_a_packet_that_is_not_a_report_is_counted_and_dropped(exporter: str, test_state: StateDir) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        sender.sendto(b"<html>not a report</html>", ("127.0.0.1", test_state.port("xrootd-summary")))
+    wait_until(
+        lambda: samples(exporter).get(("srcnet_xrootd_summary_rejected_packets_total", ())) == 1,
+        timeout=10,
+        what="the rejected packet counted",
+    )
+    with pytest.raises(SummaryError):
+        parse_summary(b"not xml at all")

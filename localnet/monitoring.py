@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import time
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -118,8 +119,9 @@ def ensure_monitoring(
     interval: str = "15s",
     group_wait: str = "30s",
 ) -> Monitoring:
-    """Start the node exporter, Alertmanager and Prometheus unless they run; (re)write their configuration
-    first, so a second start picks up new targets."""
+    """Start the XRootD summary exporter, the node exporter, Alertmanager and Prometheus unless they run;
+    (re)write their configuration first, so a second start picks up new targets (Prometheus and
+    Alertmanager, running, are told to re-read it)."""
     folder = state.sub("monitoring")
     env, account = platform_process(state, name)
     ports = {daemon: state.port(daemon) for daemon in DAEMONS}
@@ -173,9 +175,10 @@ def ensure_monitoring(
         ],
     }
     for daemon in reversed(DAEMONS):
-        if running(state, daemon) and port_open(ports[daemon]):
+        pid = read_pid(state, daemon)
+        if pid and running(state, daemon) and port_open(ports[daemon]):
             if daemon in ("prometheus", "alertmanager"):  # they re-read their configuration on SIGHUP
-                os.kill(read_pid(state, daemon) or 0, signal.SIGHUP)
+                os.kill(pid, signal.SIGHUP)
             continue
         stop_daemon(state, daemon)  # a PID file left by a process that no longer answers
         cwd = PROJECT_ROOT if daemon == "xrootd-exporter" else folder
@@ -192,8 +195,6 @@ def ensure_monitoring(
 
 
 def _wait_ready(monitoring: Monitoring, timeout: float = 30.0) -> None:
-    import time
-
     deadline = time.monotonic() + timeout
     for url in (f"{monitoring.prometheus_url}/-/ready", f"{monitoring.alertmanager_url}/-/ready"):
         while True:

@@ -151,7 +151,12 @@ def am_alerts(monitoring: Monitoring) -> list[dict]:  # type: ignore[type-arg]
 
 
 def test_link_below_target_while_products_wait_reaches_alertmanager(
-    reference_topology, monitoring: Monitoring, https_fts3: str, test_state: StateDir, xrootd_sites
+    reference_topology,
+    monitoring: Monitoring,
+    control_plane: str,
+    https_fts3: str,
+    test_state: StateDir,
+    xrootd_sites,
 ) -> None:  # type: ignore[no-untyped-def]
     # Every target answers: the control plane, the FTS3 service over HTTPS, the node exporter, the XRootD
     # summary exporter (which the session's sites report to: the dashboards' site panels read it).
@@ -234,3 +239,19 @@ def test_link_below_target_while_products_wait_reaches_alertmanager(
         pid = read_pid(test_state, daemon)
         assert is_alive(pid)
         assert account_of(pid) == ("srcnet" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name)
+
+    # A second start finds them running and makes Prometheus re-read its configuration (here: without the
+    # FTS3 service), by the same processes.
+    pids = {daemon: read_pid(test_state, daemon) for daemon in DAEMONS}
+    again = ensure_monitoring(
+        test_state, test_state.path.name, control_plane=control_plane, fts3=None, interval="2s"
+    )
+    assert again == monitoring
+    assert {daemon: read_pid(test_state, daemon) for daemon in DAEMONS} == pids
+
+    def jobs() -> set[str]:
+        targets = get_json(f"{monitoring.prometheus_url}/api/v1/targets")["data"]["activeTargets"]
+        return {t["labels"]["job"] for t in targets}
+
+    wait_until(lambda: "srcnet-fts3" not in jobs(), timeout=30, interval=0.5, what="the new configuration")
+    assert jobs() == {"srcnet-control-plane", "srcnet-node", "srcnet-xrootd"}

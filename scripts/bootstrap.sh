@@ -23,6 +23,8 @@ DEBIAN_PACKAGES=(
   acl
   # the fts3 client builds M2Crypto when no wheel fits
   swig libssl-dev
+  # ansible/ and its booted-host tests (tests/deploy): Debian 12 hosts made by debootstrap, booted by nspawn
+  ansible ansible-lint debootstrap systemd-container
   # monitoring: the local network's Prometheus, Alertmanager and node exporter (docs/monitoring.md)
   prometheus prometheus-alertmanager prometheus-node-exporter
 )

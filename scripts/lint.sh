@@ -9,3 +9,4 @@ cd "$(dirname "$0")/.."
 .venv/bin/mypy .
 .venv/bin/yamllint .
 clang-format --dry-run -Werror bench/wan/src/*.c bench/wan/src/*.h
+(cd ansible && ansible-lint --profile production --nocolor -q)

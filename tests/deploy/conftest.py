@@ -1,0 +1,323 @@
+"""The booted-host deployment: six Debian 12 machines (database+broker, control plane, two workers, two
+storage sites), booted once per session from the cached root file system, with an inventory, a
+vault-encrypted secrets file, a CA and host certificates the fixture makes; ansible-playbook runs from
+the hosts' network, over SSH. Everything is stopped and removed at the end, also when a test fails."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from localnet.state import PROJECT_ROOT
+
+from .hosts import SUBNET, BootedHost, Fleet
+from .rootfs import cached_rootfs
+from .wheelhouse import release_archive
+
+ANSIBLE = PROJECT_ROOT / "ansible"
+ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "deploy"
+PLUGIN_BUILD = PROJECT_ROOT / "xrootd-plugins" / "build"
+# name -> the inventory groups it is in
+LAYOUT = {
+    "db": ["database", "broker"],
+    "cp": ["control_plane"],
+    "w1": ["workers"],
+    "w2": ["workers"],
+    "s1": ["storage"],
+    "s2": ["storage"],
+}
+SITES = {"s1": "SITE_A_DISK", "s2": "SITE_B_DISK"}
+STORAGE_PREFIX = "/srcnet/"
+RECAP = re.compile(
+    r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)", re.M
+)
+
+
+@dataclass
+class PlaybookRun:
+    returncode: int
+    output: str
+    seconds: float
+    recap: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def changed(self) -> dict[str, int]:
+        return {host: counts["changed"] for host, counts in self.recap.items()}
+
+
+@dataclass
+class Deployment:
+    """The booted hosts and how to run Ansible against them."""
+
+    fleet: Fleet
+    inventory: Path
+    vault_password: Path
+    runs: int = 0
+
+    def host(self, name: str) -> BootedHost:
+        return self.fleet.hosts[name]
+
+    def ssh(self, name: str, argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        return self.fleet.ssh(self.host(name), argv, **kwargs)  # type: ignore[arg-type]
+
+    def playbook(self, *extra: str, label: str, timeout: float = 900) -> PlaybookRun:
+        """ansible-playbook site.yml against every host, from the hosts' network."""
+        self.runs += 1
+        env = dict(os.environ)
+        env.update(
+            {
+                "ANSIBLE_CONFIG": str(ANSIBLE / "ansible.cfg"),
+                "ANSIBLE_HOME": str(self.fleet.workdir / "ansible-home"),
+                "ANSIBLE_SSH_CONTROL_PATH_DIR": str(self.fleet.workdir / "ssh-control"),
+                "ANSIBLE_NOCOLOR": "1",
+                "ANSIBLE_FORCE_COLOR": "0",
+            }
+        )
+        argv = [
+            "ip",
+            "netns",
+            "exec",
+            self.fleet.lan,
+            "ansible-playbook",
+            "-i",
+            str(self.inventory / "hosts.yml"),
+            "--vault-password-file",
+            str(self.vault_password),
+            str(ANSIBLE / "site.yml"),
+            *extra,
+        ]
+        started = time.monotonic()
+        result = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=ANSIBLE, check=False
+        )
+        run = PlaybookRun(result.returncode, result.stdout + result.stderr, time.monotonic() - started)
+        for match in RECAP.finditer(result.stdout):
+            host, ok, changed, unreachable, failed, skipped = match.groups()
+            run.recap[host] = {
+                "ok": int(ok),
+                "changed": int(changed),
+                "unreachable": int(unreachable),
+                "failed": int(failed),
+                "skipped": int(skipped),
+            }
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (ARTIFACTS / f"{self.runs:02d}-{label}.log").write_text(
+            f"$ {' '.join(argv)}\n# {run.seconds:.1f} s, exit {run.returncode}\n{run.output}"
+        )
+        return run
+
+
+def _pki(folder: Path, hosts: dict[str, BootedHost]) -> None:
+    """A throw-away CA and a host certificate per storage site naming its address (and its name)."""
+    folder.mkdir(parents=True)
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=folder, timeout=60)
+
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=SRCNet deploy test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+    )
+    for name, host in hosts.items():
+        (folder / f"{name}.ext").write_text(
+            f"subjectAltName=IP:{host.address},DNS:{name}\nextendedKeyUsage=serverAuth,clientAuth\n"
+        )
+        openssl(
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            f"/CN={name}",
+            "-keyout",
+            f"{name}.key.pem",
+            "-out",
+            f"{name}.csr",
+        )
+        openssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            f"{name}.ext",
+            "-out",
+            f"{name}.cert.pem",
+        )
+
+
+def _inventory(folder: Path, fleet: Fleet, pki: Path, wheelhouse: Path, release: str) -> Path:
+    """hosts.yml and group_vars as an operator writes them, the secrets in a vault-encrypted file."""
+    hosts = fleet.hosts
+    groups: dict[str, dict[str, dict[str, object]]] = {}
+    for name, member_of in LAYOUT.items():
+        for group in member_of:
+            host_vars: dict[str, object] = {"ansible_host": hosts[name].address}
+            if group == "storage":
+                host_vars["xrootd_site_name"] = SITES[name]
+            groups.setdefault(group, {})[name] = host_vars
+    document = {
+        "all": {
+            "children": {
+                **{group: {"hosts": members} for group, members in groups.items()},
+                "platform": {"children": {"control_plane": None, "workers": None}},
+                "dtn": {"children": {"storage": None}},
+            }
+        }
+    }
+    (folder / "group_vars" / "all").mkdir(parents=True)
+    (folder / "hosts.yml").write_text("---\n" + yaml.safe_dump(document, sort_keys=False))
+    db, cp = hosts["db"].address, hosts["cp"].address
+    common = {
+        "ansible_user": "root",
+        "ansible_ssh_private_key_file": str(fleet.key),
+        "ansible_ssh_common_args": f"-o UserKnownHostsFile={fleet.known_hosts} -o StrictHostKeyChecking=yes",
+        "platform_ca_cert": str(pki / "ca.pem"),
+        "platform_database_password": "{{ vault_srcnet_db_password }}",
+        "platform_database_clients": [f"{SUBNET}.0/24"],
+        "platform_broker_password": "{{ vault_srcnet_broker_password }}",
+        "platform_broker_bind": ["127.0.0.1", db],
+        "srcnet_app_release": release,
+        "srcnet_app_wheelhouse": str(wheelhouse),
+        "srcnet_app_db_host": db,
+        "srcnet_app_db_password": "{{ vault_srcnet_db_password }}",
+        "srcnet_app_broker_host": db,
+        "srcnet_app_broker_password": "{{ vault_srcnet_broker_password }}",
+        "srcnet_app_secret_key": "{{ vault_srcnet_secret_key }}",
+        "srcnet_app_allowed_hosts": [cp],
+        # The longest path of the test's sites: 10 Gbit/s at 300 ms (BDP 375 MB, buffers 750 MB).
+        "dtn_tuning_path_bandwidth_gbps": 10,
+        "dtn_tuning_path_rtt_ms": 300,
+        "dtn_tuning_congestion_control": "bbr",
+        # This kernel has no sch_fq (wan-emulation.md); production keeps the role's default, fq.
+        "dtn_tuning_qdisc": "pfifo_fast",
+        "dtn_tuning_interfaces": [{"name": "eth0", "mtu": 9000, "txqueuelen": 10000}],
+        # Containers share the machine's kernel: its net.core.* keys are the host's business.
+        "dtn_tuning_global_sysctls": False,
+        "xrootd_site_path_capacity_gbps": 10,
+        "xrootd_site_tls_cert": str(pki) + "/{{ inventory_hostname }}.cert.pem",
+        "xrootd_site_tls_key": str(pki) + "/{{ inventory_hostname }}.key.pem",
+        "xrootd_site_plugin_library": str(PLUGIN_BUILD / "libXrdWanIO-5.so"),
+        "xrootd_site_plugin_tpc_program": str(PLUGIN_BUILD / "xrdcp-wan"),
+        "control_plane_bind_address": cp,
+        "control_plane_topology_file": str(_topology(folder.parent / "topology.yaml", fleet)),
+        "platform_worker_concurrency": 2,
+    }
+    (folder / "group_vars" / "all" / "main.yml").write_text("---\n" + yaml.safe_dump(common, sort_keys=False))
+    vault = folder / "group_vars" / "all" / "vault.yml"
+    vault.write_text(
+        "---\n"
+        + yaml.safe_dump(
+            {
+                "vault_srcnet_db_password": secrets.token_urlsafe(18),
+                "vault_srcnet_broker_password": secrets.token_hex(16),
+                "vault_srcnet_secret_key": secrets.token_urlsafe(48),
+            }
+        )
+    )
+    password = folder.parent / "vault-password"
+    password.write_text(secrets.token_hex(16) + "\n")
+    password.chmod(0o600)
+    subprocess.run(
+        ["ansible-vault", "encrypt", "--vault-password-file", str(password), str(vault)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return folder
+
+
+def _topology(path: Path, fleet: Fleet) -> Path:
+    """Two regional centres, each with one storage site of the test, joined by a 10 Gbit/s 300 ms link:
+    the control plane copies only between storage it knows (topology/services/storage_urls.py)."""
+    centres = {"s1": ("SITEA", "europe", "GB", 53.2, -2.3), "s2": ("SITEB", "oceania", "AU", -31.9, 115.8)}
+    document = {
+        "version": 1,
+        "regional_centres": [
+            {"name": n, "region": r, "country": c, "latitude": lat, "longitude": lon}
+            for n, r, c, lat, lon in centres.values()
+        ],
+        "storage_endpoints": [
+            {
+                "name": SITES[host],
+                "site": centres[host][0],
+                "hostname": fleet.hosts[host].address,
+                "role": "disk",
+                "root_port": 1094,
+                "http_port": 8443,
+                "prefix": STORAGE_PREFIX,
+            }
+            for host in SITES
+        ],
+        "links": [{"name": "SITEA-SITEB", "a": "SITEA", "b": "SITEB", "capacity": "10G", "rtt_ms": 300}],
+        "paths": {"compute": [{"from": ["src"], "to": ["src"]}], "declared": []},
+    }
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+@pytest.fixture(scope="session")
+def deployed(deployment: Deployment) -> tuple[PlaybookRun, PlaybookRun]:
+    """site.yml run twice over the booted hosts; the second run is the idempotence check."""
+    first = deployment.playbook(label="first-run")
+    assert first.returncode == 0, first.output[-6000:]
+    second = deployment.playbook(label="second-run")
+    assert second.returncode == 0, second.output[-6000:]
+    return first, second
+
+
+@pytest.fixture(scope="session")
+def deployment() -> Iterator[Deployment]:
+    if os.geteuid() != 0:
+        pytest.fail("the booted-host tests need root (network namespaces, overlay mounts, systemd-nspawn)")
+    for tool in ("systemd-nspawn", "debootstrap", "ansible-playbook"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is missing: run scripts/bootstrap.sh")
+    for built in ("libXrdWanIO-5.so", "xrdcp-wan"):
+        if not (PLUGIN_BUILD / built).exists():
+            pytest.fail(
+                f"the XRootD plugin is not built ({PLUGIN_BUILD / built}): run xrootd-plugins/build.sh"
+            )
+    workdir = Path(f"/var/tmp/srcnet-deploy-{os.getpid()}")
+    fleet = Fleet(workdir=workdir, rootfs=cached_rootfs())
+    try:
+        fleet.open()
+        for name in LAYOUT:
+            fleet.add(name)
+        archive = release_archive(workdir / "wheelhouse")
+        digest = subprocess.run(["sha256sum", str(archive)], capture_output=True, text=True, check=True)
+        release = "0.1.0-" + digest.stdout[:12]
+        _pki(workdir / "pki", {n: fleet.hosts[n] for n in SITES})
+        inventory = _inventory(workdir / "inventory", fleet, workdir / "pki", archive, release)
+        fleet.boot()
+        yield Deployment(fleet=fleet, inventory=inventory, vault_password=workdir / "vault-password")
+    finally:
+        problems = fleet.close()
+        assert not problems, problems

@@ -1,4 +1,4 @@
-"""python -m localnet {up,down,status,demo,test,longhaul}: the local SRC network from the shell."""
+"""python -m localnet {up,down,status,demo,test,longhaul,monitoring}: the local SRC network from the shell."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from .longhaul_cli import add_commands as add_longhaul_commands
+from .monitoring_cli import add_commands as add_monitoring_commands
 from .stack import down, ensure_core, service_env
 from .state import PROJECT_ROOT, StateDir
 
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_demo)
     add_longhaul_commands(sub)
+    add_monitoring_commands(sub)
     return parser
 
 

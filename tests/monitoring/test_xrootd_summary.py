@@ -105,3 +105,36 @@ def test_a_packet_that_is_not_a_report_is_counted_and_dropped(exporter: str, tes
     )
     with pytest.raises(SummaryError):
         parse_summary(b"not xml at all")
+
+
+def test_the_monitoring_command_starts_and_stops_them(test_state: StateDir, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``python -m localnet monitoring up|down`` on a state whose web server and FTS3 service do not run:
+    Prometheus scrapes the node exporter and the XRootD summary exporter, and everything stops by PID."""
+    import json
+
+    from localnet.__main__ import main as localnet_main
+    from localnet.monitoring import DAEMONS, get_json, reset_monitoring_data, stop_monitoring
+    from localnet.processes import is_alive, read_pid
+
+    name = test_state.path.name
+    stop_monitoring(test_state)
+    pids: list[int | None] = []
+    try:
+        assert localnet_main(["monitoring", "up", "--state", name, "--interval", "2s"]) == 0
+        started = json.loads(capsys.readouterr().out)
+        assert started["control_plane"] is None and started["fts3"] is None
+        pids = [read_pid(test_state, daemon) for daemon in DAEMONS]
+        assert all(is_alive(pid) for pid in pids)
+
+        def up_jobs() -> set[str]:
+            targets = get_json(f"{started['prometheus_url']}/api/v1/targets")["data"]["activeTargets"]
+            return {t["labels"]["job"] for t in targets if t["health"] == "up"}
+
+        assert wait_until(
+            lambda: up_jobs() == {"srcnet-node", "srcnet-xrootd"}, timeout=30, what="the targets"
+        )
+    finally:
+        assert localnet_main(["monitoring", "down", "--state", name]) == 0
+        reset_monitoring_data(test_state)
+    assert capsys.readouterr().out.strip() == "stopped: " + ", ".join(DAEMONS)
+    assert not any(is_alive(pid) for pid in pids)

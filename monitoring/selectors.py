@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Max, Min, Q, Sum
 from django.utils import timezone
 
@@ -38,6 +39,10 @@ class AccessLink:
 
 
 def access_links() -> list[AccessLink]:
+    """Each telescope's access link, in the units of the wire the platform drives: on a scaled-down
+    network (``SRCNET_NETWORK_SCALE``, the long-haul local one) capacity and target are divided as the push
+    loop's plan is, so planned, achieved and target compare."""
+    scale = settings.SRCNET_NETWORK_SCALE
     links = Link.objects.filter(kind=LinkKind.ACCESS).filter(
         Q(a_end__kind=SiteKind.TELESCOPE) | Q(b_end__kind=SiteKind.TELESCOPE)
     )
@@ -48,7 +53,12 @@ def access_links() -> list[AccessLink]:
         if telescope is None:
             continue
         out.append(
-            AccessLink(telescope.name, link.name, float(link.capacity_bps), telescope.sustained_rate_bps)
+            AccessLink(
+                telescope.name,
+                link.name,
+                capacity_bps=float(link.capacity_bps) / scale,
+                target_bps=telescope.sustained_rate_bps / scale,
+            )
         )
     return out
 
@@ -167,7 +177,8 @@ def sdp_queues() -> dict[str, SdpQueue]:
             "waiting": 0,
             "waiting_bytes": 0,
             "held": 0,
-            "buffer": site.sdp_buffer_bytes,
+            # On a scaled-down network its products are scaled down too: so is the buffer they fill.
+            "buffer": site.sdp_buffer_bytes / settings.SRCNET_NETWORK_SCALE,
         }
     rows = DataProduct.objects.filter(state__in=AT_SDP).values_list("pk", "telescope__name", "state")
     for pk, telescope, state in rows:

@@ -11,6 +11,7 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import replace
 
+from django.conf import settings
 from django.db.models import Count, Prefetch, Sum
 
 from replicas.choices import PolicyKind as StoredKind
@@ -141,7 +142,9 @@ def topology_snapshot() -> Topology:
             paths[pair] = PathSpec(pair[0], pair[1], names)
     windows = list(Dtn.objects.values_list("tcp_window_bytes", flat=True))
     window = float(min(windows)) if windows else float(DEFAULT_WINDOW_BYTES)
-    return Topology(tuple(telescopes), sites, link_specs, tuple(paths[k] for k in sorted(paths)), window)
+    topology = Topology(tuple(telescopes), sites, link_specs, tuple(paths[k] for k in sorted(paths)), window)
+    # On a scaled-down network (the long-haul local network) the loop plans for what the wire carries.
+    return topology.scaled(settings.SRCNET_NETWORK_SCALE)
 
 
 def pinned_destinations() -> dict[int, str]:

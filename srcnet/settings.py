@@ -222,6 +222,28 @@ SRCNET_TRANSFERTOOL = {
 # the transfer service behind the current one's and take each file slot as it frees (schedulers/lane_load.py).
 SRCNET_LANE_DEPTH = int(_env("LANE_DEPTH", "2"))
 
+
+def _positive(name: str, default: str) -> float:
+    """A positive finite number from SRCNET_<name>; anything else stops the process naming the setting."""
+    import math
+
+    from django.core.exceptions import ImproperlyConfigured
+
+    text = _env(name, default)
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ImproperlyConfigured(f"SRCNET_{name} must be a positive number, not {text!r}")
+    return value
+
+
+# The network under the platform carries 1/scale of the topology's capacities: 1 in production, the
+# long-haul local network's CAPACITY_SCALE (1000) when it runs there. The push loop plans on the scaled
+# capacities, site budgets and telescope volumes, so its rates, streams and arrival times are the wire's.
+SRCNET_NETWORK_SCALE = _positive("NETWORK_SCALE", "1")
+
 # How the push loop hands a due leg on: "transfertool" (a transfer job through SRCNET_TRANSFERTOOL) or "rucio"
 # (a Rucio rule at the leg's destination, carried out by Rucio's daemons through the FTS3 endpoint the RSEs
 # name; the plan's link limits are still set on that endpoint through the transfertool).

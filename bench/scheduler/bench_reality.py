@@ -14,8 +14,9 @@ The same scaled workload runs twice:
    SRC, so the disk holds only what is in flight; the campaign's clean-up removes the rest at the end.
 2. **Simulated**: the campaign's own Workload (same seed, curve, sizes, sources and destinations round-
    robin) pinned as the push loop plans it (campaigns.simulated.pinned_products, campaigns.feasibility
-   .placement), through schedulers.simulations.simulate_workload on the stored topology snapshot with
-   every capacity, site budget and telescope volume divided by CAPACITY_SCALE (what the emulator does).
+   .placement), through schedulers.simulations.simulate_workload on the stored topology snapshot as the
+   push loop sees it here: every capacity, site budget and telescope volume divided by CAPACITY_SCALE
+   (SRCNET_NETWORK_SCALE, what the emulator does; the real run's planner plans on the same figures).
 
 Reported side by side: the access link's utilisation over time (10 s bins) and while products wait,
 per-product completion times (p50/p90: replica AVAILABLE - product created, as the campaign scores;
@@ -45,7 +46,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -413,25 +413,11 @@ def diagnose_real(c: Any) -> dict[str, Any]:
 # -- the simulated run ------------------------------------------------------------------------------------
 
 
-def scaled_topology(topology: Any, scale: float) -> Any:
-    """The topology as the emulator carries it: capacities, site budgets and telescope volumes / scale."""
-    links = tuple(replace(lk, capacity_bps=lk.capacity_bps / scale) for lk in topology.links)
-    sites = tuple(
-        replace(s, budget_per_telescope_bps=s.budget_per_telescope_bps / scale, peak_bps=s.peak_bps / scale)
-        for s in topology.sites
-    )
-    telescopes = tuple(
-        replace(
-            t, daily_volume_bytes=t.daily_volume_bytes / scale, sdp_buffer_bytes=t.sdp_buffer_bytes / scale
-        )
-        for t in topology.telescopes
-    )
-    return replace(topology, links=links, sites=sites, telescopes=telescopes)
-
-
 def run_simulated(campaign_id: int, out: Path, label: str, **model: Any) -> dict[str, Any]:
     """The campaign's workload through the simulator on the scaled topology; ``model``: SimConfig options
     (empty: the simulator exactly as simulated campaigns run it)."""
+    from django.conf import settings
+
     from campaigns.feasibility import placement
     from campaigns.models import Campaign
     from campaigns.simulated import pinned_products
@@ -441,7 +427,9 @@ def run_simulated(campaign_id: int, out: Path, label: str, **model: Any) -> dict
 
     c = Campaign.objects.get(pk=campaign_id)
     place = placement(c, figures_ok=False)
-    topology = scaled_topology(place.topology, CAPACITY_SCALE)
+    # The stored topology as the push loop sees it on this network (SRCNET_NETWORK_SCALE, set in main).
+    topology = place.topology
+    assert settings.SRCNET_NETWORK_SCALE == CAPACITY_SCALE, "the planner must see the emulated capacities"
     pinned = pinned_products(c, place)
     products = [p for _, p in pinned]
     until = c.duration_seconds + c.drain_seconds()
@@ -601,6 +589,10 @@ def main() -> int:
     args = parser.parse_args()
     WORKER_ENV["SRCNET_LANE_DEPTH"] = str(args.lane_depth)
     os.environ["SRCNET_LANE_DEPTH"] = str(args.lane_depth)  # and this process's cycles, if any
+    from localnet.longhaul import CAPACITY_SCALE
+
+    # The push loop (the worker's, this process's placement) plans on the capacities the emulator carries.
+    WORKER_ENV["SRCNET_NETWORK_SCALE"] = os.environ["SRCNET_NETWORK_SCALE"] = f"{CAPACITY_SCALE:g}"
     assert os.geteuid() == 0, "the long-haul network needs root (network namespaces, TUN, routes)"
 
     from localnet.stack import down, ensure_core, service_env

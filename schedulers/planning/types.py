@@ -139,6 +139,31 @@ class Topology:
         links = tuple(replace(lk, capacity_bps=capacities.get(lk.name, lk.capacity_bps)) for lk in self.links)
         return Topology(self.telescopes, self.sites, links, self.paths, self.window_bytes)
 
+    def scaled(self, scale: float) -> Topology:
+        """The topology as a network ``scale`` times smaller carries it (the long-haul local network, a
+        test bed): capacities, site budgets and peaks, telescope volumes and buffers divided by ``scale``;
+        RTT, loss and TCP windows as they are."""
+        if scale == 1:
+            return self
+        links = tuple(replace(lk, capacity_bps=lk.capacity_bps / scale) for lk in self.links)
+        sites = tuple(
+            replace(
+                site,
+                budget_per_telescope_bps=site.budget_per_telescope_bps / scale,
+                peak_bps=site.peak_bps / scale,
+            )
+            for site in self.sites
+        )
+        telescopes = tuple(
+            replace(
+                tel,
+                daily_volume_bytes=tel.daily_volume_bytes / scale,
+                sdp_buffer_bytes=tel.sdp_buffer_bytes / scale,
+            )
+            for tel in self.telescopes
+        )
+        return Topology(telescopes, sites, links, self.paths, self.window_bytes)
+
     @property
     def _links(self) -> dict[str, LinkSpec]:
         return self._index()[0]

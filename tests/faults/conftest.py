@@ -112,7 +112,8 @@ class FaultWorker:
         self.log = state.sub("log") / f"pytest-fault-worker-{os.getpid()}.log"
 
     def start(self, **extra_env: str) -> None:
-        env = {**self.env, **extra_env}
+        # The worker's push loop plans on the network the test runs (the long-haul one is scaled down).
+        env = {**self.env, "SRCNET_NETWORK_SCALE": f"{settings.SRCNET_NETWORK_SCALE:g}", **extra_env}
         argv = worker_argv(f"fault-{os.getpid()}-{time.monotonic_ns()}@%h", concurrency=2, beat=True)
         with open(self.log, "ab") as out:
             out.write(f"\n==== started {time.strftime('%H:%M:%S')} {extra_env} ====\n".encode())

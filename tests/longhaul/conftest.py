@@ -8,8 +8,9 @@ capacities divided by localnet.longhaul.CAPACITY_SCALE.
   loopback sites of other tests in the same run are left alone); torn down after the module, also when it
   fails.
 - ``long_haul_topology`` (function): the reference topology with those three endpoints pointing at the
-  sites in the namespaces (as ``bound_topology`` does on loopback). Other tests take it to run on the
-  long-haul network.
+  sites in the namespaces (as ``bound_topology`` does on loopback), and ``SRCNET_NETWORK_SCALE`` set to
+  CAPACITY_SCALE so that the push loop plans on the emulated capacities. Other tests take it to run on
+  the long-haul network.
 
 Every test here is bounded (``pytest.mark.timeout``: pytest-timeout raises inside the test, so context
 managers and fixtures still clean up)."""
@@ -51,8 +52,10 @@ def long_haul(test_state: StateDir, long_haul_plan: Plan) -> Iterator[LongHaul]:
 
 
 @pytest.fixture
-def long_haul_topology(transactional_db, reference_topology, long_haul: LongHaul) -> LongHaul:  # type: ignore[no-untyped-def]
+def long_haul_topology(transactional_db, reference_topology, long_haul: LongHaul, settings) -> LongHaul:  # type: ignore[no-untyped-def]
     from localnet.binding import bind_endpoints
 
     bind_endpoints(long_haul.sites)
+    # The push loop plans on the capacities the emulator carries, as the long-haul demo's does.
+    settings.SRCNET_NETWORK_SCALE = lh.CAPACITY_SCALE
     return long_haul

@@ -100,6 +100,21 @@ def test_state_metrics_follow_the_database(reference_topology) -> None:  # type:
     assert "UKSRC" in dict(next(iter(active))[1])["path"]
 
 
+def test_on_a_scaled_network_links_and_buffers_are_in_the_wires_units(reference_topology, settings) -> None:  # type: ignore[no-untyped-def]
+    """SRCNET_NETWORK_SCALE (the long-haul local network): capacity, target and SDP buffer divided as the
+    push loop's plan is, so planned, achieved and target compare and the alerts mean the same."""
+    settings.SRCNET_NETWORK_SCALE = 1000.0
+    product("low-1", telescope="SKA1-Low", size=GIB, state=ProductState.REGISTERED, deadline_in=1800)
+    with override_settings(SRCNET_METRICS=_settings()):
+        samples = scrape(Client())
+    low = (("link", "low-access"), ("telescope", "SKA1-Low"))
+    assert samples[("srcnet_access_link_capacity_bits_per_second", low)] == 100e6
+    one_pb_a_day_scaled = 1e15 * 8 / 86400 / 1000
+    assert samples[("srcnet_access_link_target_bits_per_second", low)] == pytest.approx(one_pb_a_day_scaled)
+    tel = (("telescope", "SKA1-Low"),)
+    assert samples[("srcnet_sdp_buffer_occupancy_ratio", tel)] == pytest.approx(GIB / 2e12)
+
+
 def test_tasks_waiting_for_a_worker_are_counted(db) -> None:  # type: ignore[no-untyped-def]
     """A task message no worker takes stays in the platform's queue on the real Redis, and is counted."""
     from django.conf import settings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pytest
 from django.core.management import call_command
@@ -33,6 +34,44 @@ def test_snapshot_reads_the_reference_topology(reference_topology) -> None:  # t
     for tel in ("SKA1-Low", "SKA1-Mid"):
         for site in share_sites(topo):
             assert topo.path(tel, site) == expected.path(tel, site)
+
+
+def test_on_a_scaled_network_the_loop_plans_on_the_scaled_figures(reference_topology, settings) -> None:  # type: ignore[no-untyped-def]
+    """SRCNET_NETWORK_SCALE (the long-haul local network sets it to its CAPACITY_SCALE): capacities, site
+    budgets and telescope volumes divided; RTT, loss, windows and paths as stored; so is the plan's rate."""
+    full = topology_snapshot()
+    settings.SRCNET_NETWORK_SCALE = 1000.0
+    scaled = topology_snapshot()
+    for big, small in zip(full.links, scaled.links, strict=True):
+        assert small.capacity_bps == big.capacity_bps / 1000 and small.rtt_ms == big.rtt_ms
+        assert small.loss_rate == big.loss_rate
+    for big_site, small_site in zip(full.sites, scaled.sites, strict=True):
+        assert small_site.budget_per_telescope_bps == big_site.budget_per_telescope_bps / 1000
+    low = scaled.telescope("SKA1-Low")
+    assert low.daily_volume_bytes == full.telescope("SKA1-Low").daily_volume_bytes / 1000
+    assert scaled.paths == full.paths and scaled.window_bytes == full.window_bytes
+    assert scaled.link(low.access_link).capacity_bps == 100e6  # the emulator's 100 Mbit/s, not 100 Gbit/s
+
+
+def test_a_network_scale_that_is_not_a_positive_number_stops_the_process() -> None:
+    """A bad SRCNET_NETWORK_SCALE is a configuration error naming the setting, before anything runs."""
+    import subprocess
+    import sys
+
+    from localnet.state import PROJECT_ROOT
+
+    for bad in ("0", "-3", "abc", "inf"):
+        env = {**os.environ, "SRCNET_NETWORK_SCALE": bad, "DJANGO_SETTINGS_MODULE": "srcnet.settings"}
+        result = subprocess.run(
+            [sys.executable, "-c", "import django; django.setup()"],
+            env=env,
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode != 0, bad
+        assert f"SRCNET_NETWORK_SCALE must be a positive number, not '{bad}'" in result.stderr, result.stderr
 
 
 def test_a_link_that_is_down_has_no_capacity(reference_topology) -> None:  # type: ignore[no-untyped-def]

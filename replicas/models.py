@@ -34,6 +34,19 @@ class DataProduct(models.Model):
     )
     created = models.DateTimeField(auto_now_add=True)
     deadline = models.DateTimeField(null=True, blank=True)
+    project = models.ForeignKey(
+        "projects.Project",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="products",
+        help_text="The observing project it belongs to; none: observatory data, visible to every account",
+    )
+    proprietary_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Until then only the project's members (and operators) see it (projects/visibility.py)",
+    )
 
     class Meta:
         ordering = ["-created", "scope", "name"]

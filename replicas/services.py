@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -10,7 +11,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Sum
+from django.utils import timezone
 
+from projects.models import Project
 from topology.choices import StorageRole
 from topology.models import StorageEndpoint, Telescope
 
@@ -35,8 +38,10 @@ def register_product(
     files: Sequence[FileSpec],
     priority: int = 3,
     source: StorageEndpoint | None = None,
+    project: Project | None = None,
 ) -> DataProduct:
-    """Record a product the SDP has written, with its files; its SDP replica is available at once."""
+    """Record a product the SDP has written, with its files; its SDP replica is available at once. A
+    product of a ``project`` is proprietary to its members for the project's ``proprietary_days``."""
     if not files:
         raise ValidationError({"files": "A product has at least one file."})
     if source is None:
@@ -44,6 +49,9 @@ def register_product(
         if source is None:
             raise ValidationError({"telescope": f"{telescope.name} has no active SDP storage endpoint."})
     product = DataProduct(scope=scope, name=name, telescope=telescope, source=source, priority=priority)
+    if project is not None:
+        product.project = project
+        product.proprietary_until = timezone.now() + dt.timedelta(days=project.proprietary_days)
     product.full_clean()
     product.save()
     names = set()

@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
+from projects.visibility import visible_products
 from srcnet.views import Column, object_list
 from transfers.models import TransferFile
 
@@ -16,8 +17,11 @@ from .models import DataProduct, Replica
 
 @login_required
 def products(request: HttpRequest) -> HttpResponse:
-    queryset = DataProduct.objects.select_related("telescope").prefetch_related(
-        "files", Prefetch("replicas", queryset=Replica.objects.select_related("endpoint"))
+    queryset = visible_products(
+        request.user,
+        DataProduct.objects.select_related("telescope", "project").prefetch_related(
+            "files", Prefetch("replicas", queryset=Replica.objects.select_related("endpoint"))
+        ),
     )
     return object_list(
         request,
@@ -27,6 +31,7 @@ def products(request: HttpRequest) -> HttpResponse:
         columns=[
             Column("Product", lambda p: p.did, link=lambda p: reverse("replicas:product", args=[p.pk])),
             Column("Telescope", lambda p: p.telescope),
+            Column("Project", lambda p: p.project or ""),
             Column("State", lambda p: p.get_state_display()),
             Column("Bytes", lambda p: p.size_bytes),
             Column(
@@ -43,7 +48,11 @@ def product(request: HttpRequest, pk: int) -> HttpResponse:
     timings, and (for operators) the actions on it."""
     from operations.models import AuditEvent
 
-    item = get_object_or_404(DataProduct.objects.select_related("telescope", "source"), pk=pk)
+    # Another project's proprietary product is a 404, as if it did not exist (projects/visibility.py).
+    item = get_object_or_404(
+        visible_products(request.user, DataProduct.objects.select_related("telescope", "source", "project")),
+        pk=pk,
+    )
     replicas = item.replicas.select_related("endpoint__site", "policy")
     transfers = (
         TransferFile.objects.filter(job__metadata__product=item.did)

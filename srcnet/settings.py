@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "srcnet",
     "topology",
+    "projects",
     "replicas",
     "transfers",
     "schedulers",

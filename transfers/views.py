@@ -5,6 +5,7 @@ from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from projects.visibility import visible_jobs
 from srcnet.views import Column, object_list
 from topology.models import NetworkPath
 
@@ -18,7 +19,9 @@ def files(request: HttpRequest) -> HttpResponse:
     return object_list(
         request,
         title="Transfers",
-        queryset=TransferFile.objects.select_related("job").order_by("-id"),
+        queryset=visible_jobs(
+            request.user, TransferFile.objects.select_related("job").order_by("-id"), "job__"
+        ),
         filterset_class=filtersets.TransferFileFilterSet,
         columns=[
             Column("Job", lambda f: str(f.job.job_id)[:8]),
@@ -47,7 +50,7 @@ def flows(request: HttpRequest) -> HttpResponse:
     paused = paused_paths(candidates)
     paths = sorted({p.pk: p for p in candidates}.values(), key=lambda p: p.name)
     jobs = (
-        TransferJob.objects.exclude(state__in=TERMINAL_JOB_STATES)
+        visible_jobs(request.user, TransferJob.objects.exclude(state__in=TERMINAL_JOB_STATES))
         .annotate(n_files=Count("files"))
         .order_by("-priority", "created")[:200]
     )

@@ -10,8 +10,31 @@ from ..exit_codes import ExitCode
 from ..output import human_bytes, render_json, render_kv, render_table
 
 STATES = ("registered", "placing", "placed", "failed")
-LIST_COLUMNS = ["id", "did", "telescope", "state", "priority", "size", "files", "replicas", "created"]
-SHOW_KEYS = ["id", "did", "telescope", "source", "state", "priority", "size", "created", "deadline"]
+LIST_COLUMNS = [
+    "id",
+    "did",
+    "telescope",
+    "state",
+    "priority",
+    "size",
+    "files",
+    "replicas",
+    "created",
+    "project",
+]
+SHOW_KEYS = [
+    "id",
+    "did",
+    "telescope",
+    "source",
+    "project",
+    "proprietary_until",
+    "state",
+    "priority",
+    "size",
+    "created",
+    "deadline",
+]
 REPLICA_COLUMNS = ["endpoint", "site", "state", "policy", "reason"]
 FILE_COLUMNS = ["name", "size", "adler32"]
 
@@ -51,6 +74,11 @@ def register(nouns: Any) -> None:
     p.add_argument("--priority", type=int, default=3, help="1 (lowest) to 5 (highest); default 3")
     p.add_argument(
         "--source", metavar="ENDPOINT", help="source storage endpoint (default: the telescope's SDP)"
+    )
+    p.add_argument(
+        "--project",
+        metavar="CODE",
+        help="the observing project: proprietary to its members for its period (default: none, public)",
     )
     p.add_argument(
         "--file",
@@ -129,6 +157,8 @@ def create_cmd(ctx: Context, args: argparse.Namespace) -> int:
     }
     if args.source:
         payload["source"] = args.source
+    if args.project:
+        payload["project"] = args.project
     product = ctx.client.post("/api/replicas/products/", payload)
     ctx.info(f"srcnet: created product {product.get('id')} ({product.get('did')})")
     _emit_product(ctx, product)

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError
 from rest_framework import serializers
 
+from projects.models import Project
 from srcnet.api.serializers import ValidatedModelSerializer, name_field
 from topology.models import RegionalCentre, StorageEndpoint, Telescope
 
@@ -60,6 +61,9 @@ class DataProductSerializer(serializers.ModelSerializer):
     replicas = ReplicaSerializer(many=True, read_only=True)
     size_bytes = serializers.IntegerField(read_only=True)
     did = serializers.CharField(read_only=True)
+    project = serializers.SlugRelatedField(
+        slug_field="code", queryset=Project.objects.all(), required=False, allow_null=True
+    )
 
     class Meta:
         model = DataProduct
@@ -70,6 +74,8 @@ class DataProductSerializer(serializers.ModelSerializer):
             "name",
             "telescope",
             "source",
+            "project",
+            "proprietary_until",
             "state",
             "priority",
             "created",
@@ -93,6 +99,7 @@ class DataProductSerializer(serializers.ModelSerializer):
                 files=files,
                 priority=validated_data.get("priority", 3),
                 source=validated_data.get("source"),
+                project=validated_data.get("project"),
             )
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from exc
@@ -100,10 +107,11 @@ class DataProductSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError({"name": "A product with this scope and name exists."}) from exc
 
     def update(self, instance: DataProduct, validated_data: dict[str, Any]) -> DataProduct:
-        allowed = {"priority", "deadline"}
+        allowed = {"priority", "deadline", "proprietary_until"}
         extra = set(validated_data) - allowed
         if extra:
-            raise serializers.ValidationError({sorted(extra)[0]: "Only priority and deadline can change."})
+            message = "Only priority, deadline and proprietary_until can change."
+            raise serializers.ValidationError({sorted(extra)[0]: message})
         for key, value in validated_data.items():
             setattr(instance, key, value)
         try:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
-from django.db.models import Prefetch
+from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from projects.visibility import product_condition, visible_products
 from schedulers.services import push_product
 
 from .. import filtersets
@@ -38,6 +39,11 @@ class DataProductViewSet(
     filterset_class = filtersets.DataProductFilterSet
     ordering_fields = ["created", "name", "priority"]
 
+    def get_queryset(self) -> QuerySet[DataProduct]:
+        """Only the products the account may see (projects/visibility.py): another project's proprietary
+        product is a 404, as if it did not exist."""
+        return visible_products(self.request.user, super().get_queryset())
+
     @extend_schema(request=None, responses={200: s.ReplicaSerializer(many=True)})
     @action(detail=True, methods=["post"])
     def push(self, request: Request, pk: str | None = None) -> Response:
@@ -58,6 +64,9 @@ class ReplicaViewSet(viewsets.ReadOnlyModelViewSet):
     )
     serializer_class = s.ReplicaSerializer
     filterset_class = filtersets.ReplicaFilterSet
+
+    def get_queryset(self) -> QuerySet[Replica]:
+        return super().get_queryset().filter(product_condition(self.request.user, "product__"))
 
 
 class ReplicaPolicyViewSet(viewsets.ModelViewSet):

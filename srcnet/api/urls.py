@@ -16,6 +16,7 @@ urlpatterns = [
         name="api-token",
     ),
     path("topology/", include("topology.api.urls")),
+    path("projects/", include("projects.api.urls")),
     path("replicas/", include("replicas.api.urls")),
     path("transfers/", include("transfers.api.urls")),
     path("schedulers/", include("schedulers.api.urls")),

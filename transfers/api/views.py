@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from projects.visibility import visible_jobs
 from srcnet.api.permissions import ReadAnyAuthenticatedWriteAdmin
 
 from .. import filtersets
@@ -36,6 +37,9 @@ class TransferJobViewSet(
     lookup_field = "job_id"
     ordering_fields = ["created", "priority", "state"]
 
+    def get_queryset(self) -> QuerySet[TransferJob]:
+        return visible_jobs(self.request.user, super().get_queryset())
+
     @extend_schema(request=None, responses={200: s.TransferJobSerializer})
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, job_id: str | None = None) -> Response:
@@ -49,6 +53,9 @@ class TransferFileViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.TransferFileDetailSerializer
     filterset_class = filtersets.TransferFileFilterSet
     ordering_fields = ["start_time", "finish_time", "state"]
+
+    def get_queryset(self) -> QuerySet[TransferFile]:
+        return visible_jobs(self.request.user, super().get_queryset(), "job__")
 
 
 class LinkLimitViewSet(viewsets.ModelViewSet):

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ProjectsConfig(AppConfig):
+    name = "projects"
+    verbose_name = "Projects and proprietary periods"

@@ -1,0 +1,73 @@
+"""Which products, replicas and transfers a user may see: the one rule every surface applies (REST API,
+portal, CLI through the API, the platform's transfer API and the FTS3 endpoint's job listing).
+
+Operators see everything. Any other account sees a product that has no project (observatory data), whose
+proprietary period is over, or whose project it is a member of."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from srcnet.roles import is_operator
+
+
+def product_condition(user: Any, prefix: str = "") -> Q:
+    """The filter of the products ``user`` may see, on a queryset whose product is reached by ``prefix``
+    (``""`` on products, ``"product__"`` on replicas). Everything for an operator."""
+    if is_operator(user):
+        return Q()
+    from .models import Project
+
+    mine = (
+        Project.objects.filter(members=user).values("pk") if user.is_authenticated else Project.objects.none()
+    )
+    return (
+        Q(**{f"{prefix}project__isnull": True})
+        | Q(**{f"{prefix}proprietary_until__isnull": True})
+        | Q(**{f"{prefix}proprietary_until__lte": timezone.now()})
+        | Q(**{f"{prefix}project__in": mine})
+    )
+
+
+def visible_products(user: Any, queryset: QuerySet | None = None) -> QuerySet:  # type: ignore[type-arg]
+    from replicas.models import DataProduct
+
+    return (queryset if queryset is not None else DataProduct.objects.all()).filter(product_condition(user))
+
+
+def hidden_dids(user: Any) -> QuerySet | None:  # type: ignore[type-arg]
+    """The DIDs ("scope:name") of the products ``user`` may not see, for filtering transfer jobs by their
+    ``metadata.product``; None for an operator (nothing hidden)."""
+    if is_operator(user):
+        return None
+    from django.db.models import Value
+    from django.db.models.functions import Concat
+
+    from replicas.models import DataProduct
+
+    return (
+        DataProduct.objects.exclude(product_condition(user))
+        .annotate(did_text=Concat("scope", Value(":"), "name"))
+        .values("did_text")
+    )
+
+
+def may_see(user: Any, product: Any) -> bool:
+    return visible_products(user).filter(pk=product.pk).exists()
+
+
+def visible_jobs(user: Any, queryset: QuerySet, job_prefix: str = "") -> QuerySet:  # type: ignore[type-arg]
+    """Transfer jobs (or, with ``job_prefix="job__"``, files) without those that move a product ``user``
+    may not see (the job's ``metadata.product``, which every push job carries). Jobs of no product (an
+    operator's or a service's own FTS3 submissions) stay."""
+    from django.db.models.fields.json import KeyTextTransform
+
+    hidden = hidden_dids(user)
+    if hidden is None:
+        return queryset
+    return queryset.alias(product_did=KeyTextTransform("product", f"{job_prefix}metadata")).filter(
+        Q(product_did__isnull=True) | ~Q(product_did__in=hidden)
+    )

@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from projects.visibility import visible_events
 from replicas.models import DataProduct, ReplicaPolicy
 from srcnet.views import Column, object_list, operator_required
 from topology.models import NetworkPath
@@ -184,7 +185,7 @@ def audit(request: HttpRequest) -> HttpResponse:
     return object_list(
         request,
         title="Audit trail",
-        queryset=AuditEvent.objects.all(),
+        queryset=visible_events(request.user, AuditEvent.objects.all()),
         filterset_class=AuditEventFilterSet,
         columns=[
             Column("Time", lambda e: e.time.strftime("%Y-%m-%d %H:%M:%S")),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import models
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -71,3 +72,20 @@ def visible_jobs(user: Any, queryset: QuerySet, job_prefix: str = "") -> QuerySe
     return queryset.alias(product_did=KeyTextTransform("product", f"{job_prefix}metadata")).filter(
         Q(product_did__isnull=True) | ~Q(product_did__in=hidden)
     )
+
+
+def visible_events(user: Any, queryset: QuerySet) -> QuerySet:  # type: ignore[type-arg]
+    """Audit events without those about a product ``user`` may not see (``target_type`` product, its id in
+    ``target_id``)."""
+    if is_operator(user):
+        return queryset
+    from django.db.models.functions import Cast
+
+    from replicas.models import DataProduct
+
+    hidden = (
+        DataProduct.objects.exclude(product_condition(user))
+        .annotate(id_text=Cast("pk", output_field=models.CharField()))
+        .values("id_text")
+    )
+    return queryset.exclude(target_type="product", target_id__in=hidden)

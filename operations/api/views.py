@@ -5,12 +5,14 @@ and services, so nothing here writes."""
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from rest_framework import viewsets
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from projects.visibility import visible_events
 from topology.models import Link, NetworkPath, Site
 
 from .. import selectors
@@ -25,6 +27,9 @@ class AuditEventViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = AuditEvent.objects.all()
     serializer_class = AuditEventSerializer
     filterset_class = AuditEventFilterSet
+
+    def get_queryset(self) -> QuerySet[AuditEvent]:
+        return visible_events(self.request.user, super().get_queryset())
 
 
 @api_view(["GET"])

@@ -13,6 +13,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from operations.choices import AuditAction, TargetType
+from operations.services import record_event
 from projects.models import Project
 from replicas.models import DataProduct
 from replicas.services import FileSpec, register_product
@@ -62,6 +64,15 @@ def world(reference_topology, django_user_model):  # type: ignore[no-untyped-def
     )
     # A job of no product (an operator's own FTS3 submission) is not hidden by any project.
     TransferJob.objects.create(metadata={})
+    for product in products.values():  # an operator's action on each, in the audit trail
+        record_event(
+            user=users["operator"],
+            action=AuditAction.PRODUCT_PRIORITY,
+            target_type=TargetType.PRODUCT,
+            target_id=product.pk,
+            target=product.did,
+            details={"from": 3, "to": 4},
+        )
     return users, products
 
 
@@ -99,6 +110,10 @@ def test_each_surface_shows_exactly_the_products_the_account_may_see(world, who)
 
     assert _names_in(client.get("/replicas/products/").content.decode()) == expected
     assert _names_in(client.get("/transfers/").content.decode()) == expected
+
+    events = client.get("/api/operations/audit-events/", {"page_size": 100}).json()["results"]
+    assert _names_in(" ".join(e["target"] for e in events)) == expected
+    assert _names_in(client.get("/operations/audit/").content.decode()) == expected
 
 
 def test_anonymous_sees_nothing(world) -> None:  # type: ignore[no-untyped-def]

@@ -47,6 +47,12 @@ class DataProduct(models.Model):
         blank=True,
         help_text="Until then only the project's members (and operators) see it (projects/visibility.py)",
     )
+    predicted_arrival = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When its first copy reaches its SRC, by the push loop's plan (schedulers/arrivals.py)",
+    )
+    arrival_note = models.CharField(max_length=300, blank=True, help_text="Why it arrives then, not sooner")
 
     class Meta:
         ordering = ["-created", "scope", "name"]

@@ -35,6 +35,7 @@ from replicas.services import active_policy
 from topology.choices import StorageRole
 from topology.models import Telescope
 
+from . import arrivals
 from .lane_health import unavailable_lanes, unpin_broken, with_outage_events
 from .lane_load import LaneLoad, lane_load
 from .leg_submission import submit_copy, submit_first
@@ -302,6 +303,8 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         tool = transfertool or default_transfertool()
         for planned, load in cycle_plans(now=now, config=config, errors=report.errors):
             report.legs_planned += len(planned.result.legs)
+            # Before the submissions take room on the lanes: why a leg waits is the lane as the plan saw it.
+            arrivals.record(arrivals.predictions(planned.result.legs, planned.due, load), now)
             report.events += [
                 {"time_s": e.time_s, "telescope": e.telescope, "kind": e.kind, "detail": e.detail}
                 for e in planned.result.events

@@ -34,6 +34,8 @@ SHOW_KEYS = [
     "size",
     "created",
     "deadline",
+    "predicted_arrival",
+    "arrival_note",
 ]
 REPLICA_COLUMNS = ["endpoint", "site", "state", "policy", "reason"]
 FILE_COLUMNS = ["name", "size", "adler32"]

@@ -76,6 +76,8 @@ class DataProductSerializer(serializers.ModelSerializer):
             "source",
             "project",
             "proprietary_until",
+            "predicted_arrival",
+            "arrival_note",
             "state",
             "priority",
             "created",
@@ -84,7 +86,7 @@ class DataProductSerializer(serializers.ModelSerializer):
             "files",
             "replicas",
         ]
-        read_only_fields = ["state", "created"]
+        read_only_fields = ["state", "created", "predicted_arrival", "arrival_note"]
 
     def create(self, validated_data: dict[str, Any]) -> DataProduct:
         files = [

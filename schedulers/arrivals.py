@@ -1,0 +1,72 @@
+"""When each product waiting at an SDP will arrive at its first copy's SRC, by the current plan, and why
+not sooner: recorded on the product every push cycle (``DataProduct.predicted_arrival``, ``arrival_note``),
+shown to scientists in the API, the CLI and the portal.
+
+The plan's times count from the cycle's start: a leg due now finishes at ``finish_s``; a leg that waits
+starts at ``start_s``, once the legs ahead of it on its lane (in the planner's order of priority and
+deadline) have gone, and the lane has room (``SRCNET_LANE_DEPTH`` products at once). A product relayed
+through a distribution centre arrives with its forward leg. The prediction made when a product's first leg
+is submitted is the last one: it stays on the product, so it can be compared with the arrival."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from replicas.models import DataProduct
+
+from .lane_load import LaneLoad
+from .planning.types import Leg, LegRole
+
+FIRST_COPY = (LegRole.PRIMARY, LegRole.FORWARD)
+
+
+def predictions(legs: Iterable[Leg], due: Iterable[int], load: LaneLoad) -> dict[str, tuple[float, str]]:
+    """Product id -> (seconds from now to its arrival at its SRC, why then), for every product the plan
+    carries to an SRC; ``due``: the indices of the legs this cycle submits."""
+    legs = list(legs)
+    due = set(due)
+    out: dict[str, tuple[float, str]] = {}
+    for index, leg in enumerate(legs):
+        if leg.role not in FIRST_COPY:
+            continue
+        relayed = leg.role == LegRole.FORWARD and leg.depends_on is not None
+        start_index = leg.depends_on if relayed and leg.depends_on is not None else index
+        start = legs[start_index]
+        lane = (start.source, start.destination)
+        how = f"{leg.streams} stream(s) x {leg.files} file(s), {leg.rate_bps / 1e6:.0f} Mbit/s planned"
+        if start_index in due:
+            why = f"moving on {lane[0]} -> {lane[1]} since this cycle: {how}"
+        else:
+            ahead = sum(
+                1
+                for other in legs
+                if (other.source, other.destination) == lane and other.start_s < start.start_s
+            )
+            room = max(0, load.depth - load.counts[lane])  # before this cycle's submissions
+            reason = (
+                f"the lane carries {load.depth} product(s) at once"
+                if ahead >= room
+                else "the access link and the lanes' shares"
+            )
+            why = (
+                f"waits {start.start_s:.0f} s for {lane[0]} -> {lane[1]} ({ahead} product(s) ahead on it; "
+                f"{reason}), then {how}"
+            )
+        if leg.role == LegRole.FORWARD:
+            why += f"; relayed through {leg.source}"
+        arrival = leg.finish_s
+        if leg.product_id not in out or arrival > out[leg.product_id][0]:
+            out[leg.product_id] = (arrival, why)
+    return out
+
+
+def record(found: dict[str, tuple[float, str]], now: dt.datetime) -> int:
+    """Write each product's predicted arrival and its reason; returns how many products were updated."""
+    updated = 0
+    for did, (seconds, why) in found.items():
+        scope, _, name = did.partition(":")
+        updated += DataProduct.objects.filter(scope=scope, name=name).update(
+            predicted_arrival=now + dt.timedelta(seconds=max(0.0, seconds)), arrival_note=why[:300]
+        )
+    return updated

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError
 from django.utils import timezone
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from . import selectors
@@ -44,6 +44,7 @@ class StateCollector(Collector):
         yield up
         yield from families
         yield from self._workers()
+        yield from self._task_runs()
 
     def _database_families(self) -> Iterator[Metric]:
         yield from self._access_links()
@@ -237,3 +238,34 @@ class StateCollector(Collector):
             workers.add_metric([], 0)
         yield workers
         yield queue
+
+    def _task_runs(self) -> Iterator[Metric]:
+        """What the workers recorded of their task runs on the broker's Redis (monitoring/worker_metrics)."""
+        from . import worker_metrics
+
+        started = CounterMetricFamily(
+            "srcnet_celery_tasks_started", "Task runs the Celery workers started", labels=["task"]
+        )
+        runs = CounterMetricFamily(
+            "srcnet_celery_task_runs",
+            "Task runs the Celery workers ended, by outcome (succeeded, failed, retried...)",
+            labels=["task", "outcome"],
+        )
+        duration = HistogramMetricFamily(
+            "srcnet_celery_task_duration_seconds",
+            "Run time of the Celery workers' tasks, by outcome",
+            labels=["task", "outcome"],
+        )
+        try:
+            tasks = worker_metrics.read()
+        except Exception:  # Redis is down: srcnet_celery_workers_up says so too
+            log.exception("metrics: the workers' task figures could not be read")
+            tasks = {}
+        for task, figures in sorted(tasks.items()):
+            started.add_metric([task], figures.started)
+            for outcome in sorted(figures.runs):
+                runs.add_metric([task, outcome], figures.runs[outcome])
+                duration.add_metric(
+                    [task, outcome], figures.cumulative(outcome), figures.sums.get(outcome, 0.0)
+                )
+        yield from (started, runs, duration)

@@ -3,9 +3,18 @@
 import os
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "srcnet.settings")
 
 app = Celery("srcnet")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def _record_task_metrics(**_: object) -> None:
+    """Workers record their task runs for /metrics (monitoring/worker_metrics.py)."""
+    from monitoring import worker_metrics
+
+    worker_metrics.connect()

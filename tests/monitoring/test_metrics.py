@@ -10,6 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from replicas.choices import ProductState
 from schedulers.models import PushCycle
+from tests.conftest import wait_until
 from transfers.choices import FileState, JobState
 from transfers.models import TransferJob
 
@@ -137,6 +138,64 @@ def test_tasks_waiting_for_a_worker_are_counted(db) -> None:  # type: ignore[no-
 def test_live_workers_are_counted(db, celery_worker) -> None:  # type: ignore[no-untyped-def]
     """The real Celery worker answers the scrape's ping."""
     assert scrape(Client())[("srcnet_celery_workers_up", ())] >= 1
+
+
+def test_the_workers_task_runs_are_counted_and_timed(db, celery_worker) -> None:  # type: ignore[no-untyped-def]
+    """The real worker (a prefork pool) runs real tasks; what each run recorded on Redis is on /metrics:
+    started, ended by outcome (succeeded, failed, retried) and the run time's histogram."""
+    from srcnet.celery import app
+
+    def task_samples() -> dict:  # type: ignore[type-arg]
+        return {k: v for k, v in scrape(Client()).items() if k[0].startswith("srcnet_celery_task")}
+
+    def value(samples: dict, name: str, **labels: str) -> float:  # type: ignore[type-arg]
+        return float(samples.get((name, tuple(sorted(labels.items()))), 0.0))
+
+    before = task_samples()
+    canary, optimize = "monitoring.canary", "transfers.optimize"
+    app.send_task(canary, kwargs={"seconds": 0.7})
+    app.send_task(canary, kwargs={"outcome": "failed"})
+    app.send_task(canary, kwargs={"outcome": "retried"})  # one retry, which then succeeds
+    app.send_task(optimize)  # a platform task, as the beat sends it
+    app.send_task(optimize, args=["unexpected"])  # a malformed message: the run fails (TypeError)
+
+    def all_ended() -> dict | None:  # type: ignore[type-arg]
+        now = task_samples()
+        runs = "srcnet_celery_task_runs_total"
+        ended = (
+            value(now, runs, task=canary, outcome="succeeded")
+            - value(before, runs, task=canary, outcome="succeeded")
+            == 2
+            and value(now, runs, task=canary, outcome="failed")
+            - value(before, runs, task=canary, outcome="failed")
+            == 1
+            and value(now, runs, task=optimize, outcome="failed")
+            - value(before, runs, task=optimize, outcome="failed")
+            == 1
+            and value(now, runs, task=optimize, outcome="succeeded")
+            - value(before, runs, task=optimize, outcome="succeeded")
+            >= 1
+        )
+        return now if ended else None
+
+    after = wait_until(all_ended, timeout=60, what="the worker to run the five tasks")
+
+    def delta(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert delta("srcnet_celery_task_runs_total", task=canary, outcome="retried") == 1
+    # Four runs of the canary started: the slow one, the failing one, the retried one and its retry.
+    assert delta("srcnet_celery_tasks_started_total", task=canary) == 4
+    assert delta("srcnet_celery_tasks_started_total", task=optimize) >= 2
+    hist = "srcnet_celery_task_duration_seconds"
+    ok = {"task": canary, "outcome": "succeeded"}
+    assert delta(f"{hist}_count", **ok) == 2
+    # The slow run slept 0.7 s: it is above the 0.5 s bucket and within the 1 s one, the retry's run is not.
+    assert delta(f"{hist}_sum", **ok) >= 0.7
+    assert delta(f"{hist}_bucket", **ok, le="0.5") == 1
+    assert delta(f"{hist}_bucket", **ok, le="1.0") == 2
+    assert delta(f"{hist}_bucket", **ok, le="+Inf") == 2
+    assert delta(f"{hist}_count", task=canary, outcome="failed") == 1
 
 
 def _settings() -> dict:  # type: ignore[type-arg]

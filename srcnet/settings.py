@@ -277,6 +277,13 @@ SRCNET_METRICS = {
     "WORKER_PING_TIMEOUT": float(_env("METRICS_WORKER_PING_TIMEOUT", "1.0")),
 }
 
+# The Prometheus that scrapes this platform, read back by the portal (the flows page's last hour of the
+# access links); empty: the portal reads none. A slow or absent one costs a page at most TIMEOUT_SECONDS.
+SRCNET_PROMETHEUS = {
+    "URL": _env("PROMETHEUS_URL", ""),
+    "TIMEOUT_SECONDS": float(_env("PROMETHEUS_TIMEOUT", "2")),
+}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,5 +1,8 @@
 """Portal pages of the transfer service."""
 
+import logging
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
@@ -12,6 +15,8 @@ from topology.models import NetworkPath
 from . import filtersets
 from .choices import TERMINAL_JOB_STATES
 from .models import LinkPause, TransferFile, TransferJob
+
+log = logging.getLogger(__name__)
 
 
 @login_required
@@ -62,8 +67,45 @@ def flows(request: HttpRequest) -> HttpResponse:
             "paths": [{"path": p, "load": loads.get(p.pk), "paused": p.pk in paused} for p in paths],
             "jobs": jobs,
             "poll_ms": _poll_ms(request),
+            **_access_link_history(),
         },
     )
+
+
+def _access_link_history() -> dict[str, Any]:
+    """The access links' last hour from Prometheus, when one is configured (monitoring/history.py):
+    ``history`` (None without one) and ``history_error`` (why it could not be read)."""
+    from monitoring.history import (
+        CHART_HEIGHT,
+        CHART_WIDTH,
+        HistoryUnavailable,
+        access_link_history,
+        rate_text,
+    )
+
+    try:
+        history = access_link_history()
+    except HistoryUnavailable as exc:
+        log.warning("flows: the access links' history could not be read: %s", exc)
+        return {"history": None, "history_error": str(exc)}
+    if history is None:
+        return {"history": None, "history_error": None}
+    rows = [
+        {
+            "link": link,
+            "latest": rate_text(link.latest_bps),
+            "mean": rate_text(link.mean_bps),
+            "max": rate_text(link.max_bps),
+            "target": rate_text(link.target_bps),
+            "polyline": link.polyline(history.start, history.end),
+            "target_y": link.target_y(),
+        }
+        for link in history.links
+    ]
+    return {
+        "history": {"rows": rows, "width": CHART_WIDTH, "height": CHART_HEIGHT},
+        "history_error": None,
+    }
 
 
 def _poll_ms(request: HttpRequest) -> int:

@@ -89,3 +89,10 @@ def visible_events(user: Any, queryset: QuerySet) -> QuerySet:  # type: ignore[t
         .values("id_text")
     )
     return queryset.exclude(target_type="product", target_id__in=hidden)
+
+
+def hidden_did_set(user: Any) -> frozenset[str]:
+    """The DIDs of the products ``user`` may not see, as a set: for records that name products in JSON (the
+    push loop's cycles, the plan preview). Empty for an operator."""
+    hidden = hidden_dids(user)
+    return frozenset() if hidden is None else frozenset(hidden.values_list("did_text", flat=True))

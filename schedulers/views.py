@@ -1,4 +1,5 @@
-"""Portal pages of the scheduler: run the simulator for the AENEAS scenarios and compare them side by side."""
+"""Portal pages of the scheduler: the push loop's cycles, and the simulator run for the AENEAS scenarios and
+compared side by side."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from projects.visibility import hidden_did_set
 from srcnet.roles import is_operator
 
-from .models import Simulation
+from .models import PushCycle, Simulation
 from .services import report_dir, request_simulation
 from .simulation.scenarios import scenarios
 from .simulations import SimulationRequestError
@@ -118,3 +120,18 @@ def simulation_file(request: HttpRequest, pk: int, filename: str) -> FileRespons
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}", filename) or not path.is_file():
         raise Http404(filename)
     return FileResponse(open(path, "rb"))
+
+
+@login_required
+def cycles(request: HttpRequest) -> HttpResponse:
+    """The push loop's latest cycles with their events (re-routes, degrading) and errors."""
+    return render(request, "schedulers/cycles.html", {"cycles": PushCycle.objects.all()[:100]})
+
+
+@login_required
+def cycle(request: HttpRequest, pk: int) -> HttpResponse:
+    """One cycle: what it submitted (without the products the account may not see) and its events."""
+    item = get_object_or_404(PushCycle, pk=pk)
+    hidden = hidden_did_set(request.user)
+    submitted = [entry for entry in item.submitted if entry.get("product") not in hidden]
+    return render(request, "schedulers/cycle.html", {"cycle": item, "submitted": submitted})

@@ -176,6 +176,24 @@ def _wait_for_worker(proc: subprocess.Popen, log: Path, timeout: float = 60.0) -
     raise RuntimeError(f"celery worker not ready after {timeout} s; see {log}")
 
 
+def policy_of_shares(shares: dict[str, float], *, telescope: str = "SKA1-Low", name: str = ""):  # type: ignore[no-untyped-def]
+    """The telescope's active policy from now on: its products go to the storage endpoints named in
+    ``shares`` (endpoint -> weight) and nowhere else; the telescope's other policies are deactivated."""
+    import uuid
+
+    from replicas.models import PolicyShare, ReplicaPolicy
+    from topology.models import StorageEndpoint, Telescope
+
+    site = Telescope.objects.get(name=telescope)
+    ReplicaPolicy.objects.filter(telescope=site).update(is_active=False)
+    policy = ReplicaPolicy.objects.create(name=name or f"to-{uuid.uuid4().hex[:8]}", telescope=site)
+    for endpoint, weight in shares.items():
+        PolicyShare.objects.create(
+            policy=policy, destination=StorageEndpoint.objects.get(name=endpoint), weight=weight
+        )
+    return policy
+
+
 def wait_until(predicate, *, timeout: float = 120.0, interval: float = 0.25, what: str = "condition"):  # type: ignore[no-untyped-def]
     """Poll ``predicate`` until it returns a truthy value; fail the test with ``what`` on time-out."""
     deadline = time.monotonic() + timeout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from ..models import PathMeasurement, PushCycle, Simulation
@@ -21,6 +23,13 @@ class PushCycleSerializer(serializers.ModelSerializer):
             "error",
         ]
         read_only_fields = fields
+
+    def to_representation(self, instance: PushCycle) -> dict[str, Any]:
+        """Without the submissions of products the caller may not see (projects/visibility.py)."""
+        data = super().to_representation(instance)
+        hidden = self.context.get("hidden_dids", frozenset())
+        data["submitted"] = [entry for entry in data["submitted"] if entry.get("product") not in hidden]
+        return data
 
 
 class PathMeasurementSerializer(serializers.ModelSerializer):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mimetypes
+from typing import Any
 
 from django.http import FileResponse, Http404
 from django.utils import timezone
@@ -11,6 +12,8 @@ from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action, api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
+
+from projects.visibility import hidden_did_set
 
 from ..models import PathMeasurement, PushCycle, Simulation
 from ..services import report_dir, request_simulation
@@ -41,9 +44,12 @@ def plan_preview(request: Request) -> Response:
         return Response({"detail": "; ".join(errors)}, status=400)
     if not plans:
         return Response({"products_queued": 0, "legs": [], "events": []})
+    hidden = hidden_did_set(request.user)
     for planned, _busy in plans:
         due = set(planned.due)
         for index, leg in enumerate(planned.result.legs):
+            if leg.product_id in hidden:
+                continue  # another project's proprietary product (projects/visibility.py)
             hints = job_hints(leg)
             legs.append(
                 {
@@ -84,6 +90,9 @@ def plan_preview(request: Request) -> Response:
 class PushCycleViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = PushCycle.objects.all()
     serializer_class = s.PushCycleSerializer
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "hidden_dids": hidden_did_set(self.request.user)}
 
 
 class PathMeasurementViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

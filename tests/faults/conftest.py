@@ -192,18 +192,11 @@ def fault_net(transactional_db, reference_topology, fault_sites, settings):  # t
 def policy_to(*destinations: str) -> Any:
     """SKA1-Low's products go to ``destinations`` (equal weights), through the root:// third-party copy the
     plugin's TPC program runs."""
-    from replicas.models import PolicyShare, ReplicaPolicy
-    from topology.models import StorageEndpoint, Telescope
+    from tests.conftest import policy_of_shares
+    from topology.models import StorageEndpoint
 
-    telescope = Telescope.objects.get(name="SKA1-Low")
     StorageEndpoint.objects.filter(name__in=[*destinations, "SKA1-LOW_SDP"]).update(tpc_scheme="root")
-    ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
-    policy = ReplicaPolicy.objects.create(name=f"faults-{unique('p')}", telescope=telescope)
-    for name in destinations:
-        PolicyShare.objects.create(
-            policy=policy, destination=StorageEndpoint.objects.get(name=name), weight=1
-        )
-    return policy
+    return policy_of_shares(dict.fromkeys(destinations, 1), name=f"faults-{unique('p')}")
 
 
 def push_products(sites: dict[str, LocalSite], count: int, size: int = FILE_BYTES) -> list[Any]:

@@ -39,18 +39,12 @@ REROUTE_ENV = {"SRCNET_TRANSFER_STALL": str(STALL_SECONDS), "SRCNET_LANE_COOL_OF
 
 def shared_policy() -> None:
     """SKA1-Low's products: UKSRC 3, AUSRC 1, over root:// (the plugin's TPC program pulls)."""
-    from replicas.models import PolicyShare, ReplicaPolicy
+    from tests.conftest import policy_of_shares
     from tests.integration.conftest import unique
-    from topology.models import StorageEndpoint, Telescope
+    from topology.models import StorageEndpoint
 
-    telescope = Telescope.objects.get(name="SKA1-Low")
     StorageEndpoint.objects.filter(name__in=[UK, AU, SDP]).update(tpc_scheme="root")
-    ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
-    policy = ReplicaPolicy.objects.create(name=f"reroute-{unique('p')}", telescope=telescope)
-    for name, weight in ((UK, 3), (AU, 1)):
-        PolicyShare.objects.create(
-            policy=policy, destination=StorageEndpoint.objects.get(name=name), weight=weight
-        )
+    policy_of_shares({UK: 3, AU: 1}, name=f"reroute-{unique('p')}")
 
 
 def placed_at(product) -> str | None:  # type: ignore[no-untyped-def]

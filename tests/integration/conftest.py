@@ -58,13 +58,6 @@ def put_file(site: LocalSite, relative: str, size: int) -> str:
 @pytest.fixture
 def to_uksrc(bound_topology):  # type: ignore[no-untyped-def]
     """Every SKA1-Low product to UKSRC (the policy's only share): one lane, one link."""
-    from replicas.models import PolicyShare, ReplicaPolicy
-    from topology.models import StorageEndpoint, Telescope
+    from tests.conftest import policy_of_shares
 
-    telescope = Telescope.objects.get(name="SKA1-Low")
-    ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
-    policy = ReplicaPolicy.objects.create(name="low-to-uk", telescope=telescope)
-    PolicyShare.objects.create(
-        policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1
-    )
-    return telescope
+    return policy_of_shares({"UKSRC_DISK": 1}, name="low-to-uk").telescope

@@ -8,22 +8,18 @@ import html
 
 import pytest
 
-from replicas.models import DataProduct, PolicyShare, ReplicaPolicy
+from replicas.models import DataProduct
 from replicas.services import FileSpec, register_product
 from schedulers.loop import push_cycle
-from topology.models import RegionalCentre, StorageEndpoint, Telescope
+from tests.conftest import policy_of_shares
+from topology.models import RegionalCentre, Telescope
 
 pytestmark = pytest.mark.django_db
 GB = 10**9
 
 
 def _one_lane_to_uk() -> None:
-    low = Telescope.objects.get(name="SKA1-Low")
-    ReplicaPolicy.objects.filter(telescope=low).update(is_active=False)
-    policy = ReplicaPolicy.objects.create(name="low-to-uk", telescope=low)
-    PolicyShare.objects.create(
-        policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1
-    )
+    policy_of_shares({"UKSRC_DISK": 1}, name="low-to-uk")
     RegionalCentre.objects.exclude(name="UKSRC").update(share_weight=0)
 
 
@@ -84,3 +80,44 @@ def test_the_prediction_is_in_the_api_and_on_the_product_page(reference_topology
     assert data["predicted_arrival"] and data["arrival_note"] == product.arrival_note
     page = html.unescape(client.get(f"/replicas/products/{product.pk}/").content.decode())
     assert 'id="arrival"' in page and product.arrival_note.split(":")[0] in page
+
+
+def test_the_push_loop_pages_show_cycles_and_hide_other_projects_products(  # type: ignore[no-untyped-def]
+    reference_topology, client, scientist, operator
+):
+    """The portal's push-loop pages list the cycles and their re-route events; a cycle's submissions, in
+    the page and in the API, leave out another project's proprietary product for a scientist."""
+    from projects.models import Project
+    from schedulers.models import PushCycle
+
+    _one_lane_to_uk()
+    secret = register_product(
+        scope="ska",
+        name="secret",
+        telescope=Telescope.objects.get(name="SKA1-Low"),
+        files=[FileSpec("a.ms", GB, "0cc737eb")],
+        project=Project.objects.create(code="AA01"),
+    )
+    shown = _product("open", 1, GB)
+    cycle = push_cycle()
+    assert {e["product"] for e in cycle.submitted} == {secret.did, shown.did}
+    PushCycle.objects.create(
+        events=[
+            {
+                "time_s": 0,
+                "telescope": "SKA1-Low",
+                "kind": "reroute",
+                "detail": "lane SKA1-Low -> UKSRC unavailable",
+            }
+        ]
+    )
+    for user, sees_secret in ((operator, True), (scientist, False)):
+        client.force_login(user)
+        listing = html.unescape(client.get("/scheduler/cycles/").content.decode())
+        assert 'data-kind="reroute"' in listing and "lane SKA1-Low -> UKSRC unavailable" in listing
+        page = client.get(f"/scheduler/cycles/{cycle.pk}/").content.decode()
+        assert shown.did in page and (secret.did in page) == sees_secret
+        api = client.get(f"/api/schedulers/cycles/{cycle.pk}/").json()
+        assert {e["product"] for e in api["submitted"]} == (
+            {secret.did, shown.did} if sees_secret else {shown.did}
+        )

@@ -117,6 +117,17 @@ def test_measurements_correct_the_model() -> None:
     assert correction(history, "T", "B", ceiling) == 1.0  # another path is not corrected
 
 
+def test_a_path_far_below_its_physics_is_corrected_down_to_its_measurements() -> None:
+    """The long-haul local network's 223 ms lane: one stream delivered 40 Mbit/s against a 38.5 Gbit/s
+    window ceiling (its hosts' buffers are not the topology's 1 GiB). k follows (0.001, not the old floor
+    of 0.01), so a 50 Mbit/s lane gets two streams instead of one."""
+    ceiling = stream_ceiling_bps(2**30, 223.1, 0.0, 8948)
+    history = [Measurement("T", "A", 1, 40e6)] * 5
+    k = correction(history, "T", "A", ceiling)
+    assert k == pytest.approx(40e6 / ceiling) and k < 0.01
+    assert streams_and_files(50e6, ceiling * k, 2, PlanConfig())[0] == 2
+
+
 def test_loss_caps_a_stream_by_mathis() -> None:
     # 1e-6 loss at 100 ms: 1.22 * 8948 B * 8 / (0.1 s * 1e-3) = 873 Mbit/s, far below the window limit.
     assert stream_ceiling_bps(2**30, 100.0, 1e-6, 8948) == pytest.approx(1.22 * 8948 * 8 / 1e-4)

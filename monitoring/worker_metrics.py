@@ -1,12 +1,12 @@
 """The Celery workers' own metrics: runs started and ended (by task and outcome) and their run time.
 
 Workers are separate processes (a prefork pool, possibly on several hosts) with no HTTP server. Each task
-run adds its figures, with one pipelined round trip, to a hash on the platform's Redis (the broker every
-worker already talks to), keyed by the deployment's Celery queue; the control plane's ``/metrics`` reads
-the hash at scrape time (``read``) and exports it (``monitoring.collectors``), as it reads the database
-(docs/adr/0003). Increments are atomic in Redis, so every pool process of every worker adds to the same
-figures; a worker's restart loses nothing. A Redis restart without persistence starts them again from
-zero, which Prometheus treats as a counter reset.
+run adds its figures to a hash on the platform's Redis (the broker every worker already talks to; one
+round trip at the run's start, one pipelined at its end), keyed by the deployment's Celery queue; the
+control plane's ``/metrics`` reads the hash at scrape time (``read``) and exports it
+(``monitoring.collectors``), as it reads the database (docs/adr/0003). Increments are atomic in Redis, so
+every pool process of every worker adds to the same figures; a worker's restart loses nothing. A Redis
+restart without persistence starts them again from zero, which Prometheus treats as a counter reset.
 
 Fields of the hash (``|`` separates the parts; task names have none):
 ``started|TASK``, ``runs|TASK|OUTCOME``, ``sum|TASK|OUTCOME`` (seconds), ``bucket|TASK|OUTCOME|LE`` (runs

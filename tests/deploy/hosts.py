@@ -66,10 +66,13 @@ class Fleet:
     hosts: dict[str, BootedHost] = field(default_factory=dict)
     namespaces: list[str] = field(default_factory=list)
     mounts: list[Path] = field(default_factory=list)
+    # Where the controller (ssh, ansible-playbook) runs: the bridge's namespace, or one the caller names
+    # when the hosts live in namespaces made by someone else (bench/deploy: the WAN emulator's path ends).
+    controller_netns: str | None = None
 
     @property
     def lan(self) -> str:
-        return f"{self.tag}-lan"
+        return self.controller_netns or f"{self.tag}-lan"
 
     @property
     def key(self) -> Path:
@@ -102,6 +105,8 @@ class Fleet:
         if _run(["mountpoint", "-q", str(NSPAWN_RUN)], check=False).returncode != 0:
             # nspawn refuses to run without it on a host without systemd (booted-hosts.md, step 3).
             _run(["mount", "-t", "tmpfs", "tmpfs", str(NSPAWN_RUN)])
+        if self.controller_netns is not None:
+            return  # the caller's network
         self._netns(self.lan)
         self.lan_exec(["ip", "link", "add", "br0", "type", "bridge"])
         self.lan_exec(["ip", "link", "set", "br0", "mtu", "9000", "up"])
@@ -152,6 +157,14 @@ class Fleet:
         self.hosts[name] = host
         return host
 
+    def attach(self, name: str, netns: str, address: str) -> BootedHost:
+        """Prepare a host living in an existing namespace at ``address`` (not removed by ``close()``)."""
+        root = self.workdir / "hosts" / name / "root"
+        host = BootedHost(name=name, address=address, netns=netns, root=root)
+        self._root(host)
+        self.hosts[name] = host
+        return host
+
     def _root(self, host: BootedHost) -> None:
         base = host.root.parent
         upper, work = base / "upper", base / "work"
@@ -170,6 +183,10 @@ class Fleet:
         with open(self.known_hosts, "a") as known:
             known.write(f"{host.address} {public[0]} {public[1]}\n")
         (host.root / "etc/hostname").write_text(host.name + "\n")
+        # No DNS on this network (names are in /etc/hosts): without a nameserver line a lookup fails at once,
+        # where the build machine's nameserver, unreachable from here, makes every one wait for time-outs.
+        (host.root / "etc/resolv.conf").unlink(missing_ok=True)
+        (host.root / "etc/resolv.conf").write_text("# no DNS on the deployment test network\n")
 
     def boot(self, *, timeout: float = 120) -> None:
         """Boot every host added and wait until each answers over SSH with systemd running."""
@@ -190,6 +207,7 @@ class Fleet:
                         "--keep-unit",
                         "-b",
                         "--console=pipe",
+                        "--resolv-conf=off",
                         f"--network-namespace-path=/run/netns/{host.netns}",
                         # nspawn keeps CAP_NET_ADMIN only for networks it makes itself; this namespace is the
                         # host's own, which it tunes (sysctls, MTU, qdisc) as a real machine does.

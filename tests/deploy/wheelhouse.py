@@ -1,11 +1,11 @@
 """The application as the booted hosts receive it: a wheelhouse, built on the controller with the
-project's own .venv pip, packed into one tar archive that the control_plane role copies to each host and
-installs with ``pip install --no-index`` (the hosts have no internet, neither have production DTNs
-always).
+project's own .venv pip, packed into one tar archive that the srcnet_app role copies to each host and
+installs with ``pip install --no-index`` (the hosts have no internet).
 
-The dependencies' wheels are cached outside the checkout under ``/var/cache/srcnet-wheelhouse/<hash of
-pyproject.toml>`` (built once; pip's own cache makes that quick); the project's wheel is built for every
-run, so the hosts get the code of the checkout under test."""
+The wheels are built from the committed tree (HEAD, exported with git archive): a release is a commit, not
+what is half-edited in a shared checkout. The dependencies' wheels are cached outside the checkout under
+``/var/cache/srcnet-wheelhouse/<hash of HEAD's pyproject.toml>`` (built once; pip's own cache makes that
+quick); the project's own wheel is built for every run."""
 
 from __future__ import annotations
 
@@ -25,7 +25,10 @@ PIP = [sys.executable, "-m", "pip"]
 
 
 def _dependencies_hash() -> str:
-    recipe = (PROJECT_ROOT / "pyproject.toml").read_bytes() + sys.version.encode()
+    committed = subprocess.run(
+        ["git", "show", "HEAD:pyproject.toml"], cwd=PROJECT_ROOT, capture_output=True, check=True, timeout=60
+    ).stdout
+    recipe = committed + sys.version.encode()
     return hashlib.sha256(recipe).hexdigest()[:16]
 
 
@@ -56,20 +59,17 @@ def dependency_wheels() -> Path:
 
 
 def _source_copy(folder: Path) -> Path:
-    """The checkout's files (tracked, and new ones git does not ignore) copied to ``folder``: setuptools
-    builds in the source tree (build/, egg-info), which must not happen in the checkout."""
-    listing = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+    """The committed tree (HEAD) exported to ``folder``: a release is a commit, not whatever is half-edited
+    in the checkout, and setuptools builds in the source tree (build/, egg-info), never in the checkout."""
+    folder.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", "HEAD"],
         cwd=PROJECT_ROOT,
         capture_output=True,
         check=True,
-        timeout=60,
-    ).stdout.split(b"\0")
-    for name in filter(None, (entry.decode() for entry in listing)):
-        source = PROJECT_ROOT / name
-        if source.is_file():
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, folder / name)
+        timeout=120,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True, timeout=120)
     return folder
 
 

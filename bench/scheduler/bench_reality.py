@@ -322,12 +322,21 @@ def score_real(c: Any, samples: list[dict[str, Any]], capacity: float, duration:
     latencies: list[float] = []
     per_src: dict[str, dict[str, Any]] = {}
     replicas = Replica.objects.filter(product_id__in=list(by_product), state=ReplicaState.AVAILABLE).values(
-        "product_id", "endpoint__name", "updated", "product__created"
+        "product_id", "endpoint__name", "updated", "product__created", "product__predicted_arrival"
     )
+    # The push loop's predicted arrival (schedulers/arrivals.py, the prediction at submission) against the
+    # arrival: its error, and that error relative to the product's wait (created to arrival).
+    prediction_errors: list[float] = []
+    relative_errors: list[float] = []
     for r in replicas:
         row = by_product[r["product_id"]]
         if r["endpoint__name"] != row["destination"]:
             continue
+        if r["product__predicted_arrival"] is not None:
+            error = (r["updated"] - r["product__predicted_arrival"]).total_seconds()
+            wait = (r["updated"] - r["product__created"]).total_seconds()
+            prediction_errors.append(error)
+            relative_errors.append(abs(error) / wait if wait > 0 else 0.0)
         done_at = r["updated"].timestamp() - t0
         entry = per_src.setdefault(
             row["destination"], {"bytes_in_duration": 0, "bytes_total": 0, "products": 0}
@@ -347,6 +356,18 @@ def score_real(c: Any, samples: list[dict[str, Any]], capacity: float, duration:
         "complete": len(latencies),
         "latency_s": {"p50": percentile(latencies, 0.5), "p90": percentile(latencies, 0.9), "all": latencies},
         "per_src": per_src,
+        "arrival_prediction": {
+            "products": len(prediction_errors),
+            "error_s": {
+                "p50": percentile(sorted(abs(e) for e in prediction_errors), 0.5),
+                "p90": percentile(sorted(abs(e) for e in prediction_errors), 0.9),
+                "mean_signed": sum(prediction_errors) / len(prediction_errors) if prediction_errors else None,
+            },
+            "error_of_wait": {
+                "p50": percentile(relative_errors, 0.5),
+                "p90": percentile(relative_errors, 0.9),
+            },
+        },
         "utilisation_bins": utilisation,
         **conditions_summary(cond, capacity),
         "utilisation_in_duration": dur_bytes * 8 / (duration * capacity),
@@ -562,6 +583,21 @@ def markdown(result: dict[str, Any]) -> str:
             ["1"] + [f"{ratio(s['latency_s']['p50'], real['latency_s']['p50']) or 0:.3f}" for s in sims],
         )
     )
+    predicted = real.get("arrival_prediction")
+    if predicted:
+        lines += [
+            "",
+            f"The push loop's predicted arrival against the arrival ({predicted['products']} products, the "
+            "prediction made as each product's first leg was submitted):",
+            "",
+            "| figure | p50 | p90 |",
+            "|---|---|---|",
+            f"| error, seconds | {sec(predicted['error_s']['p50'])} | {sec(predicted['error_s']['p90'])} |",
+            f"| error / the product's wait | {pct(predicted['error_of_wait']['p50'])} | "
+            f"{pct(predicted['error_of_wait']['p90'])} |",
+            "",
+            f"Mean signed error (arrival - prediction): {sec(predicted['error_s']['mean_signed'])}.",
+        ]
     lines += ["", f"Access-link utilisation per {BIN_S:g} s bin (from the campaign's start):", ""]
     lines += [row("t (s)", cols), f"|---|{'---|' * len(cols)}"]
     for i in range(max(len(r["utilisation_bins"]) for r in runs)):

@@ -1,0 +1,139 @@
+"""The dtn_tuning role's effect, measured: one iperf3 flow across bench/wan's emulated path (a 10 Gbit/s
+bottleneck with a one-BDP drop-tail queue, at 56 ms and at 300 ms RTT) between two booted Debian 12 hosts
+whose network namespaces are the two ends of the path, before and after ansible-playbook applies the
+dtn_tuning role to them over SSH (docs/benchmarks.md, "DTN tuning by Ansible").
+
+    .venv/bin/python bench/deploy/dtn_effect.py [--rtt 56 --rtt 300] [--seconds 20]
+
+Root is needed (namespaces, nspawn, the emulator). Congestion control: the hosts' namespaces may use only
+the machine's allowed algorithms (here reno and bbr), so both runs use BBR. The role's host-global keys
+(net.core.*) are off: the hosts share this machine's kernel."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "wan")]
+
+import wanpath  # noqa: E402
+
+from tests.deploy.hosts import Fleet  # noqa: E402
+from tests.deploy.rootfs import cached_rootfs  # noqa: E402
+
+RATE_MBIT = 10_000
+
+
+def iperf3(path: wanpath.EmulatedPath, seconds: int) -> float:
+    """Receiver-side Gbit/s of one flow from end A to end B."""
+    server = path.popen_b(["iperf3", "-s", "-1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        result = path.run_a(
+            ["iperf3", "-c", path.ip_b, "-t", str(seconds), "-J"],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 60,
+            check=True,
+        )
+    finally:
+        server.wait(timeout=30)
+    return json.loads(result.stdout)["end"]["sum_received"]["bits_per_second"] / 1e9
+
+
+def tcp_settings(path: wanpath.EmulatedPath) -> str:
+    return (
+        path.run_a(
+            ["sysctl", "-n", "net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem", "net.ipv4.tcp_congestion_control"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.replace("\n", " | ")
+        .replace("\t", " ")
+    )
+
+
+def measure(rtt_ms: float, seconds: int) -> dict[str, object]:
+    row: dict[str, object] = {"rtt_ms": rtt_ms, "rate_mbit": RATE_MBIT, "cc": "bbr", "queue": "1 BDP"}
+    with wanpath.emulated_path(rtt_ms=rtt_ms, rate_mbit=RATE_MBIT, tuning="default", cc=None) as path:
+        workdir = Path(f"/var/tmp/srcnet-dtn-effect-{os.getpid()}")
+        fleet = Fleet(workdir=workdir, rootfs=cached_rootfs(), controller_netns=path.ns_r)
+        try:
+            fleet.open()
+            fleet.attach("dtn-a", path.ns_a, path.ip_a)
+            fleet.attach("dtn-b", path.ns_b, path.ip_b)
+            fleet.boot()
+            row["before_settings"] = tcp_settings(path)
+            row["before_gbps"] = round(iperf3(path, seconds), 3)
+            inventory = workdir / "inventory.yml"
+            inventory.write_text(
+                json.dumps(
+                    {
+                        "all": {
+                            "hosts": {h.name: {"ansible_host": h.address} for h in fleet.hosts.values()},
+                            "vars": {
+                                "ansible_user": "root",
+                                "ansible_ssh_private_key_file": str(fleet.key),
+                                "ansible_ssh_common_args": f"-o UserKnownHostsFile={fleet.known_hosts}",
+                                "dtn_tuning_path_bandwidth_gbps": RATE_MBIT / 1000,
+                                "dtn_tuning_path_rtt_ms": rtt_ms,
+                                "dtn_tuning_congestion_control": "bbr",
+                                "dtn_tuning_qdisc": "pfifo_fast",
+                                "dtn_tuning_global_sysctls": False,
+                            },
+                        }
+                    }
+                )
+            )
+            playbook = workdir / "dtn.yml"
+            playbook.write_text(json.dumps([{"name": "DTN tuning", "hosts": "all", "roles": ["dtn_tuning"]}]))
+            env = {
+                **os.environ,
+                "ANSIBLE_CONFIG": str(ROOT / "ansible" / "ansible.cfg"),
+                "ANSIBLE_ROLES_PATH": str(ROOT / "ansible" / "roles"),
+                "ANSIBLE_HOME": str(workdir / "ansible-home"),
+                "ANSIBLE_SSH_CONTROL_PATH_DIR": str(workdir / "ssh-control"),
+                "ANSIBLE_NOCOLOR": "1",
+            }
+            run = subprocess.run(
+                ["ip", "netns", "exec", path.ns_r, "ansible-playbook", "-i", str(inventory), str(playbook)],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=600,
+                check=False,
+            )
+            if run.returncode != 0:
+                raise RuntimeError(run.stdout[-4000:] + run.stderr[-2000:])
+            row["after_settings"] = tcp_settings(path)
+            row["after_gbps"] = round(iperf3(path, seconds), 3)
+            # A to B, both runs together: drops at the bottleneck queue, emulator errors, late releases.
+            stats = path.stats()["ab"]
+            counters = ("drop_queue", "tx_err", "late_gt1ms", "late_gt10ms")
+            row["emulator_ab"] = {k: stats.get(k) for k in counters}
+        finally:
+            problems = fleet.close()
+            if problems:
+                print("cleanup problems:", problems, file=sys.stderr)
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rtt", type=float, action="append", help="RTT in ms (repeatable); 56 and 300")
+    parser.add_argument("--seconds", type=int, default=20, help="length of each iperf3 run")
+    args = parser.parse_args()
+    for rtt in args.rtt or [56.0, 300.0]:
+        print(json.dumps(measure(rtt, args.seconds)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

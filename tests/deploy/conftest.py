@@ -61,6 +61,7 @@ class Deployment:
     fleet: Fleet
     inventory: Path
     vault_password: Path
+    release: str = ""
     runs: int = 0
 
     def host(self, name: str) -> BootedHost:
@@ -317,7 +318,9 @@ def deployment() -> Iterator[Deployment]:
         _pki(workdir / "pki", {n: fleet.hosts[n] for n in SITES})
         inventory = _inventory(workdir / "inventory", fleet, workdir / "pki", archive, release)
         fleet.boot()
-        yield Deployment(fleet=fleet, inventory=inventory, vault_password=workdir / "vault-password")
+        yield Deployment(
+            fleet=fleet, inventory=inventory, vault_password=workdir / "vault-password", release=release
+        )
     finally:
         problems = fleet.close()
         assert not problems, problems

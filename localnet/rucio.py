@@ -248,6 +248,9 @@ def ensure_rucio(
         rows = _psql(pg_port, database, "SELECT DISTINCT pid FROM rucio.heartbeats")
         return {int(pid) for pid in rows.split()}
 
+    def forget_heartbeats(pid: int) -> None:
+        _psql(pg_port, database, f"DELETE FROM rucio.heartbeats WHERE pid = {int(pid)}")
+
     def start_the_daemons() -> None:
         if daemons:
             start_daemons(
@@ -258,6 +261,7 @@ def ensure_rucio(
                 cwd=folder,
                 account=account,
                 heartbeats=heartbeats,
+                forget_heartbeats=forget_heartbeats,
             )
 
     if fresh:

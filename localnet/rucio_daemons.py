@@ -91,16 +91,26 @@ def start_daemons(
     cwd: Path,
     account: str | None,
     heartbeats: Callable[[], set[int]],
+    forget_heartbeats: Callable[[int], None] | None = None,
     timeout: float = 60.0,
 ) -> dict[str, int]:
     """Start every daemon of ``server`` that does not run, as ``account``; wait until each has written its
     heartbeat (``heartbeats()``: the PIDs with one). A daemon that exits or stays silent stops every daemon
-    of the server and raises ServiceError quoting its log. Returns each daemon's PID."""
+    of the server and raises ServiceError quoting its log. Returns each daemon's PID.
+
+    A daemon that died (Rucio's daemons exit when their database goes away at the wrong moment, e.g. a
+    PostgreSQL restart during a heartbeat) is started again here, as systemd's ``Restart=`` does in
+    production; first its old heartbeat is removed (``forget_heartbeats(old_pid)``), or for up to 10
+    minutes the new one would count it as a live worker and take only its share of the work (the
+    judge-evaluator partitions DIDs by live heartbeats)."""
     pids: dict[str, int] = {}
     for daemon, name in zip(DAEMONS, process_names(server), strict=True):
         if running(state, name):
             pids[name] = read_pid(state, name) or 0
             continue
+        old = read_pid(state, name)
+        if old and forget_heartbeats is not None:
+            forget_heartbeats(old)
         pids[name] = start_daemon(
             state, name, daemon_argv(daemon, venv), env=env, cwd=cwd, log_name=f"{name}.log", user=account
         )

@@ -52,7 +52,11 @@ def rucio_server(test_state: StateDir) -> Iterator[RucioServer]:
 
 
 @pytest.fixture
-def rucio(rucio_server: RucioServer) -> RucioAdapter:
+def rucio(rucio_server: RucioServer, test_state: StateDir) -> RucioAdapter:
+    """The adapter on the session's server. Its daemons are started again first if one died, as systemd
+    would in a deployment: a test elsewhere in the session restarts the PostgreSQL they use
+    (tests/faults), and a daemon caught in its heartbeat then exits."""
+    ensure_rucio(test_state, instance=rucio_instance())
     return RucioAdapter(
         RucioConfig(
             url=rucio_server.url,

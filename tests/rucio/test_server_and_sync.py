@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -171,3 +172,32 @@ def test_a_second_instance_runs_beside_with_its_daemons_and_stops_by_their_pids(
     assert not any(is_alive(pid) for pid in daemons.values())
     assert not set(process_names(name)) & set(rucio_processes(test_state))
     assert all(is_alive(pid) for pid in _daemon_pids(test_state, "rucio-" + rucio_instance()).values())
+
+
+def test_a_daemon_that_died_is_started_again_without_its_old_heartbeat(rucio_server, test_state) -> None:  # type: ignore[no-untyped-def]
+    """A Rucio daemon caught by a PostgreSQL restart exits (seen in CI: tests/faults restarts the shared
+    PostgreSQL). The next ensure_rucio starts it again, as systemd's Restart= would, and removes the dead
+    one's heartbeat first: a judge-evaluator that counted it would take only half of the DIDs."""
+    from localnet.postgres import ensure_postgres
+    from localnet.rucio import _psql
+
+    name = "rucio-" + rucio_instance()
+    evaluator = f"{name}.judge-evaluator"
+    old = _daemon_pids(test_state, name)[evaluator]
+    database, port = rucio_server.database, ensure_postgres(test_state)
+
+    def evaluator_heartbeats() -> set[int]:
+        rows = _psql(
+            port, database, "SELECT pid FROM rucio.heartbeats WHERE readable LIKE '%judge-evaluator%'"
+        )
+        return {int(pid) for pid in rows.split()}
+
+    assert old in evaluator_heartbeats()
+    os.kill(old, signal.SIGKILL)  # ours: started by this session's rucio_server fixture
+    wait_until(lambda: not is_alive(old), timeout=10, what="the evaluator to die")
+    assert old in evaluator_heartbeats()  # a daemon killed mid-flight leaves its heartbeat behind
+
+    ensure_rucio(test_state, instance=rucio_instance())
+    new = _daemon_pids(test_state, name)[evaluator]
+    assert new != old and is_alive(new)
+    assert evaluator_heartbeats() == {new}

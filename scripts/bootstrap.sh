@@ -24,7 +24,7 @@ DEBIAN_PACKAGES=(
   # the fts3 client builds M2Crypto when no wheel fits
   swig libssl-dev
   # ansible/ and its booted-host tests (tests/deploy): Debian 12 hosts made by debootstrap, booted by nspawn
-  ansible ansible-lint debootstrap systemd-container
+  ansible ansible-lint debootstrap systemd-container openssh-client
   # monitoring: the local network's Prometheus, Alertmanager and node exporter (docs/monitoring.md)
   prometheus prometheus-alertmanager prometheus-node-exporter
 )

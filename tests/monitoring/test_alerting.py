@@ -11,14 +11,12 @@ import json
 import os
 import pwd
 import re
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
 import yaml
-from django.conf import settings
 from django.utils import timezone
 
 from localnet.monitoring import (
@@ -27,12 +25,9 @@ from localnet.monitoring import (
     Monitoring,
     ensure_monitoring,
     get_json,
-    reset_monitoring_data,
-    stop_monitoring,
 )
-from localnet.processes import account_of, is_alive, read_pid, stop_pid, wait_for_port
-from localnet.stack import VENV_BIN, metrics_multiproc_dir, platform_process, spawn_platform_process
-from localnet.state import StateDir, free_port
+from localnet.processes import account_of, is_alive, read_pid
+from localnet.state import StateDir
 from replicas.choices import ProductState
 from replicas.models import DataProduct
 from schedulers.models import PushCycle
@@ -40,38 +35,13 @@ from tests.conftest import wait_until
 from transfers.choices import FileState, JobState
 from transfers.models import TransferJob
 
+from .conftest import query, running_monitoring
 from .data import GIB, copy, product
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 ALERT = "SRCNetAccessLinkBelowTarget"
 DASHBOARDS = RULES_DIR.parent.parent / "grafana"
-
-
-@pytest.fixture
-def control_plane(test_state: StateDir, django_db_setup) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    """The control plane's web server (gunicorn, two workers, as localnet runs it) on the test database."""
-    env, account = platform_process(test_state, test_state.path.name)
-    env["SRCNET_DB_NAME"] = str(settings.DATABASES["default"]["NAME"])
-    env["SRCNET_METRICS_WORKER_PING_TIMEOUT"] = "0.2"
-    env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_multiproc_dir(test_state, "pytest-web", account))
-    port = free_port()
-    argv = [
-        str(VENV_BIN / "gunicorn"),
-        "--no-control-socket",
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--workers",
-        "2",
-        "srcnet.wsgi:application",
-    ]
-    log = test_state.sub("log") / "pytest-monitoring-web.log"
-    proc = spawn_platform_process(argv, env, account, log)
-    try:
-        wait_for_port(port, pid=proc.pid, what="gunicorn", timeout=30)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop_pid(proc.pid, timeout=20)
 
 
 def fast_rules(state: StateDir) -> Path:
@@ -90,31 +60,15 @@ def fast_rules(state: StateDir) -> Path:
 
 @pytest.fixture
 def monitoring(test_state: StateDir, control_plane: str, https_fts3: str) -> Iterator[Monitoring]:
-    name = test_state.path.name
-    stop_monitoring(test_state)
-    reset_monitoring_data(test_state)
-    try:
-        yield ensure_monitoring(
-            test_state,
-            name,
-            control_plane=control_plane,
-            fts3=https_fts3,
-            rule_files=[fast_rules(test_state)],
-            interval="2s",
-            group_wait="1s",
-        )
-    finally:
-        stopped = stop_monitoring(test_state)
-        reset_monitoring_data(test_state)
-        assert stopped == list(DAEMONS)
-
-
-def query(monitoring: Monitoring, promql: str) -> list[dict]:  # type: ignore[type-arg]
-    answer = get_json(
-        f"{monitoring.prometheus_url}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
-    )
-    assert answer["status"] == "success", answer
-    return list(answer["data"]["result"])
+    with running_monitoring(
+        test_state,
+        control_plane=control_plane,
+        fts3=https_fts3,
+        rule_files=[fast_rules(test_state)],
+        interval="2s",
+        group_wait="1s",
+    ) as monitoring:
+        yield monitoring
 
 
 def waiting_products(count: int) -> list[DataProduct]:

@@ -6,27 +6,21 @@ page working, with a note; without one the page is as it was."""
 from __future__ import annotations
 
 import re
-import urllib.parse
 from collections.abc import Iterator
 
 import pytest
 from django.test import Client
 
 from localnet.monitoring import (
-    DAEMONS,
     Monitoring,
-    ensure_monitoring,
-    get_json,
-    reset_monitoring_data,
-    stop_monitoring,
 )
 from localnet.state import StateDir, free_port
 from tests.conftest import wait_until
 from transfers.choices import FileState, JobState
 from transfers.models import TransferJob
 
+from .conftest import query, running_monitoring
 from .data import GIB, copy
-from .test_alerting import control_plane  # noqa: F401  (the fixture: gunicorn on the test database)
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -34,25 +28,9 @@ FLOWS = "/transfers/flows/"
 
 
 @pytest.fixture
-def prometheus(test_state: StateDir, control_plane: str) -> Iterator[Monitoring]:  # noqa: F811
-    stop_monitoring(test_state)
-    reset_monitoring_data(test_state)
-    try:
-        yield ensure_monitoring(
-            test_state, test_state.path.name, control_plane=control_plane, fts3=None, interval="1s"
-        )
-    finally:
-        stopped = stop_monitoring(test_state)
-        reset_monitoring_data(test_state)
-        assert stopped == list(DAEMONS)
-
-
-def instant(monitoring: Monitoring, promql: str) -> list[dict]:  # type: ignore[type-arg]
-    answer = get_json(
-        f"{monitoring.prometheus_url}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
-    )
-    assert answer["status"] == "success", answer
-    return list(answer["data"]["result"])
+def prometheus(test_state: StateDir, control_plane: str) -> Iterator[Monitoring]:
+    with running_monitoring(test_state, control_plane=control_plane, fts3=None, interval="1s") as monitoring:
+        yield monitoring
 
 
 def history_rows(html: str) -> dict[str, dict[str, str]]:
@@ -77,7 +55,7 @@ def test_the_flows_page_shows_the_access_links_history_from_prometheus(
     copy(job, 0, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=FileState.FINISHED, size=GIB)
     low = 'srcnet_access_link_achieved_bits_per_second{telescope="SKA1-Low"}'
     scraped = wait_until(
-        lambda: instant(prometheus, f"{low} > 0"),
+        lambda: query(prometheus, f"{low} > 0"),
         timeout=60,
         interval=0.5,
         what="the achieved rate in Prometheus",

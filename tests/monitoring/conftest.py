@@ -1,0 +1,74 @@
+"""Fixtures and helpers the monitoring tests that run the real Prometheus share: the control plane's web
+server on the test database, a fresh local Prometheus and Alertmanager around a test, and an instant
+query."""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from django.conf import settings
+
+from localnet.monitoring import (
+    DAEMONS,
+    Monitoring,
+    ensure_monitoring,
+    get_json,
+    reset_monitoring_data,
+    stop_monitoring,
+)
+from localnet.processes import stop_pid, wait_for_port
+from localnet.stack import VENV_BIN, metrics_multiproc_dir, platform_process, spawn_platform_process
+from localnet.state import StateDir, free_port
+
+
+@pytest.fixture
+def control_plane(test_state: StateDir, django_db_setup) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The control plane's web server (gunicorn, two workers, as localnet runs it) on the test database."""
+    env, account = platform_process(test_state, test_state.path.name)
+    env["SRCNET_DB_NAME"] = str(settings.DATABASES["default"]["NAME"])
+    env["SRCNET_METRICS_WORKER_PING_TIMEOUT"] = "0.2"
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_multiproc_dir(test_state, "pytest-web", account))
+    port = free_port()
+    argv = [
+        str(VENV_BIN / "gunicorn"),
+        "--no-control-socket",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "2",
+        "srcnet.wsgi:application",
+    ]
+    log = test_state.sub("log") / "pytest-monitoring-web.log"
+    proc = spawn_platform_process(argv, env, account, log)
+    try:
+        wait_for_port(port, pid=proc.pid, what="gunicorn", timeout=30)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_pid(proc.pid, timeout=20)
+
+
+@contextmanager
+def running_monitoring(test_state: StateDir, **options: Any) -> Iterator[Monitoring]:
+    """The state's Prometheus, Alertmanager and exporters started afresh (no data of an earlier test) with
+    ``options`` (ensure_monitoring's), stopped by PID and their data removed afterwards, also on failure."""
+    stop_monitoring(test_state)
+    reset_monitoring_data(test_state)
+    try:
+        yield ensure_monitoring(test_state, test_state.path.name, **options)
+    finally:
+        stopped = stop_monitoring(test_state)
+        reset_monitoring_data(test_state)
+        assert stopped == list(DAEMONS)
+
+
+def query(monitoring: Monitoring, promql: str) -> list[dict]:  # type: ignore[type-arg]
+    """An instant query's series; the query must succeed."""
+    answer = get_json(
+        f"{monitoring.prometheus_url}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+    )
+    assert answer["status"] == "success", answer
+    return list(answer["data"]["result"])

@@ -39,25 +39,26 @@ def visible_products(user: Any, queryset: QuerySet | None = None) -> QuerySet:  
     return (queryset if queryset is not None else DataProduct.objects.all()).filter(product_condition(user))
 
 
+def hidden_products(user: Any) -> QuerySet | None:  # type: ignore[type-arg]
+    """The products ``user`` may not see; None for an operator (nothing hidden). Records that name a
+    product by its DID or its id are filtered against this one query."""
+    if is_operator(user):
+        return None
+    from replicas.models import DataProduct
+
+    return DataProduct.objects.exclude(product_condition(user))
+
+
 def hidden_dids(user: Any) -> QuerySet | None:  # type: ignore[type-arg]
     """The DIDs ("scope:name") of the products ``user`` may not see, for filtering transfer jobs by their
-    ``metadata.product``; None for an operator (nothing hidden)."""
-    if is_operator(user):
+    ``metadata.product``; None for an operator."""
+    hidden = hidden_products(user)
+    if hidden is None:
         return None
     from django.db.models import Value
     from django.db.models.functions import Concat
 
-    from replicas.models import DataProduct
-
-    return (
-        DataProduct.objects.exclude(product_condition(user))
-        .annotate(did_text=Concat("scope", Value(":"), "name"))
-        .values("did_text")
-    )
-
-
-def may_see(user: Any, product: Any) -> bool:
-    return visible_products(user).filter(pk=product.pk).exists()
+    return hidden.annotate(did_text=Concat("scope", Value(":"), "name")).values("did_text")
 
 
 def visible_jobs(user: Any, queryset: QuerySet, job_prefix: str = "") -> QuerySet:  # type: ignore[type-arg]
@@ -77,17 +78,12 @@ def visible_jobs(user: Any, queryset: QuerySet, job_prefix: str = "") -> QuerySe
 def visible_events(user: Any, queryset: QuerySet) -> QuerySet:  # type: ignore[type-arg]
     """Audit events without those about a product ``user`` may not see (``target_type`` product, its id in
     ``target_id``)."""
-    if is_operator(user):
+    hidden_rows = hidden_products(user)
+    if hidden_rows is None:
         return queryset
     from django.db.models.functions import Cast
 
-    from replicas.models import DataProduct
-
-    hidden = (
-        DataProduct.objects.exclude(product_condition(user))
-        .annotate(id_text=Cast("pk", output_field=models.CharField()))
-        .values("id_text")
-    )
+    hidden = hidden_rows.annotate(id_text=Cast("pk", output_field=models.CharField())).values("id_text")
     return queryset.exclude(target_type="product", target_id__in=hidden)
 
 

@@ -10,8 +10,11 @@ is submitted is the last one: it stays on the product, so it can be compared wit
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from collections.abc import Iterable
+
+from django.db.models import Q
 
 from replicas.models import DataProduct
 
@@ -26,6 +29,12 @@ def predictions(legs: Iterable[Leg], due: Iterable[int], load: LaneLoad) -> dict
     carries to an SRC; ``due``: the indices of the legs this cycle submits."""
     legs = list(legs)
     due = set(due)
+    # Start times on each lane, sorted: how many legs start before a given one is a bisection.
+    starts: dict[tuple[str, str], list[float]] = {}
+    for other in legs:
+        starts.setdefault((other.source, other.destination), []).append(other.start_s)
+    for times in starts.values():
+        times.sort()
     out: dict[str, tuple[float, str]] = {}
     for index, leg in enumerate(legs):
         if leg.role not in FIRST_COPY:
@@ -38,11 +47,7 @@ def predictions(legs: Iterable[Leg], due: Iterable[int], load: LaneLoad) -> dict
         if start_index in due:
             why = f"moving on {lane[0]} -> {lane[1]} since this cycle: {how}"
         else:
-            ahead = sum(
-                1
-                for other in legs
-                if (other.source, other.destination) == lane and other.start_s < start.start_s
-            )
+            ahead = bisect.bisect_left(starts[lane], start.start_s)
             room = max(0, load.depth - load.counts[lane])  # before this cycle's submissions
             reason = (
                 f"the lane carries {load.depth} product(s) at once"
@@ -63,10 +68,16 @@ def predictions(legs: Iterable[Leg], due: Iterable[int], load: LaneLoad) -> dict
 
 def record(found: dict[str, tuple[float, str]], now: dt.datetime) -> int:
     """Write each product's predicted arrival and its reason; returns how many products were updated."""
-    updated = 0
-    for did, (seconds, why) in found.items():
-        scope, _, name = did.partition(":")
-        updated += DataProduct.objects.filter(scope=scope, name=name).update(
-            predicted_arrival=now + dt.timedelta(seconds=max(0.0, seconds)), arrival_note=why[:300]
-        )
-    return updated
+    if not found:
+        return 0
+    pairs = [did.partition(":")[::2] for did in found]
+    wanted = Q()
+    for scope, name in pairs:
+        wanted |= Q(scope=scope, name=name)
+    products = list(DataProduct.objects.filter(wanted).only("pk", "scope", "name"))
+    for product in products:
+        seconds, why = found[product.did]
+        product.predicted_arrival = now + dt.timedelta(seconds=max(0.0, seconds))
+        product.arrival_note = why[:300]
+    DataProduct.objects.bulk_update(products, ["predicted_arrival", "arrival_note"])
+    return len(products)

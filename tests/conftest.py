@@ -25,6 +25,33 @@ REFERENCE_TOPOLOGY = PROJECT_ROOT / "topology" / "data" / "reference.yaml"
 ARTIFACTS = PROJECT_ROOT / "test-artifacts"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _flush_survives_a_deadlock() -> Iterator[None]:
+    """A transactional test ends with Django's flush, one TRUNCATE of every table. The session's Celery
+    worker may still be running a task left by an earlier test (a retry after its back-off) and read two
+    of those tables inside one transaction; PostgreSQL then finds a deadlock and aborts one side, and if
+    that is the TRUNCATE the next test starts on the rows of the last (CI, stop 20: "deadlock detected",
+    then "Storage endpoint with this Name already exists"). PostgreSQL's advice for a deadlock is to run
+    the transaction again, which is what this does, a few times; any other error is raised at once."""
+    from django.db import OperationalError
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    plain = DatabaseOperations.execute_sql_flush
+
+    def flush_again_after_a_deadlock(self, sql_list):  # type: ignore[no-untyped-def]
+        for attempt in range(5):
+            try:
+                return plain(self, sql_list)
+            except OperationalError as error:
+                if "deadlock detected" not in str(error) or attempt == 4:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
+
+    DatabaseOperations.execute_sql_flush = flush_again_after_a_deadlock  # type: ignore[method-assign]
+    yield
+    DatabaseOperations.execute_sql_flush = plain  # type: ignore[method-assign]
+
+
 @pytest.fixture(scope="session")
 def test_state() -> StateDir:
     return StateDir.named(os.environ.get("SRCNET_STATE", "test"))

@@ -34,3 +34,14 @@ class ProductState(models.TextChoices):
     PLACING = "placing", "Being placed"
     PLACED = "placed", "All replicas available"
     FAILED = "failed", "A replica failed"
+
+
+class ProductType(models.TextChoices):
+    """What an observatory data product is (the SKA's observatory data product kinds a search names)."""
+
+    VISIBILITIES = "visibilities", "Calibrated visibilities"
+    CONTINUUM_IMAGE = "continuum_image", "Continuum image"
+    SPECTRAL_CUBE = "spectral_cube", "Spectral line cube"
+    PULSAR_TIMING = "pulsar_timing", "Pulsar timing data"
+    CALIBRATION = "calibration", "Calibration tables"
+    OTHER = "other", "Other"

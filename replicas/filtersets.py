@@ -5,7 +5,7 @@ from django.db.models import Q, QuerySet
 
 from srcnet.api.filters import UtcIsoDateTimeFilter
 
-from .choices import ProductState, ReplicaState
+from .choices import ProductState, ProductType, ReplicaState
 from .models import DataProduct, Replica, ReplicaPolicy
 
 
@@ -16,10 +16,14 @@ class DataProductFilterSet(django_filters.FilterSet):
     state = django_filters.MultipleChoiceFilter(choices=ProductState.choices)
     replica_at = django_filters.CharFilter(field_name="replicas__endpoint__name", label="Has a replica at")
     created_after = UtcIsoDateTimeFilter(field_name="created", lookup_expr="gte")
+    created_before = UtcIsoDateTimeFilter(field_name="created", lookup_expr="lt")
+    project = django_filters.CharFilter(field_name="project__code")
+    observation_id = django_filters.CharFilter()
+    product_type = django_filters.MultipleChoiceFilter(choices=ProductType.choices)
 
     class Meta:
         model = DataProduct
-        fields = ["scope", "name", "telescope", "source", "state", "priority"]
+        fields = ["scope", "name", "telescope", "source", "state", "priority", "project", "observation_id"]
 
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         scope, _, did_name = value.partition(":")

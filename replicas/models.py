@@ -6,12 +6,16 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-from .choices import DEFAULT_DEGRADE_ORDER, DegradeStep, PolicyKind, ProductState, ReplicaState
+from .choices import DEFAULT_DEGRADE_ORDER, DegradeStep, PolicyKind, ProductState, ProductType, ReplicaState
 
 scope_validator = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9._-]{0,24}$", "A Rucio scope: up to 25 letters, digits, '.-_'."
 )
 did_name_validator = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", "Letters, digits, '.', '-' or '_'.")
+observation_validator = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$",
+    "An observation id: up to 64 letters, digits, '.', ':', '-' or '_'.",
+)
 adler32_validator = RegexValidator(r"^[0-9a-f]{8}$", "An adler32 checksum is 8 lower-case hex digits.")
 
 
@@ -53,6 +57,13 @@ class DataProduct(models.Model):
         help_text="When its first copy reaches its SRC, by the push loop's plan (schedulers/arrivals.py)",
     )
     arrival_note = models.CharField(max_length=300, blank=True, help_text="Why it arrives then, not sooner")
+    observation_id = models.CharField(
+        max_length=64,
+        blank=True,
+        validators=[observation_validator],
+        help_text="The observation (scheduling block) it was made from, as the SDP names it",
+    )
+    product_type = models.CharField(max_length=24, choices=ProductType.choices, blank=True)
 
     class Meta:
         ordering = ["-created", "scope", "name"]

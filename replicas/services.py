@@ -39,6 +39,8 @@ def register_product(
     priority: int = 3,
     source: StorageEndpoint | None = None,
     project: Project | None = None,
+    observation_id: str = "",
+    product_type: str = "",
 ) -> DataProduct:
     """Record a product the SDP has written, with its files; its SDP replica is available at once. A
     product of a ``project`` is proprietary to its members for the project's ``proprietary_days``."""
@@ -48,7 +50,15 @@ def register_product(
         source = StorageEndpoint.objects.filter(site=telescope, role=StorageRole.SDP, is_active=True).first()
         if source is None:
             raise ValidationError({"telescope": f"{telescope.name} has no active SDP storage endpoint."})
-    product = DataProduct(scope=scope, name=name, telescope=telescope, source=source, priority=priority)
+    product = DataProduct(
+        scope=scope,
+        name=name,
+        telescope=telescope,
+        source=source,
+        priority=priority,
+        observation_id=observation_id,
+        product_type=product_type,
+    )
     if project is not None:
         product.project = project
         product.proprietary_until = timezone.now() + dt.timedelta(days=project.proprietary_days)

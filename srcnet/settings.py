@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "operations",
     "campaigns",
     "monitoring",
+    "rules",
 ]
 
 MIDDLEWARE = [

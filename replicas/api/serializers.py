@@ -75,6 +75,8 @@ class DataProductSerializer(serializers.ModelSerializer):
             "telescope",
             "source",
             "project",
+            "observation_id",
+            "product_type",
             "proprietary_until",
             "predicted_arrival",
             "arrival_note",
@@ -102,6 +104,8 @@ class DataProductSerializer(serializers.ModelSerializer):
                 priority=validated_data.get("priority", 3),
                 source=validated_data.get("source"),
                 project=validated_data.get("project"),
+                observation_id=validated_data.get("observation_id", ""),
+                product_type=validated_data.get("product_type", ""),
             )
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from exc

@@ -16,6 +16,7 @@ from schedulers.services import push_product
 
 from .. import filtersets
 from ..models import DataProduct, Replica, ReplicaPolicy
+from ..selectors import product_transfers
 from . import serializers as s
 
 
@@ -43,6 +44,13 @@ class DataProductViewSet(
         """Only the products the account may see (projects/visibility.py): another project's proprietary
         product is a 404, as if it did not exist."""
         return visible_products(self.request.user, super().get_queryset())
+
+    def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """The product with every replica and, to see where its bytes are moving, its transfer jobs."""
+        product = self.get_object()
+        data = dict(self.get_serializer(product).data)
+        data["transfers"] = product_transfers(product)
+        return Response(data)
 
     @extend_schema(request=None, responses={200: s.ReplicaSerializer(many=True)})
     @action(detail=True, methods=["post"])

@@ -18,6 +18,7 @@ urlpatterns = [
     path("topology/", include("topology.api.urls")),
     path("projects/", include("projects.api.urls")),
     path("replicas/", include("replicas.api.urls")),
+    path("rules/", include("rules.api.urls")),
     path("transfers/", include("transfers.api.urls")),
     path("schedulers/", include("schedulers.api.urls")),
     path("operations/", include("operations.api.urls")),

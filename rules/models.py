@@ -1,0 +1,40 @@
+"""A scientist's (or an operator's) request for copies of data products at SRC storage: a rule."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from .choices import USER_ACTIVITY
+
+
+class Rule(models.Model):
+    """``copies`` copies of each selected product on the storage ``rse_expression`` selects, until
+    ``expires_at`` (never when empty). ``selection`` records what was asked for (one product, or the
+    metadata filters); ``products`` what it resolved to when the rule was made (later products do not join:
+    that is a subscription's job). In embedded mode ``replicas`` are the copies the push loop makes for
+    it; in Rucio mode ``rucio_rules`` maps each product's DID to its Rucio rule (under ``rucio_account``)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rules")
+    selection = models.JSONField(default=dict, help_text="What was asked for: a product, or metadata filters")
+    products = models.ManyToManyField("replicas.DataProduct", related_name="rules")
+    rse_expression = models.CharField(max_length=500, help_text="As given (or the named SRCs' storage)")
+    destinations = models.JSONField(default=list, help_text="The storage endpoints it matched when made")
+    copies = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+    activity = models.CharField(max_length=64, default=USER_ACTIVITY)
+    priority = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(5)]
+    )
+    expires_at = models.DateTimeField(null=True, blank=True)
+    comment = models.CharField(max_length=200, blank=True)
+    replicas = models.ManyToManyField("replicas.Replica", related_name="rules", blank=True)
+    rucio_account = models.CharField(max_length=25, blank=True)
+    rucio_rules = models.JSONField(default=dict, blank=True, help_text="Product DID -> Rucio rule id")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"rule {self.pk} of {self.owner} to {self.rse_expression}"

@@ -22,6 +22,12 @@ class ServiceError(RuntimeError):
     """A local service could not be started or did not become ready."""
 
 
+# The Popen of every daemon this process started, kept until it is reaped here. A Popen that is garbage
+# collected polls its child once, so a daemon that had already exited was reaped by the collector and its
+# exit status lost (the "exited before opening port" message then could not say how it ended).
+_STARTED: dict[int, subprocess.Popen[bytes]] = {}
+
+
 def pid_file(state: StateDir, name: str) -> Path:
     return state.sub("pids") / f"{name}.pid"
 
@@ -93,6 +99,7 @@ def start_daemon(
             start_new_session=True,
             **drop_to(user),
         )
+    _STARTED[proc.pid] = proc
     pid_file(state, name).write_text(str(proc.pid))
     return proc.pid
 
@@ -124,6 +131,13 @@ def stop_pid(pid: int, *, timeout: float = 10.0, sig: int = signal.SIGTERM) -> N
 
 def _exit_status(pid: int) -> str:
     """How a child of ours ended (", exit status N" / ", killed by signal N"), if it can be told."""
+    proc = _STARTED.get(pid)
+    if proc is not None:
+        code = proc.poll()
+        if code is None:
+            return ""
+        del _STARTED[pid]
+        return f", killed by signal {-code}" if code < 0 else f", exit status {code}"
     try:
         done, status = os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:
@@ -136,6 +150,11 @@ def _exit_status(pid: int) -> str:
 
 
 def _reap(pid: int) -> None:
+    proc = _STARTED.get(pid)
+    if proc is not None:
+        if proc.poll() is not None:
+            del _STARTED[pid]
+        return
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
 

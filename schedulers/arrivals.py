@@ -48,9 +48,9 @@ def predictions(legs: Iterable[Leg], due: Iterable[int], load: LaneLoad) -> dict
             why = f"moving on {lane[0]} -> {lane[1]} since this cycle: {how}"
         else:
             ahead = bisect.bisect_left(starts[lane], start.start_s)
-            room = max(0, load.depth - load.counts[lane])  # before this cycle's submissions
+            room = max(0, load.depth_of(lane) - load.counts[lane])  # before this cycle's submissions
             reason = (
-                f"the lane carries {load.depth} product(s) at once"
+                f"the lane carries {load.depth_of(lane)} product(s) at once"
                 if ahead >= room
                 else "the access link and the lanes' shares"
             )

@@ -9,6 +9,7 @@ copy still queued; a relayed copy holds both its hops."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -23,23 +24,39 @@ Lane = tuple[str, str]
 
 @dataclass
 class LaneLoad:
-    """Products in flight per lane against the lane depth; the cycle takes room as it submits."""
+    """Products in flight per lane against the lane's depth; the cycle takes room as it submits.
+
+    ``depth`` is ``SRCNET_LANE_DEPTH``, for a lane whose copies in flight one product's files fill; a lane
+    the plan gives more copies than a product has files (a long path with small files) is deepened so that
+    enough products wait at the transfer service to fill them (``deepen``)."""
 
     depth: int
     counts: Counter[Lane] = field(default_factory=Counter)
+    depths: dict[Lane, int] = field(default_factory=dict)
+
+    def depth_of(self, lane: Lane) -> int:
+        return self.depths.get(lane, self.depth)
+
+    def deepen(self, lane: Lane, *, copies: int, files_per_product: int) -> None:
+        """Let ``lane`` carry enough products for ``copies`` copies in flight, each product bringing
+        ``files_per_product``, plus the depth's products waiting behind them."""
+        needed = math.ceil(copies / max(1, files_per_product)) + self.depth - 1
+        self.depths[lane] = max(self.depth_of(lane), needed)
 
     def is_full(self, lane: Lane) -> bool:
-        return self.counts[lane] >= self.depth
+        return self.counts[lane] >= self.depth_of(lane)
 
     def take(self, lane: Lane) -> None:
         self.counts[lane] += 1
 
     def full(self) -> set[Lane]:
-        return {lane for lane, n in self.counts.items() if n >= self.depth}
+        return {lane for lane in self.counts if self.is_full(lane)}
 
     def room(self) -> dict[Lane, int]:
-        """Room on each lane that carries something (a lane not in it has ``depth``)."""
-        return {lane: max(0, self.depth - n) for lane, n in self.counts.items()}
+        """Room on each lane that carries something or was deepened (a lane not in it has ``depth``)."""
+        return {
+            lane: max(0, self.depth_of(lane) - self.counts[lane]) for lane in {*self.counts, *self.depths}
+        }
 
 
 def lane_depth() -> int:

@@ -129,6 +129,7 @@ def submit_first(
         "priority": hints.priority,
         "streams": hints.streams,
         "files": hints.concurrent_files,
+        "lane_files": hints.lane_files,
         "slot": leg.start_slot,
     }
 
@@ -166,6 +167,7 @@ def submit_copy(replica_id: int, leg: Leg, tool: Transfertool, *, note: str = ""
         "priority": hints.priority,
         "streams": hints.streams,
         "files": hints.concurrent_files,
+        "lane_files": hints.lane_files,
         "slot": leg.start_slot,
     }
 
@@ -202,9 +204,9 @@ def _submit_job(
                     metadata={"product": product.did, "file": f.name},
                 )
             )
-    # The plan's concurrent files become each hop's link concurrency (a reserved path: fixed, no optimizer),
+    # The lane's copies in flight become each hop's link concurrency (a reserved path: fixed, no optimizer),
     # through the transfertool's /config/links, so any FTS3 obeys it (Rucio's conveyor's jobs too).
-    enforce_links(tool, hop_links(tool, hops, scheme, hints.concurrent_files))
+    enforce_links(tool, hop_links(tool, hops, scheme, hints.lane_files))
     if through_rucio():
         rule_id = place_by_rule(product, hops[-1][1], replica, activity=ACTIVITY)
         return rule_id, f"{RUCIO_RULE_REASON} {rule_id}"
@@ -222,6 +224,7 @@ def _submit_job(
                 "streams": hints.streams,
                 "streams_per_file": hints.streams_per_file,
                 "files": hints.concurrent_files,
+                "lane_files": hints.lane_files,
                 "multihop": multihop,
                 # the plan's rate for this leg, and when it expects the copy to arrive (Unix time; plan
                 # times count from now): the planned bit/s and arrival delay metrics (monitoring/selectors.py)

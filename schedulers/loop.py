@@ -4,7 +4,8 @@ Each cycle (a Celery beat task, ``schedulers.push_cycle``) snapshots the topolog
 the SDPs and the second copies whose first copy has arrived, plans each telescope's share of them under
 the telescope's stored policy (translated by ``snapshot.planner_policy``) with what the lanes delivered so
 far (the measurement history), and submits, for every lane with room, the first leg whose slot has come
-and the legs after it while the lane has room (``lane_load``: up to ``SRCNET_LANE_DEPTH`` products at once):
+and the legs after it while the lane has room (``lane_load``: up to ``SRCNET_LANE_DEPTH`` products at once,
+more on a lane whose planned copies in flight need more products to fill them):
 
 * a primary leg as one job (streams and concurrent files from the plan);
 * a relay leg and the forward leg that waits for it as one multihop job through the distribution centre;
@@ -205,6 +206,9 @@ def _plan(
     result = with_outage_events(result, down, stored.telescope.name)
     # Legs that wait for another leg of this plan go with it (forward) or in a later plan (second copies).
     skip = {i for i, leg in enumerate(result.legs) if leg.depends_on is not None}
+    # A lane planned with more copies in flight than a product has files carries more products at once.
+    for leg in result.legs:
+        load.deepen((leg.source, leg.destination), copies=leg.lane_copies, files_per_product=leg.files)
     due = due_legs(
         result,
         now_s=0.0,

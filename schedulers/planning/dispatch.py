@@ -21,9 +21,11 @@ from .types import Leg, Plan
 class JobHints:
     """What a transfer job for one leg should ask of the transfertool.
 
-    ``streams`` is what the lane runs in all (each of its ``concurrent_files`` copies with
-    ``streams_per_file``, FTS3's per-copy ``nostreams``): the plan's streams rounded up so that every file
-    has its share, and capped at what every third-party-copy scheme honours per file."""
+    ``lane_files`` is the copies the lane keeps in flight (its link limit at the transfer service), of
+    which this job's files are ``concurrent_files``; each copy gets ``streams_per_file`` (FTS3's per-copy
+    ``nostreams``): the lane's planned streams shared by its copies, rounded up so that every copy has its
+    share, and capped at what every third-party-copy scheme honours per file. ``streams`` is this job's
+    part of them."""
 
     priority: int
     streams: int
@@ -31,6 +33,7 @@ class JobHints:
     max_rate_bps: float
     activity: str
     streams_per_file: int = 1
+    lane_files: int = 1
 
 
 def due_legs(
@@ -80,7 +83,7 @@ def job_hints(leg: Leg) -> JobHints:
     The plan's streams are the lane's (tuning.py); FTS3's ``nostreams`` is per copy, so each of the
     ``files`` copies at once gets its share."""
     files = max(1, leg.files)
-    per_file = streams_per_file(leg.streams, files)
+    per_file = streams_per_file(leg.streams, leg.lane_copies)
     return JobHints(
         priority=leg.priority,
         streams=per_file * files,
@@ -88,4 +91,5 @@ def job_hints(leg: Leg) -> JobHints:
         max_rate_bps=leg.rate_bps,
         activity=f"SKA push ({leg.role.value})",
         streams_per_file=per_file,
+        lane_files=leg.lane_copies,
     )

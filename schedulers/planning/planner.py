@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .lanes import build_lanes, normalised_shares
 from .policies import DegradeStep, Hop, ReplicaPolicy, replicas_of, routes
-from .tuning import effective_stream_bps, streams_and_files
+from .tuning import copies_at_once, effective_stream_bps, streams_and_files
 from .types import (
     Lane,
     Leg,
@@ -193,6 +193,9 @@ class Planner:
         streams, files = streams_and_files(
             max(burst, 1.0), self.stream_bps[lane.key], product.files, self.config
         )
+        file_bytes = product.size_bytes / max(1, product.files)
+        copies = max(files, copies_at_once(file_bytes, lane.rtt_ms, max(burst, 1.0), self.config))
+        files = min(copies, max(1, product.files))  # this product's part of the lane's copies
         leg = Leg(
             product.id,
             role,
@@ -209,6 +212,7 @@ class Planner:
             depends_on,
             product.size_bytes * self.cost_per_byte[lane.key],
             product.size_bytes,
+            lane_files=copies,
         )
         self.legs.append(leg)
         return leg

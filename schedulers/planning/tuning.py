@@ -6,6 +6,8 @@ Model (docs/scheduler.md):
              in [0.0001, 1]; a transfer that kept up with its pace (>= 85 %) only bounds k from below
   streams  = ceil(rate / (k * ceiling)),                        1 <= streams <= max_streams
   files    = max(ceil(rate / per_file_bps), ceil(streams / max_streams_per_file)), <= max_files, <= files
+  copies   = the lane's copies in flight: the fewest that keep it busy despite each copy's cold start
+             (copies_at_once), at least ``files``, <= max_files
 With no measurement k = 1: the plan trusts physics until the path says otherwise."""
 
 from __future__ import annotations
@@ -86,3 +88,43 @@ def streams_and_files(
         math.ceil(rate_bps / config.per_file_bps - 1e-9), math.ceil(streams / config.max_streams_per_file)
     )
     return streams, max(1, min(files, config.max_files, product_files))
+
+
+def copy_dead_time_s(file_bytes: float, rtt_ms: float, share_bps: float, config: PlanConfig) -> float:
+    """The time one cold copy costs beyond its bytes at ``share_bps``: the fixed overhead, the round trips
+    before its first byte, and slow start (the window doubles each round trip from the initial window up
+    to the share's delay-bandwidth product; what it sends meanwhile is not lost)."""
+    rtt = rtt_ms / 1000.0
+    bdp = share_bps * rtt / 8
+    rounds = max(0, math.ceil(math.log2(max(1.0, bdp / config.initial_window_bytes))))
+    sent_in_slow_start = min(file_bytes, config.initial_window_bytes * (2**rounds - 1))
+    slow_start_lost = max(0.0, rounds * rtt - sent_in_slow_start * 8 / share_bps)
+    return config.copy_overhead_s + config.copy_setup_rtts * rtt + slow_start_lost
+
+
+def lane_utilisation(
+    copies: int, file_bytes: float, rtt_ms: float, rate_bps: float, config: PlanConfig
+) -> float:
+    """The share of time a lane that always has ``copies`` copies in flight carries its rate.
+
+    On a full lane each copy gets rate/copies, so its bytes take ``copies * file_bytes * 8 / rate``; a copy
+    spends the dead time (``copy_dead_time_s``) before that. The lane idles only while every copy is in its
+    dead time: with copies at independent phases, (dead / (dead + bytes time)) ** copies of the time."""
+    share = rate_bps / copies
+    dead = copy_dead_time_s(file_bytes, rtt_ms, share, config)
+    busy = copies * file_bytes * 8 / rate_bps
+    return 1.0 - (dead / (dead + busy)) ** copies
+
+
+def copies_at_once(file_bytes: float, rtt_ms: float, rate_bps: float, config: PlanConfig) -> int:
+    """The fewest copies in flight that keep a lane at ``target_utilisation`` (at most ``max_files``).
+
+    A long path with small files needs several: at 223 ms a 32 MiB copy on a 100 Mbit/s lane spends about
+    as long starting (handshakes, the GET, slow start) as it does sending, so one copy at a time leaves the
+    lane idle half the time (measured: docs/benchmarks.md, "Simulator against reality")."""
+    if file_bytes <= 0 or rate_bps <= 0:
+        return 1
+    for copies in range(1, config.max_files + 1):
+        if lane_utilisation(copies, file_bytes, rtt_ms, rate_bps, config) >= config.target_utilisation:
+            return copies
+    return config.max_files

@@ -250,6 +250,13 @@ class PlanConfig:
     per_file_bps: float = 10e9
     max_streams_per_file: int = 4
     mss_bytes: int = 8948
+    # What one copy costs before it carries the lane's rate (tuning.copies_at_once): a fixed overhead (the
+    # transfer service's admission and the checksums: the measured gap between a lane's jobs is 0.13-0.2 s),
+    # round trips before the first byte (TCP, TLS 1.2 and the third-party GET: 4), and slow start from the
+    # initial window (10 segments of an MTU-1500 path).
+    copy_overhead_s: float = 0.2
+    copy_setup_rtts: float = 4.0
+    initial_window_bytes: float = 14480.0
 
 
 @dataclass(frozen=True)
@@ -299,6 +306,13 @@ class Leg:
     depends_on: int | None = None  # index of the leg that must deliver first
     cost_eur: float = 0.0
     size_bytes: float = 0.0
+    # Copies the lane keeps in flight (its transfer-service link limit), across the products it carries at
+    # once; ``files`` is this leg's own share of them (at most its product's files). 0: the same as files.
+    lane_files: int = 0
+
+    @property
+    def lane_copies(self) -> int:
+        return max(self.files, self.lane_files)
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,11 @@ def validate_config(config: PlanConfig) -> None:
     for field in ("subslots", "max_streams", "max_files", "max_streams_per_file", "mss_bytes"):
         if getattr(config, field) < 1:
             raise PlanInputError(f"{field} must be at least 1")
+    for field in ("copy_overhead_s", "copy_setup_rtts"):
+        if not (_finite(getattr(config, field)) and getattr(config, field) >= 0):
+            raise PlanInputError(f"{field} must be a non-negative number")
+    if not (_finite(config.initial_window_bytes) and config.initial_window_bytes > 0):
+        raise PlanInputError("initial_window_bytes must be positive")
 
 
 def validate_state(state: LiveState, topology: Topology) -> None:

@@ -68,7 +68,7 @@ def test_the_loop_sets_link_limits_over_https_and_the_services_admission_obeys_t
     cycle = push_cycle(transfertool=https_tool, config=PlanConfig(max_files=2))
     assert cycle.error == "", cycle.error
     (entry,) = cycle.submitted
-    limit = entry["files"]
+    limit = entry["lane_files"]
     assert limit == 2 < WORKER_PROCESSES
 
     # The service holds the plan's limit, as its own configuration API answers over HTTPS.

@@ -132,7 +132,7 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     scheme = uk.tpc_scheme
     pair = (tool.storage_element(sdp.url(scheme, "x")), tool.storage_element(uk.url(scheme, "x")))
     (link,) = [c for c in tool.link_configs() if c.pair == pair]
-    assert link.max_active == link.min_active == entry["files"]
+    assert link.max_active == link.min_active == entry["lane_files"]
 
     assert rule_outcome(rucio, rule.rule_id, timeout=150) == "OK"
     followed(product, ProductState.PLACED)

@@ -231,7 +231,8 @@ def test_distribution_relays_as_one_multihop_job(reference_topology) -> None:  #
     hops = {(tool.storage_element(r.source), tool.storage_element(r.destination)) for r in requests}
     assert set(tool.links) == hops and len(hops) == 2
     assert all(
-        (link.min_active, link.max_active, link.optimizer_mode) == (entry["files"], entry["files"], 0)
+        (link.min_active, link.max_active, link.optimizer_mode)
+        == (entry["lane_files"], entry["lane_files"], 0)
         for link in tool.links.values()
     )
     (replica,) = product.replicas.exclude(endpoint__role="sdp")

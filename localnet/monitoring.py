@@ -1,6 +1,7 @@
 """The local network's monitoring: Debian's Prometheus, Alertmanager and node exporter on loopback.
 
-Prometheus scrapes the control plane's and the FTS3 service's ``/metrics`` and the node exporter, and
+Prometheus scrapes the control plane's and the FTS3 service's ``/metrics`` and the node exporter (which also
+serves the sites' XRootD plugin counters from their textfiles), and
 evaluates the platform's alert rules (``monitoring/prometheus/rules/``); Alertmanager receives what fires.
 All three run as the ``srcnet`` service account when we are root, each recorded by PID like every other
 daemon of the state (``pids/prometheus.pid``...), their data and configuration under
@@ -33,6 +34,7 @@ from .processes import (
 from .stack import VENV_BIN, platform_process
 from .state import PROJECT_ROOT, StateDir
 from .users import chown_tree, require_binary
+from .xrootd import plugin_metrics_dir
 
 RULES_DIR = PROJECT_ROOT / "monitoring" / "prometheus" / "rules"
 # Stopped in this order: Prometheus first (it scrapes the others and sends to Alertmanager).
@@ -157,6 +159,8 @@ def ensure_monitoring(
         "node-exporter": [
             require_binary("prometheus-node-exporter"),
             f"--web.listen-address={urls['node-exporter']}",
+            # The sites' plugin counters (localnet/xrootd.py, plugin_metrics_lines).
+            f"--collector.textfile.directory={plugin_metrics_dir(state)}",
         ],
         "alertmanager": [
             require_binary("prometheus-alertmanager"),

@@ -114,6 +114,30 @@ def plugin_lines(state: StateDir) -> list[str]:
     ]
 
 
+# The plugin's counters (write-behind queue and memory, checksum, readahead): each site's plugin writes them
+# every few seconds to a file of its own in one folder, which the local node exporter's textfile collector
+# serves (localnet/monitoring.py; docs/adr/0004-plugin-metrics-in-a-textfile.md). Unlike the summary's UDP
+# packets, this works from inside a long-haul namespace too.
+PLUGIN_METRICS_EVERY_SECONDS = 5
+
+
+def plugin_metrics_dir(state: StateDir) -> Path:
+    """The folder of the sites' plugin metrics files: written by the xrootd account, read by the node
+    exporter's (world-readable files, ``MetricsFileWriter``)."""
+    folder = state.sub("xrootd-metrics")
+    folder.chmod(0o755)
+    if as_root():
+        chown_tree(folder, SERVICE_USER)
+    return folder
+
+
+def plugin_metrics_lines(state: StateDir, name: str) -> list[str]:
+    return [
+        f"wanio.metrics.file {plugin_metrics_dir(state) / f'srcnet-wanio-{name}.prom'}",
+        f"wanio.metrics.every {PLUGIN_METRICS_EVERY_SECONDS}",
+    ]
+
+
 # XRootD's summary monitoring: every site sends its counters (UDP) to the state's summary exporter
 # (monitoring/xrootd_exporter.py, started with the local Prometheus by localnet/monitoring.py); while none
 # runs the packets are dropped. A site in a long-haul namespace has its own loopback: its reports go nowhere.
@@ -159,6 +183,7 @@ def ensure_site(
     shutil.copyfile(cert, folder / "hostcert.pem")
     shutil.copyfile(key, folder / "hostkey.pem")
     (folder / "hostkey.pem").chmod(0o600)
+    plugin = plugin_lines(state)
     config = folder / "xrootd.cfg"
     config.write_text(
         render_config(
@@ -168,7 +193,12 @@ def ensure_site(
             http_port=http_port,
             ca_dir=ca_dir,
             run_dir=run_dir,
-            extra_lines=[*plugin_lines(state), *summary_report_lines(state), *(extra_lines or [])],
+            extra_lines=[
+                *plugin,
+                *(plugin_metrics_lines(state, name) if plugin else []),
+                *summary_report_lines(state),
+                *(extra_lines or []),
+            ],
         )
     )
     if as_root():
@@ -201,6 +231,8 @@ def _log_tail(path: Path, lines: int = 5) -> str:
 
 def stop_site(state: StateDir, name: str) -> bool:
     stopped = stop_daemon(state, f"xrootd-{name}")
+    # A stopped server's last counters would be served as if it were alive.
+    (state.path / "xrootd-metrics" / f"srcnet-wanio-{name}.prom").unlink(missing_ok=True)
     shutil.rmtree(short_run_dir(site_folder(state, name)), ignore_errors=True)
     return stopped
 

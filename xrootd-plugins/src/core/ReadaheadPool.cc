@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "PluginCounters.hh"
 #include "WanConfig.hh"
 
 namespace wanio {
@@ -70,7 +71,9 @@ void ReadaheadPool::waitIdle() {
 
 ReadaheadPool::Stats ReadaheadPool::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return stats_;
+    Stats out = stats_;
+    out.queued = queue_.size();
+    return out;
 }
 
 void ReadaheadPool::run() {
@@ -123,6 +126,7 @@ bool prefetch(const WanConfig& config, int fd, off_t from, off_t len) {
     ReadaheadPool* pool = ReadaheadPool::shared(config);
     if (pool && pool->prefetch(fd, from, len)) return true;
     ::posix_fadvise(fd, from, len, POSIX_FADV_WILLNEED);
+    PluginCounters::add(PluginCounters::process().readaheadHints, 1);
     return false;
 }
 

@@ -31,6 +31,7 @@ class ReadaheadPool {
         std::uint64_t segments = 0;  // segments populated
         std::uint64_t bytes = 0;     // bytes populated
         std::uint64_t errors = 0;    // segments that failed (ignored)
+        std::uint64_t queued = 0;    // segments waiting for a thread now
     };
 
     // `threads` workers, requests cut into `segment`-byte pieces, at most `maxQueued`

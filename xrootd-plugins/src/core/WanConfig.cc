@@ -59,6 +59,15 @@ bool parsePolicy(const std::string& text, ErrorPolicy& out) {
     return false;
 }
 
+// An absolute path the log echo reads back the same: printable ASCII, no backslash (a line
+// continuation at the end of a directive) and no NUL (the file name would stop there).
+bool isPlainPath(const std::string& text) {
+    if (text.empty() || text[0] != '/' || text.size() > 4000) return false;
+    for (char ch : text)
+        if (ch <= ' ' || ch > '~' || ch == '\\') return false;
+    return true;
+}
+
 // Applies one directive (name without prefix, single value) to cfg.
 // Returns an empty string on success, else the error message.
 std::string applyDirective(const std::string& name, const std::vector<std::string>& values,
@@ -127,6 +136,16 @@ std::string applyDirective(const std::string& name, const std::vector<std::strin
         }
     } else if (name == "rd.threads") {
         if (!parseInt(v, 0, 64, cfg.readaheadThreads)) return bad("an integer 0..64");
+    } else if (name == "metrics.file") {
+        if (v == "off") {
+            cfg.metricsFile.clear();
+        } else if (!isPlainPath(v)) {
+            return bad("off or an absolute path of printable characters, no backslash");
+        } else {
+            cfg.metricsFile = v;
+        }
+    } else if (name == "metrics.every") {
+        if (!parseInt(v, 1, 3600, cfg.metricsEvery)) return bad("seconds 1..3600");
     } else if (name == "trace") {
         if (v == "none")
             cfg.trace = TraceLevel::None;
@@ -269,7 +288,10 @@ std::string describeConfig(const WanConfig& c) {
         << "wanio.trace "
         << (c.trace == TraceLevel::None   ? "none"
             : c.trace == TraceLevel::Info ? "info"
-                                          : "debug");
+                                          : "debug")
+        << "\n"
+        << "wanio.metrics.file " << (c.metricsFile.empty() ? "off" : c.metricsFile) << "\n"
+        << "wanio.metrics.every " << c.metricsEvery;
     return out.str();
 }
 

@@ -29,6 +29,8 @@ struct WanConfig {
     int readaheadThreads = 4;                      // wanio.rd.threads
     std::uint64_t pacing = 0;                      // wanio.net.pacing (bytes/s, 0 = off)
     TraceLevel trace = TraceLevel::Info;           // wanio.trace
+    std::string metricsFile;                       // wanio.metrics.file ("" = off)
+    int metricsEvery = 15;                         // wanio.metrics.every (seconds)
 };
 
 // Outcome of parsing: either a config, or an error naming the offending line.

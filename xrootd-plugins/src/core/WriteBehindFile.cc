@@ -10,12 +10,13 @@
 namespace wanio {
 
 WriteBehindFile::WriteBehindFile(int fd, int directFd, const WriteBehindSettings& settings,
-                                 WriterPool& pool, MemoryBudget& budget)
+                                 WriterPool& pool, MemoryBudget& budget, PluginCounters* counters)
     : fd_(fd),
       directFd_(directFd),
       settings_(settings),
       pool_(pool),
       budget_(budget),
+      counters_(counters ? *counters : PluginCounters::process()),
       assembler_(
           settings.chunkSize,
           [this](std::unique_ptr<AlignedBuffer>& out) { return allocateChunk(out, *callerLock_); },
@@ -39,6 +40,7 @@ ssize_t WriteBehindFile::write(const void* data, off_t offset, std::size_t len) 
         return error_;
     }
     stats_.bytes += len;
+    PluginCounters::add(counters_.receivedBytes, len);
     logicalSize_ = std::max(logicalSize_, offset + static_cast<off_t>(len));
     return rc;
 }
@@ -51,8 +53,10 @@ int WriteBehindFile::allocateChunk(std::unique_ptr<AlignedBuffer>& out,
         return error_ != 0 || static_cast<int>(waiting_.size()) + running_ < settings_.perFileQueue;
     });
     if (ok && error_ == 0) ok = budget_.acquire(settings_.chunkSize, deadline_);
-    stats_.blockedNanos += static_cast<std::uint64_t>(
+    const auto waited = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+    stats_.blockedNanos += waited;
+    PluginCounters::add(counters_.blockedNanos, waited);
     if (error_ != 0) {
         if (ok) budget_.release(settings_.chunkSize);
         return error_;
@@ -73,6 +77,8 @@ int WriteBehindFile::enqueue(Chunk&& chunk) {
         budget_.release(settings_.chunkSize);
         return error_;
     }
+    PluginCounters::add(counters_.queuedChunks, 1);
+    PluginCounters::add(counters_.queuedBytes, static_cast<std::int64_t>(chunk.length()));
     waiting_.push_back(std::make_shared<Chunk>(std::move(chunk)));
     pump();
     return 0;
@@ -126,9 +132,18 @@ void WriteBehindFile::writeChunk(const std::shared_ptr<Chunk>& chunk) {
         ::sync_file_range(fd_, offset, static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
     }
     std::uint32_t adler = 0;
-    if (rc == 0 && settings_.checksum)
+    if (rc == 0 && settings_.checksum) {
         adler = static_cast<std::uint32_t>(
             adler32(1, reinterpret_cast<const Bytef*>(chunk->bytes()), static_cast<uInt>(len)));
+        PluginCounters::add(counters_.checksumBytes, len);
+    }
+    if (rc == 0) {
+        PluginCounters::add(counters_.writtenBytes, len);
+        PluginCounters::add(direct ? counters_.directChunks : counters_.bufferedChunks, 1);
+    } else {
+        PluginCounters::add(counters_.chunkErrors, 1);
+    }
+    dequeued(len);
     // Return memory before taking the file lock: a writer blocked on the
     // budget while holding that lock must be able to make progress.
     chunk->buffer.reset();
@@ -152,6 +167,7 @@ void WriteBehindFile::setErrorLocked(int negErrno) {
     error_ = negErrno;
     // Queued chunks of a failed file are worthless: free their memory now.
     for (auto& chunk : waiting_) {
+        dequeued(chunk->length());
         chunk->buffer.reset();
         budget_.release(settings_.chunkSize);
     }
@@ -161,6 +177,11 @@ void WriteBehindFile::setErrorLocked(int negErrno) {
         budget_.release(settings_.chunkSize);
     }
     changed_.notify_all();
+}
+
+void WriteBehindFile::dequeued(std::size_t length) {
+    PluginCounters::add(counters_.queuedChunks, -1);
+    PluginCounters::add(counters_.queuedBytes, -static_cast<std::int64_t>(length));
 }
 
 int WriteBehindFile::preallocate(off_t size) {

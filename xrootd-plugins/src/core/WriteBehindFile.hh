@@ -18,6 +18,7 @@
 #include "Chunk.hh"
 #include "ChunkAssembler.hh"
 #include "MemoryBudget.hh"
+#include "PluginCounters.hh"
 #include "WriterPool.hh"
 
 namespace wanio {
@@ -42,9 +43,10 @@ struct WriteBehindStats {
 class WriteBehindFile {
   public:
     // `fd` stays owned by the caller and must outlive this object; `directFd`
-    // (or -1) is an optional O_DIRECT descriptor of the same file.
+    // (or -1) is an optional O_DIRECT descriptor of the same file. `counters` (the
+    // process's when null) receives the monitoring totals.
     WriteBehindFile(int fd, int directFd, const WriteBehindSettings& settings, WriterPool& pool,
-                    MemoryBudget& budget);
+                    MemoryBudget& budget, PluginCounters* counters = nullptr);
     ~WriteBehindFile();
     WriteBehindFile(const WriteBehindFile&) = delete;
     WriteBehindFile& operator=(const WriteBehindFile&) = delete;
@@ -75,12 +77,15 @@ class WriteBehindFile {
     void writeChunk(const std::shared_ptr<Chunk>& chunk);
     int writeAll(int fd, const char* data, std::size_t len, off_t offset);
     void setErrorLocked(int negErrno);
+    // A chunk left the queue (written, failed or discarded): the queue gauges go down.
+    void dequeued(std::size_t length);
 
     const int fd_;
     std::atomic<int> directFd_;
     const WriteBehindSettings settings_;
     WriterPool& pool_;
     MemoryBudget& budget_;
+    PluginCounters& counters_;
 
     // Serialises callers of write()/drain(): the assembler is not re-entrant and
     // a caller waiting for queue space or memory releases mutex_.

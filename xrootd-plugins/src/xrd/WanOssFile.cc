@@ -14,6 +14,7 @@
 #include "XrdOuc/XrdOucIOVec.hh"
 #include "XrdSfs/XrdSfsAio.hh"
 #include "core/CksXattr.hh"
+#include "core/PluginCounters.hh"
 #include "core/ReadaheadPool.hh"
 
 namespace wanio {
@@ -53,6 +54,7 @@ int WanOssFile::Open(const char* path, int Oflag, mode_t Mode, XrdOucEnv& env) {
     }
     writer_ = std::make_unique<WriteBehindFile>(fd, directFd_.get(), oss_.writeBehindSettings(),
                                                 oss_.pool(), oss_.budget());
+    PluginCounters::add(PluginCounters::process().openUploads, 1);
     return 0;
 }
 
@@ -231,6 +233,13 @@ int WanOssFile::finishWrite(long long* retsz) {
     int closeRc = wrapDF.Close(retsz);
 
     const bool failed = err != 0 || incomplete;
+    PluginCounters& counters = PluginCounters::process();
+    PluginCounters::add(counters.openUploads, -1);
+    PluginCounters::add(err != 0     ? counters.uploadsFailed
+                        : incomplete ? counters.uploadsIncomplete
+                                     : counters.uploadsComplete,
+                        1);
+    if (stored) PluginCounters::add(counters.checksumsStored, 1);
     bool removed = false;
     if (failed) {
         const ErrorPolicy policy = err != 0 ? cfg.onError : cfg.incomplete;

@@ -8,6 +8,7 @@
 #include "WanSfs.hh"
 #include "XrdSec/XrdSecEntity.hh"
 #include "XrdSfs/XrdSfsDio.hh"
+#include "core/PluginCounters.hh"
 #include "core/ReadaheadPool.hh"
 
 namespace wanio {
@@ -81,6 +82,9 @@ int WanSfsFile::fctl(const int cmd, int alen, const char* args, const XrdSecEnti
 int WanSfsFile::SendData(XrdSfsDio* sfDio, XrdSfsFileOffset offset, XrdSfsXferSize size) {
     if (fd_ < 0) return inner_->SendData(sfDio, offset, size);
     sendDataCalls_.fetch_add(1);
+    PluginCounters& counters = PluginCounters::process();
+    PluginCounters::add(counters.sendfileRequests, 1);
+    PluginCounters::add(counters.sendfileBytes, static_cast<std::uint64_t>(size));
     off_t from = 0, len = 0;
     if (readahead_.onRead(offset, size, from, len)) {
         // Starts the disk reads for the next window while this request is sent.

@@ -28,6 +28,9 @@ void checkRanges(const WanConfig& c, const std::string& input) {
     FUZZ_CHECK(c.readahead <= (4ull << 30), why);
     FUZZ_CHECK(c.readaheadThreads >= 0 && c.readaheadThreads <= 64, why);
     FUZZ_CHECK(c.pacing == 0 || (c.pacing >= (1u << 20) && c.pacing <= (64ull << 30)), why);
+    FUZZ_CHECK(c.metricsEvery >= 1 && c.metricsEvery <= 3600, why);
+    FUZZ_CHECK(c.metricsFile.empty() || c.metricsFile[0] == '/', why);
+    for (char ch : c.metricsFile) FUZZ_CHECK(ch > ' ' && ch <= '~' && ch != '\\', why);
 }
 
 // Lines as std::getline counts them (a last line without '\n' counts).

@@ -37,6 +37,8 @@ TEST(WanConfig, ParsesEveryDirective) {
         "wanio.rd.readahead 0\n"
         "wanio.rd.threads 0\n"
         "wanio.net.pacing 150m\n"
+        "wanio.metrics.file /var/lib/prometheus/node-exporter/wanio.prom\n"
+        "wanio.metrics.every 5\n"
         "wanio.trace debug   # trailing comment\n";
     ConfigResult r = parseConfigText(text);
     ASSERT_TRUE(r.ok) << r.message;
@@ -57,6 +59,8 @@ TEST(WanConfig, ParsesEveryDirective) {
     EXPECT_EQ(c.readahead, 0u);
     EXPECT_EQ(c.readaheadThreads, 0);
     EXPECT_EQ(c.pacing, 150ull << 20);
+    EXPECT_EQ(c.metricsFile, "/var/lib/prometheus/node-exporter/wanio.prom");
+    EXPECT_EQ(c.metricsEvery, 5);
     EXPECT_EQ(c.trace, wanio::TraceLevel::Debug);
 }
 
@@ -185,4 +189,19 @@ TEST(WanConfig, ReadsInFlightForAHugeBdpDoNotWrap) {
     EXPECT_EQ(wanio::readsInFlightForBdp(1023 * 4096ull, 4096), 1024);
     EXPECT_EQ(wanio::readsInFlightForBdp(1022 * 4096ull + 1, 4096), 1024);
     EXPECT_EQ(wanio::readsInFlightForBdp(1022 * 4096ull, 4096), 1023);
+}
+
+TEST(WanConfig, MetricsFileIsOffOrAnAbsolutePath) {
+    EXPECT_TRUE(parseConfigText("").config.metricsFile.empty());
+    EXPECT_EQ(parseConfigText("").config.metricsEvery, 15);
+    ConfigResult off = parseConfigText("wanio.metrics.file /m.prom\nwanio.metrics.file off\n");
+    ASSERT_TRUE(off.ok) << off.message;
+    EXPECT_TRUE(off.config.metricsFile.empty());
+    EXPECT_EQ(parseParms("metrics.file=/srv/m.prom").config.metricsFile, "/srv/m.prom");
+    for (const char* bad : {"wanio.metrics.file m.prom", "wanio.metrics.file /a\\b",
+                            "wanio.metrics.every 0", "wanio.metrics.every 3601"}) {
+        ConfigResult r = parseConfigText(std::string(bad) + "\n");
+        EXPECT_FALSE(r.ok) << bad;
+        EXPECT_EQ(r.line, 1) << bad;
+    }
 }

@@ -1,0 +1,147 @@
+"""The XRootD plugin's counters reach Prometheus's format: a real site runs the plugin, which writes its
+counters to a textfile (``wanio.metrics.file``) that the real node exporter's textfile collector serves; an
+upload and a read through the site move them by exactly what was moved (docs/monitoring.md, "XRootD
+plugin"; docs/adr/0004-plugin-metrics-in-a-textfile.md)."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from localnet.processes import stop_pid, wait_for_port
+from localnet.stack import platform_process, spawn_platform_process
+from localnet.state import StateDir, free_port
+from localnet.users import require_binary
+from localnet.xrootd import LocalSite, ensure_site, plugin_metrics_dir, stop_site
+from tests.conftest import wait_until
+
+pytestmark = pytest.mark.integration
+
+SITE = "MON-PLUGIN"
+CHUNK = 8 * 2**20  # wanio.wb.chunk's default
+# Two whole chunks and a short one: the counters must add up across chunks of both kinds.
+SIZE = 2 * CHUNK + 12345
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+@pytest.fixture
+def node_exporter(test_state: StateDir) -> Iterator[str]:
+    """The node exporter with only its textfile collector, on the folder the local sites write to."""
+    env, account = platform_process(test_state, test_state.path.name)
+    port = free_port()
+    argv = [
+        require_binary("prometheus-node-exporter"),
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--collector.disable-defaults",
+        "--collector.textfile",
+        f"--collector.textfile.directory={plugin_metrics_dir(test_state)}",
+    ]
+    proc = spawn_platform_process(argv, env, account, test_state.sub("log") / "pytest-node-exporter.log")
+    try:
+        wait_for_port(port, pid=proc.pid, what="the node exporter", timeout=30)
+        yield f"http://127.0.0.1:{port}/metrics"
+    finally:
+        stop_pid(proc.pid)
+
+
+@pytest.fixture
+def site(test_state: StateDir) -> Iterator[LocalSite]:
+    # Written every second rather than every 5 s: the test waits less.
+    try:
+        yield ensure_site(test_state, SITE, extra_lines=["wanio.metrics.every 1"])
+    finally:
+        stop_site(test_state, SITE)
+
+
+def scrape(url: str) -> Samples:
+    with urllib.request.urlopen(url, timeout=5) as answer:
+        text = answer.read().decode()
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name.startswith("srcnet_plugin_")
+    }
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples[(name, tuple(sorted({"site": SITE, **labels}.items())))]
+
+
+def xrdcp(*args: str) -> None:
+    env = {**os.environ, "XRD_CONNECTIONRETRY": "1"}
+    done = subprocess.run(["xrdcp", "-f", *args], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+
+
+def test_an_upload_and_a_read_move_the_counters_by_what_was_moved(
+    node_exporter: str, site: LocalSite, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    before = wait_until(
+        lambda: (
+            (found := scrape(node_exporter))
+            and ("srcnet_plugin_start_time_seconds", (("site", SITE),)) in found
+            and found
+        ),
+        timeout=30,
+        what="the site's plugin counters served by the node exporter",
+    )
+    payload = os.urandom(SIZE)
+    (tmp_path / "up.bin").write_bytes(payload)
+    xrdcp(str(tmp_path / "up.bin"), site.root_url("srcnet/plugin-metrics/up.bin"))
+
+    def moved(name: str, samples: Samples, **labels: str) -> float:
+        return value(samples, name, **labels) - value(before, name, **labels)
+
+    after = wait_until(
+        lambda: (
+            (found := scrape(node_exporter))
+            and moved("srcnet_plugin_uploads_total", found, outcome="complete") == 1
+            and found
+        ),
+        timeout=30,
+        what="the upload in the plugin's counters",
+    )
+    assert moved("srcnet_plugin_writebehind_received_bytes_total", after) == SIZE
+    assert moved("srcnet_plugin_writebehind_written_bytes_total", after) == SIZE
+    assert moved("srcnet_plugin_checksum_bytes_total", after) == SIZE
+    assert moved("srcnet_plugin_checksums_stored_total", after) == 1
+    assert moved("srcnet_plugin_writebehind_chunks_total", after, io="buffered") == math.ceil(SIZE / CHUNK)
+    assert moved("srcnet_plugin_uploads_total", after, outcome="failed") == 0
+    # Nothing is left in flight once the upload is closed.
+    for gauge in (
+        "srcnet_plugin_writebehind_queue_chunks",
+        "srcnet_plugin_writebehind_queue_bytes",
+        "srcnet_plugin_writebehind_memory_bytes",
+        "srcnet_plugin_uploads_open",
+    ):
+        assert value(after, gauge) == 0, gauge
+    assert value(after, "srcnet_plugin_writebehind_memory_limit_bytes") == 2 * 2**30
+    assert value(after, "srcnet_plugin_writebehind_memory_peak_bytes") >= CHUNK
+    # The stored checksum is the file's.
+    assert site.local_path("srcnet/plugin-metrics/up.bin").read_bytes() == payload
+
+    # A read through the storage layer (xrdcp's default pgread) is read ahead of.
+    xrdcp(site.root_url("srcnet/plugin-metrics/up.bin"), str(tmp_path / "back.bin"))
+    assert (tmp_path / "back.bin").read_bytes() == payload
+    read = wait_until(
+        lambda: (
+            (found := scrape(node_exporter))
+            and moved("srcnet_plugin_readahead_requests_total", found)
+            + moved("srcnet_plugin_readahead_hints_total", found)
+            >= 1
+            and found
+        ),
+        timeout=30,
+        what="the read's readahead in the plugin's counters",
+    )
+    assert 0 < moved("srcnet_plugin_readahead_bytes_total", read) <= SIZE
+    # A read leaves the write counters alone.
+    assert moved("srcnet_plugin_writebehind_received_bytes_total", read) == SIZE

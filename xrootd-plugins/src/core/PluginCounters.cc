@@ -1,0 +1,10 @@
+#include "PluginCounters.hh"
+
+namespace wanio {
+
+PluginCounters& PluginCounters::process() {
+    static PluginCounters counters;
+    return counters;
+}
+
+}  // namespace wanio

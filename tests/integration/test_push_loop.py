@@ -12,6 +12,7 @@ from replicas.services import FileSpec, register_product
 from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.loop import push_cycle
 from schedulers.models import PathMeasurement
+from schedulers.planning import PlanConfig
 from tests.conftest import wait_until
 from topology.models import StorageEndpoint, Telescope
 from transfers.models import TransferJob
@@ -51,8 +52,11 @@ def test_the_loop_pushes_by_priority_and_learns_the_lane(
     tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token.key, verify=False)
     order: list[int] = []
     per_cycle = []
+    # One copy in flight per lane (2 MiB files on the reference topology's 100 Gbit/s lane would otherwise
+    # be planned the most copies at once, and the lane deepened to carry all three products at once).
+    one_copy = PlanConfig(max_files=1)
     while len(order) < 3:
-        cycle = push_cycle(transfertool=tool)
+        cycle = push_cycle(transfertool=tool, config=one_copy)
         assert cycle.error == "" and cycle.legs_submitted >= 1, cycle.submitted
         per_cycle.append(cycle.legs_submitted)
         for entry in cycle.submitted:

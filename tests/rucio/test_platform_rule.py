@@ -1,0 +1,93 @@
+"""A scientist's rule made through the platform's REST API in Rucio mode: it becomes a Rucio rule under the
+scientist's own Rucio account (made and kept in step by the adapter), Rucio's running daemons carry it out
+through the platform's FTS3 endpoint, the bytes land at the destination, and the platform shows the rule
+OK. A rule Rucio could not satisfy is refused with a 400 naming the field, and nothing is made in Rucio."""
+
+from __future__ import annotations
+
+import datetime as dt
+from email.utils import parsedate_to_datetime
+
+import pytest
+
+from localnet.rucio import RucioServer
+from replicas.rucio import RucioAdapter
+from replicas.rucio_accounts import rucio_account_name
+from rules.models import Rule
+
+from ..conftest import wait_until
+from ..integration.conftest import adler32_of
+from .helpers import product_on_disk, rule_outcome
+
+pytestmark = pytest.mark.integration
+
+DESTINATION = "AUSRC_DISK"
+
+
+def test_a_rule_made_through_the_api_is_the_scientists_own_rucio_rule_and_is_carried_out(  # type: ignore[no-untyped-def]
+    rucio_sites,
+    rucio: RucioAdapter,
+    rucio_server: RucioServer,
+    conveyor_cert,
+    scope,
+    scientist,
+    scientist_client,
+    monkeypatch,
+):
+    for key, value in rucio_server.platform_env().items():  # the API's process in Rucio mode
+        monkeypatch.setenv(key, value)
+    product = product_on_disk(rucio_sites, scope, {"image.fits": 256 * 1024, "beam.fits": 64 * 1024})
+    rucio.register_product(product)  # as the platform registers what the telescope wrote
+
+    # Refused first, in Rucio as in the platform: two copies on one RSE; nothing made anywhere.
+    answer = scientist_client.post(
+        "/api/rules/rules/",
+        {"product": product.did, "rse_expression": DESTINATION, "copies": 2},
+        format="json",
+    )
+    assert answer.status_code == 400 and "copies" in answer.json(), answer.content
+    assert Rule.objects.count() == 0
+    assert list(rucio.client.list_did_rules(scope, product.name)) == []
+
+    answer = scientist_client.post(
+        "/api/rules/rules/",
+        {"product": product.did, "rse_expression": DESTINATION, "lifetime": 86400, "comment": "my map"},
+        format="json",
+    )
+    assert answer.status_code == 201, answer.content
+    made = answer.json()
+    account = rucio_account_name(scientist)
+    assert made["rucio_account"] == account
+    rule_id = made["rucio_rules"][product.did]
+    rule = rucio.rule(rule_id)
+    assert (rule.account, rule.activity, rule.copies, rule.rse_expression) == (
+        account,
+        "SKA User Request",
+        1,
+        DESTINATION,
+    )
+    assert rule.expires_at is not None
+    assert rucio.client.get_account(account)["account_type"] == "USER"
+
+    # No further step: Rucio's daemons carry the rule out; the bytes are there, checksums right.
+    assert rule_outcome(rucio, rule_id, timeout=150) == "OK"
+    for f in product.files.all():
+        copy = rucio_sites[DESTINATION].local_path(f"srcnet/{f.relative_path}")
+        assert copy.stat().st_size == f.size_bytes
+        assert adler32_of(copy) == f.adler32
+
+    # The platform follows the Rucio rule (the worker's beat) and shows the scientist's rule OK.
+    def shown_ok() -> dict[str, object] | None:
+        shown = scientist_client.get(f"/api/rules/rules/{made['id']}/").json()
+        return shown if shown["state"] == "OK" else None
+
+    shown = wait_until(shown_ok, timeout=60, what="the platform to show the rule OK")
+    assert [(c["endpoint"], c["state"]) for c in shown["copies_made"]] == [(DESTINATION, "available")]
+
+    # Removed through the platform: Rucio deletes the rule as it does for its own client (a soft delete:
+    # the rule expires within the hour and Rucio's cleaner removes it).
+    assert scientist_client.delete(f"/api/rules/rules/{made['id']}/").status_code == 204
+    assert not Rule.objects.exists()
+    expires = rucio.rule(rule_id).expires_at
+    expires = expires if isinstance(expires, dt.datetime) else parsedate_to_datetime(str(expires))
+    assert expires.replace(tzinfo=dt.UTC) <= dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)

@@ -41,6 +41,7 @@ from .lane_health import unavailable_lanes, unpin_broken, with_outage_events
 from .lane_load import LaneLoad, lane_load
 from .leg_submission import submit_copy, submit_first
 from .models import PathMeasurement, PushCycle
+from .plan_settings import plan_config
 from .planning.dispatch import due_legs
 from .planning.lanes import lane_demands
 from .planning.pinning import pinned_policy, pinned_topology
@@ -284,7 +285,9 @@ def push_cycle(
     move: a telescope whose plan fails does not stop the others)."""
     with transaction.atomic():
         _one_cycle_at_a_time()
-        return _run_cycle(now=now or timezone.now(), transfertool=transfertool, config=config or PlanConfig())
+        return _run_cycle(
+            now=now or timezone.now(), transfertool=transfertool, config=config or plan_config()
+        )
 
 
 # Cycles come from the beat, from a lane that freed, from a push through the API: one at a time, or two of

@@ -246,6 +246,15 @@ def _positive(name: str, default: str) -> float:
 # capacities, site budgets and telescope volumes, so its rates, streams and arrival times are the wire's.
 SRCNET_NETWORK_SCALE = _positive("NETWORK_SCALE", "1")
 
+# The push plan's copies in flight per lane (schedulers/plan_settings.py, docs/scheduler.md): the most copies
+# a lane keeps at once (a 100 Gbit/s lane of 1 GiB files wants more than 8), and what one cold copy costs
+# before it carries its share. SRCNET_PLAN_COPIES_IN_FLIGHT=0 keeps a lane to one product's files at once
+# (the plan before the copy model, for comparison).
+SRCNET_PLAN_MAX_FILES = _env("PLAN_MAX_FILES", "8")
+SRCNET_PLAN_COPY_OVERHEAD_S = _env("PLAN_COPY_OVERHEAD_S", "0.2")
+SRCNET_PLAN_COPY_SETUP_RTTS = _env("PLAN_COPY_SETUP_RTTS", "4")
+SRCNET_PLAN_COPIES_IN_FLIGHT = _env("PLAN_COPIES_IN_FLIGHT", "1")
+
 # How the push loop hands a due leg on: "transfertool" (a transfer job through SRCNET_TRANSFERTOOL) or "rucio"
 # (a Rucio rule at the leg's destination, carried out by Rucio's daemons through the FTS3 endpoint the RSEs
 # name; the plan's link limits are still set on that endpoint through the transfertool).

@@ -620,11 +620,21 @@ def main() -> int:
     parser.add_argument(
         "--lane-depth", type=int, default=2, help="products a lane carries at once (SRCNET_LANE_DEPTH)"
     )
+    parser.add_argument(
+        "--copies-in-flight",
+        choices=("0", "1"),
+        default="1",
+        help="1: the plan keeps each lane's copies in flight by the copy model; 0: one product's files at "
+        "once (the plan before it, the baseline) (SRCNET_PLAN_COPIES_IN_FLIGHT)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "scheduler" / "results" / "reality")
     parser.add_argument("--simulate-only", type=int, default=0, help="campaign id: re-run the simulator only")
     args = parser.parse_args()
     WORKER_ENV["SRCNET_LANE_DEPTH"] = str(args.lane_depth)
     os.environ["SRCNET_LANE_DEPTH"] = str(args.lane_depth)  # and this process's cycles, if any
+    WORKER_ENV["SRCNET_PLAN_COPIES_IN_FLIGHT"] = os.environ["SRCNET_PLAN_COPIES_IN_FLIGHT"] = (
+        args.copies_in_flight
+    )
     from localnet.longhaul import CAPACITY_SCALE
 
     # The push loop (the worker's, this process's placement) plans on the capacities the emulator carries.

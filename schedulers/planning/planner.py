@@ -194,7 +194,9 @@ class Planner:
             max(burst, 1.0), self.stream_bps[lane.key], product.files, self.config
         )
         file_bytes = product.size_bytes / max(1, product.files)
-        copies = max(files, copies_at_once(file_bytes, lane.rtt_ms, max(burst, 1.0), self.config))
+        copies = files
+        if self.config.copies_in_flight:
+            copies = max(files, copies_at_once(file_bytes, lane.rtt_ms, max(burst, 1.0), self.config))
         files = min(copies, max(1, product.files))  # this product's part of the lane's copies
         leg = Leg(
             product.id,

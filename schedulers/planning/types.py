@@ -257,6 +257,8 @@ class PlanConfig:
     copy_overhead_s: float = 0.2
     copy_setup_rtts: float = 4.0
     initial_window_bytes: float = 14480.0
+    # False: a lane keeps only one product's files in flight (the plan before the copy model).
+    copies_in_flight: bool = True
 
 
 @dataclass(frozen=True)

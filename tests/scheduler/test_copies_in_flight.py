@@ -59,6 +59,9 @@ def test_the_plan_gives_the_lane_more_copies_than_a_product_has_files() -> None:
     # A product with one file takes one of the lane's copies; the lane keeps its three.
     single = plan([Product("s", "T", 32 * MIB, 0.0, files=1)], far_path(), ReplicaPolicy()).legs[0]
     assert (single.files, single.lane_copies) == (1, 3)
+    # Without the copy model, a lane keeps only one product's files in flight (the plan as it was).
+    before = plan(products, far_path(), ReplicaPolicy(), config=PlanConfig(copies_in_flight=False))
+    assert {(leg.files, leg.lane_copies) for leg in before.legs} == {(1, 1)}
     hints = job_hints(far.legs[0])
     assert (hints.concurrent_files, hints.lane_files) == (2, 3)
     # The lane's streams are shared by its copies, every copy at least one.

@@ -1,0 +1,41 @@
+"""The push plan's configuration as the deployment sets it (SRCNET_PLAN_* settings), for every caller that
+plans for real: the push loop's cycles and the API's plan preview plan alike."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from .planning import PlanConfig, PlanInputError
+from .planning.validate import validate_config
+
+# setting -> (PlanConfig field, parser)
+_FIELDS = {
+    "SRCNET_PLAN_MAX_FILES": ("max_files", int),
+    "SRCNET_PLAN_COPY_OVERHEAD_S": ("copy_overhead_s", float),
+    "SRCNET_PLAN_COPY_SETUP_RTTS": ("copy_setup_rtts", float),
+}
+
+
+def plan_config() -> PlanConfig:
+    """PlanConfig's defaults with the deployment's SRCNET_PLAN_* settings; a bad value is an
+    ImproperlyConfigured naming the setting."""
+    values: dict[str, object] = {}
+    for name, (field, parse) in _FIELDS.items():
+        text = str(getattr(settings, name, getattr(PlanConfig, field)))
+        try:
+            values[field] = parse(text)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {text!r} is not a number") from None
+    flag = str(getattr(settings, "SRCNET_PLAN_COPIES_IN_FLIGHT", "1"))
+    if flag not in ("0", "1"):
+        raise ImproperlyConfigured(f"SRCNET_PLAN_COPIES_IN_FLIGHT: {flag!r} is neither 0 nor 1")
+    config = replace(PlanConfig(), copies_in_flight=flag == "1", **values)  # type: ignore[arg-type]
+    try:
+        validate_config(config)
+    except PlanInputError as exc:
+        name = next((n for n, (f, _) in _FIELDS.items() if str(exc).startswith(f)), "SRCNET_PLAN_*")
+        raise ImproperlyConfigured(f"{name}: {exc}") from None
+    return config

@@ -78,6 +78,9 @@ class Client:
     def post(self, path: str, payload: Any = None) -> Any:
         return self._json(self.request("POST", path, json=payload))
 
+    def delete(self, path: str) -> None:
+        self.request("DELETE", path)
+
     def post_text(self, path: str, text: str, content_type: str) -> Any:
         return self._json(
             self.request("POST", path, data=text.encode("utf-8"), headers={"Content-Type": content_type})

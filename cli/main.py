@@ -18,6 +18,7 @@ from .commands import (
     paths,
     policies,
     products,
+    rules,
     scheduling,
     sites,
     topology,
@@ -29,7 +30,20 @@ from .errors import CliError
 from .exit_codes import ExitCode
 
 VERSION = "0.1.0"
-NOUNS = (topology, sites, links, paths, products, policies, transfers, jobs, scheduling, bench, campaigns)
+NOUNS = (
+    topology,
+    sites,
+    links,
+    paths,
+    products,
+    rules,
+    policies,
+    transfers,
+    jobs,
+    scheduling,
+    bench,
+    campaigns,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@ from typing import Any
 from ..context import Context, Row, add_limit, add_noun, add_verb
 from ..exit_codes import ExitCode
 from ..output import human_bytes, render_json, render_kv, render_table
+from .rules import add_product_filters, product_filters
 
 STATES = ("registered", "placing", "placed", "failed")
 LIST_COLUMNS = [
@@ -28,6 +29,8 @@ SHOW_KEYS = [
     "telescope",
     "source",
     "project",
+    "observation_id",
+    "product_type",
     "proprietary_until",
     "state",
     "priority",
@@ -38,6 +41,7 @@ SHOW_KEYS = [
     "arrival_note",
 ]
 REPLICA_COLUMNS = ["endpoint", "site", "state", "policy", "reason"]
+TRANSFER_COLUMNS = ["job_id", "state", "activity", "sources", "destinations", "files", "done", "created"]
 FILE_COLUMNS = ["name", "size", "adler32"]
 
 
@@ -48,9 +52,10 @@ def register(nouns: Any) -> None:
         "list",
         "List products.",
         list_cmd,
-        epilog="example:\n  srcnet products list --telescope SKA1-Low --state placing",
+        epilog="examples:\n  srcnet products list --telescope SKA1-Low --state placing\n"
+        "  srcnet products list --project AA01 --type continuum_image --since 2026-11-01",
     )
-    p.add_argument("--telescope", metavar="T")
+    add_product_filters(p)
     p.add_argument("--state", choices=STATES, action="append", help="(repeatable)")
     p.add_argument("--search", metavar="Q", help="name or scope contains Q (or scope:name)")
     add_limit(p)
@@ -82,6 +87,8 @@ def register(nouns: Any) -> None:
         metavar="CODE",
         help="the observing project: proprietary to its members for its period (default: none, public)",
     )
+    p.add_argument("--type", metavar="KIND", help="the product type (see `products list --help`)")
+    p.add_argument("--observation", metavar="ID", help="the observation (scheduling block) it comes from")
     p.add_argument(
         "--file",
         dest="files",
@@ -124,12 +131,21 @@ def _row(product: Row) -> Row:
 
 
 def list_cmd(ctx: Context, args: argparse.Namespace) -> int:
-    params = {"telescope": args.telescope, "state": args.state, "q": args.search, "ordering": "-created"}
+    params = {**product_filters(args), "state": args.state, "q": args.search, "ordering": "-created"}
     rows, count = ctx.client.paginate(
         "/api/replicas/products/", {k: v for k, v in params.items() if v}, limit=args.limit
     )
     ctx.emit_list(rows, LIST_COLUMNS, _row, count=count, what="products")
     return ExitCode.OK
+
+
+def _transfer_row(job: Row) -> Row:
+    return {
+        **job,
+        "sources": ",".join(job.get("sources") or []),
+        "destinations": ",".join(job.get("destinations") or []),
+        "done": f"{job.get('finished_files', 0)}/{job.get('files', 0)}",
+    }
 
 
 def _emit_product(ctx: Context, product: Row) -> None:
@@ -142,6 +158,9 @@ def _emit_product(ctx: Context, product: Row) -> None:
     ctx.out(render_table(files, FILE_COLUMNS))
     ctx.out("\nREPLICAS")
     ctx.out(render_table(product.get("replicas") or [], REPLICA_COLUMNS))
+    if "transfers" in product:
+        ctx.out("\nTRANSFERS")
+        ctx.out(render_table([_transfer_row(t) for t in product["transfers"]], TRANSFER_COLUMNS))
 
 
 def show_cmd(ctx: Context, args: argparse.Namespace) -> int:
@@ -161,6 +180,10 @@ def create_cmd(ctx: Context, args: argparse.Namespace) -> int:
         payload["source"] = args.source
     if args.project:
         payload["project"] = args.project
+    if args.type:
+        payload["product_type"] = args.type
+    if args.observation:
+        payload["observation_id"] = args.observation
     product = ctx.client.post("/api/replicas/products/", payload)
     ctx.info(f"srcnet: created product {product.get('id')} ({product.get('did')})")
     _emit_product(ctx, product)

@@ -1,0 +1,91 @@
+"""srcnet rules (and products' metadata search) against the live server, as a scientist: each bad request
+exits 3 (VALIDATION) naming the field, and makes nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli.exit_codes import ExitCode
+from projects.models import Project
+from replicas.models import Replica
+from rules.models import Rule
+
+FILES = ["--file", "image.fits:1048576:0a1b2c3d"]
+
+
+@pytest.fixture
+def products(srcnet, topology, scientist):  # type: ignore[no-untyped-def]
+    """Made by the operator: a continuum image of the scientist's project AA01 and one of BB02."""
+    Project.objects.create(code="AA01").members.add(scientist)
+    Project.objects.create(code="BB02")
+    for name, project in (("img-mine", "AA01"), ("img-theirs", "BB02")):
+        made = srcnet(
+            "products", "create", "--scope", "ska1-low", "--name", name, "--telescope", "SKA1-Low",
+            "--project", project, "--type", "continuum_image", "--observation", f"SB-{name}", *FILES,
+        )  # fmt: skip
+        assert made.code == ExitCode.OK, made.err
+
+
+BAD = [
+    ("--product", "ska1-low:nothing", "--src", "AUSRC", "product: "),
+    ("--product", "ska1-low:img-theirs", "--src", "AUSRC", "product: "),
+    ("--project", "BB02", "--src", "AUSRC", "filters.project: "),
+    ("--product", "ska1-low:img-mine", "--rse-expression", "country=XX", "rse_expression: "),
+    ("--product", "ska1-low:img-mine", "--src", "AUSRC", "--copies", "2", "copies: "),
+    ("--product", "ska1-low:img-mine", "--src", "AUSRC", "--lifetime=-1h", "lifetime: "),
+    ("--product", "ska1-low:img-mine", "--src", "AUSRC", "--priority", "5", "priority: "),
+]
+
+
+@pytest.mark.parametrize("case", BAD, ids=[c[-1].rstrip(": ") + "-" + c[1] for c in BAD])
+def test_a_bad_rule_exits_3_naming_the_field(srcnet, products, scientist_token, case):  # type: ignore[no-untyped-def]
+    *argv, field = case
+    result = srcnet("rules", "create", *argv, token=scientist_token)
+    assert result.code == ExitCode.VALIDATION, (result.out, result.err)
+    assert field in result.err, result.err
+    assert not Rule.objects.exists()
+    assert not Replica.objects.exclude(endpoint__role="sdp").exists()
+
+
+def test_a_scientist_finds_asks_for_lists_and_removes(srcnet, products, scientist_token):  # type: ignore[no-untyped-def]
+    found = srcnet(
+        "products",
+        "list",
+        "--project",
+        "AA01",
+        "--type",
+        "continuum_image",
+        "-o",
+        "json",
+        token=scientist_token,
+    )
+    assert found.code == ExitCode.OK, found.err
+    assert [p["did"] for p in json.loads(found.out)] == ["ska1-low:img-mine"]
+    # BB02 is not the scientist's: its image is not found, even by its observation id.
+    theirs = srcnet("products", "list", "--observation", "SB-img-theirs", "-o", "json", token=scientist_token)
+    assert json.loads(theirs.out) == []
+
+    made = srcnet(
+        "rules", "create", "--project", "AA01", "--src", "AUSRC", "--lifetime", "30d", "--comment", "thesis",
+        token=scientist_token,
+    )  # fmt: skip
+    assert made.code == ExitCode.OK, made.err
+    assert "REPLICATING" in made.out and "AUSRC_DISK" in made.out and "ska1-low:img-mine" in made.out
+    rule = Rule.objects.get()
+    assert rule.selection == {"filters": {"project": "AA01"}} and rule.comment == "thesis"
+
+    listed = json.loads(srcnet("rules", "list", "-o", "json", token=scientist_token).out)
+    assert [r["id"] for r in listed] == [rule.pk]
+    shown = srcnet("rules", "show", str(rule.pk), token=scientist_token)
+    assert shown.code == ExitCode.OK and "COPIES" in shown.out and "planned" in shown.out
+
+    product_page = srcnet("products", "show", str(rule.products.get().pk), token=scientist_token)
+    assert "AUSRC_DISK" in product_page.out and "TRANSFERS" in product_page.out
+
+    removed = srcnet("rules", "remove", str(rule.pk), token=scientist_token)
+    assert removed.code == ExitCode.OK and f"rule {rule.pk} removed" in removed.err
+    assert srcnet("rules", "show", str(rule.pk), token=scientist_token).code == ExitCode.NOT_FOUND
+    assert srcnet("rules", "remove", str(rule.pk), token=scientist_token).code == ExitCode.NOT_FOUND
+    assert srcnet("rules", "create", "--src", "AUSRC", "--lifetime", "soon").code == ExitCode.USAGE

@@ -101,8 +101,16 @@ class LaneInFlight:
 
 
 def lanes_in_flight() -> dict[tuple[str, str], LaneInFlight]:
-    """Push jobs SUBMITTED or ACTIVE, by the lane in their metadata (jobs submitted by hand have none)."""
+    """Push jobs SUBMITTED or ACTIVE, by the lane in their metadata (jobs submitted by hand have none), and
+    the push loop's Rucio rules with a job in flight, by the lane of their plan (``rule_plans``)."""
+    from .rule_plans import rules_in_flight
+
     out: dict[tuple[str, str], LaneInFlight] = defaultdict(LaneInFlight)
+    for rule in rules_in_flight():
+        entry = out[(rule.plan.source_site, rule.plan.destination_site)]
+        entry.jobs += 1
+        entry.streams += rule.plan.streams
+        entry.planned_bps += rule.plan.planned_bps
     jobs = TransferJob.objects.filter(state__in=IN_FLIGHT_JOBS, metadata__has_key="lane")
     for metadata in jobs.values_list("metadata", flat=True):
         lane = metadata.get("lane") or []
@@ -137,12 +145,19 @@ def arrival_delays(
     window_seconds: float, *, now: datetime | None = None
 ) -> dict[tuple[str, str], ArrivalDelays]:
     """Per lane, over the push jobs that finished in the last ``window_seconds`` with a predicted arrival:
-    finish time minus predicted arrival (negative: earlier than planned)."""
+    finish time minus predicted arrival (negative: earlier than planned). A push-loop Rucio rule counts
+    once its last file's job finished (``rule_plans``)."""
     since = (now or timezone.now()) - timedelta(seconds=window_seconds)
     rows = TransferJob.objects.filter(
         state=JobState.FINISHED, finished__gte=since, metadata__has_key="predicted_arrival"
     ).values_list("metadata", "finished")
     delays: dict[tuple[str, str], list[float]] = defaultdict(list)
+    from .rule_plans import rule_arrivals
+
+    for arrival in rule_arrivals(since):
+        if arrival.plan.predicted_arrival is not None:
+            rule_lane = (arrival.plan.source_site, arrival.plan.destination_site)
+            delays[rule_lane].append(arrival.finished.timestamp() - arrival.plan.predicted_arrival)
     for metadata, finished in rows:
         lane = metadata.get("lane") or []
         if len(lane) == 2 and finished is not None:

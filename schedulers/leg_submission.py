@@ -20,6 +20,7 @@ from topology.models import RegionalCentre, StorageEndpoint
 
 from .enforcement import enforce_links, hop_links
 from .lane_health import pinned_copy
+from .models import PlannedRule
 from .planning.dispatch import JobHints, job_hints
 from .planning.types import Leg
 from .rucio_placement import place_by_rule, through_rucio
@@ -209,6 +210,17 @@ def _submit_job(
     enforce_links(tool, hop_links(tool, hops, scheme, hints.lane_files))
     if through_rucio():
         rule_id = place_by_rule(product, hops[-1][1], replica, activity=ACTIVITY)
+        # Rucio's conveyor submits the FTS3 jobs without the plan's figures: keep them for the metrics.
+        PlannedRule.objects.create(
+            rule_id=rule_id,
+            product=product,
+            rse=hops[-1][1].name,
+            source_site=lane[0],
+            destination_site=lane[1],
+            planned_bps=hints.max_rate_bps,
+            streams=hints.streams,
+            predicted_arrival=_in_plan_time(finish_s) if finish_s is not None else None,
+        )
         return rule_id, f"{RUCIO_RULE_REASON} {rule_id}"
     job_id = tool.submit(
         requests,

@@ -97,3 +97,30 @@ class ExternalJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id} at {self.endpoint}: {self.state}"
+
+
+class PlannedRule(models.Model):
+    """What the plan gave a leg the push loop placed as a Rucio rule (``SRCNET_PUSH_THROUGH=rucio``): the
+    same figures a push job carries in its metadata in transfertool mode (lane, planned rate, streams,
+    predicted arrival). Rucio's conveyor submits the rule's FTS3 jobs with its own metadata (scope, file
+    name, destination RSE), so the planned-rate and arrival metrics find the plan here by the product and
+    the RSE (``monitoring/rule_plans.py``)."""
+
+    rule_id = models.CharField(max_length=64, unique=True)
+    product = models.ForeignKey("replicas.DataProduct", on_delete=models.CASCADE, related_name="+")
+    rse = models.CharField(max_length=255, help_text="The rule's destination RSE (its storage endpoint)")
+    source_site = models.CharField(max_length=64)
+    destination_site = models.CharField(max_length=64)
+    planned_bps = models.FloatField(help_text="The plan's rate for the leg, bit/s")
+    streams = models.PositiveIntegerField(default=0, help_text="TCP streams the plan gave the leg")
+    predicted_arrival = models.FloatField(
+        null=True, blank=True, help_text="Unix time the plan expects the copy to arrive"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created", "id"]
+        indexes = [models.Index(fields=["rse", "product"])]
+
+    def __str__(self) -> str:
+        return f"rule {self.rule_id}: {self.source_site} -> {self.destination_site}"

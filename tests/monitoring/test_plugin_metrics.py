@@ -75,8 +75,8 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return samples[(name, tuple(sorted({"site": SITE, **labels}.items())))]
 
 
-def xrdcp(*args: str) -> None:
-    env = {**os.environ, "XRD_CONNECTIONRETRY": "1"}
+def xrdcp(*args: str, **env_extra: str) -> None:
+    env = {**os.environ, "XRD_CONNECTIONRETRY": "1", **env_extra}
     done = subprocess.run(["xrdcp", "-f", *args], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
 
@@ -145,3 +145,17 @@ def test_an_upload_and_a_read_move_the_counters_by_what_was_moved(
     assert 0 < moved("srcnet_plugin_readahead_bytes_total", read) <= SIZE
     # A read leaves the write counters alone.
     assert moved("srcnet_plugin_writebehind_received_bytes_total", read) == SIZE
+
+    # Plain reads (kXR_read, not pgread) are served with sendfile() through the file-system layer.
+    xrdcp(site.root_url("srcnet/plugin-metrics/up.bin"), str(tmp_path / "again.bin"), XRD_CPUSEPGWRTRD="0")
+    assert (tmp_path / "again.bin").read_bytes() == payload
+    sent = wait_until(
+        lambda: (
+            (found := scrape(node_exporter))
+            and moved("srcnet_plugin_sendfile_requests_total", found) >= 1
+            and found
+        ),
+        timeout=30,
+        what="the sendfile reads in the plugin's counters",
+    )
+    assert moved("srcnet_plugin_sendfile_bytes_total", sent) == SIZE

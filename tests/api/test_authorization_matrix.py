@@ -33,6 +33,8 @@ ADMIN_ONLY = (
 )
 # Anyone may ask for a token with a username and a password.
 OPEN = ("/api/token/",)
+# Any account makes and removes its own rules (another's is a 404, as if it did not exist).
+ANY_ACCOUNT = ("/api/rules/",)
 
 
 def required_role(path: str) -> Role:
@@ -40,6 +42,8 @@ def required_role(path: str) -> Role:
         return Role.ANONYMOUS
     if path.startswith(ADMIN_ONLY):
         return Role.ADMIN
+    if path.startswith(ANY_ACCOUNT):
+        return Role.SCIENTIST
     return Role.OPERATOR
 
 

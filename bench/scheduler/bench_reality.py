@@ -46,6 +46,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -115,16 +116,25 @@ class Worker:
             self.proc.wait(timeout=5)
 
 
-def prepare_database(state: Any) -> Any:
+def prepare_database(state: Any, src_budget_bps: float | None) -> Any:
+    """The reference topology in this state's own database. ``src_budget_bps``: the two SRCs' per-telescope
+    budget and peak (unscaled), so that the plan may fill the access link with them: with the reference
+    budgets (20 Gbit/s per telescope) two SRCs may take only 40 % of it, and one alone 20 %, by design (no
+    plan exceeds a budget). They stand for the several SRCs a full link feeds. None: as the reference."""
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
     from topology.management.commands.import_topology import REFERENCE
+    from topology.models import RegionalCentre
     from topology.services.importer import import_topology
 
     call_command("migrate", verbosity=0)
     call_command("flush", interactive=False, verbosity=0)  # this state's own database: a clean slate
     import_topology(text=REFERENCE.read_text())
+    if src_budget_bps is not None:
+        RegionalCentre.objects.filter(name__in=("UKSRC", "AUSRC")).update(
+            budget_per_telescope_bps=int(src_budget_bps), peak_bps=int(src_budget_bps)
+        )
     user, _ = get_user_model().objects.get_or_create(username="bench", defaults={"is_staff": True})
     return user
 
@@ -194,7 +204,7 @@ def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
     from localnet.binding import bind_endpoints
     from localnet.longhaul import CAPACITY_SCALE, long_haul, plan_network
 
-    user = prepare_database(state)
+    user = prepare_database(state, args.src_budget_gbps * 1e9 if args.src_budget_gbps > 0 else None)
     plan = plan_network(ENDPOINTS)
     samples: list[dict[str, Any]] = []
     with long_haul(state, plan) as network:
@@ -377,6 +387,7 @@ def score_real(c: Any, samples: list[dict[str, Any]], capacity: float, duration:
 
 def diagnose_real(c: Any) -> dict[str, Any]:
     """Where a lane's time goes: each product's job from submission to its files' end, per lane in order."""
+    from srcnet.intervals import most_at_once
     from transfers.models import TransferFile
 
     # This state's database holds the campaign's jobs only (flushed at the start).
@@ -395,6 +406,8 @@ def diagnose_real(c: Any) -> dict[str, Any]:
                 "lane": "->".join(r["job__metadata"].get("lane") or [r["dest_se"]]),
                 "streams": r["job__metadata"].get("streams"),
                 "files": r["job__metadata"].get("files"),
+                "lane_files": r["job__metadata"].get("lane_files"),
+                "spans": [],
                 "created": r["job__created"],
                 "start": r["start_time"],
                 "end": r["finish_time"],
@@ -403,6 +416,7 @@ def diagnose_real(c: Any) -> dict[str, Any]:
         )
         j["start"], j["end"] = min(j["start"], r["start_time"]), max(j["end"], r["finish_time"])
         j["bytes"] += r["filesize"] or 0
+        j["spans"].append((r["start_time"], r["finish_time"]))
     lanes: dict[str, list[dict[str, Any]]] = {}
     for j in jobs.values():
         lanes.setdefault(j["lane"], []).append(j)
@@ -417,6 +431,8 @@ def diagnose_real(c: Any) -> dict[str, Any]:
             "jobs": len(js),
             "streams": sorted({j["streams"] for j in js if j["streams"] is not None}),
             "concurrent_files": sorted({j["files"] for j in js if j["files"] is not None}),
+            "lane_copies_planned": sorted({j["lane_files"] for j in js if j["lane_files"] is not None}),
+            "most_copies_at_once": most_at_once([span for j in js for span in j["spans"]]),
             "gap_between_jobs_s": {
                 "p50": percentile(gaps, 0.5),
                 "mean": sum(gaps) / len(gaps) if gaps else None,
@@ -443,6 +459,7 @@ def run_simulated(campaign_id: int, out: Path, label: str, **model: Any) -> dict
     from campaigns.models import Campaign
     from campaigns.simulated import pinned_products
     from localnet.longhaul import CAPACITY_SCALE
+    from schedulers.plan_settings import plan_config
     from schedulers.simulation.engine import SimConfig, simulate
     from schedulers.simulations import simulate_workload
 
@@ -456,7 +473,16 @@ def run_simulated(campaign_id: int, out: Path, label: str, **model: Any) -> dict
     until = c.duration_seconds + c.drain_seconds()
     started = time.perf_counter()
     if model:
-        config = SimConfig(duration_s=until, plan=place.scenario.plan, bin_s=1.0, **model)
+        # The plan the real run's loop made (the deployment's SRCNET_PLAN_* settings, set in main).
+        deployed = plan_config()
+        plan = replace(
+            place.scenario.plan,
+            copies_in_flight=deployed.copies_in_flight,
+            max_files=deployed.max_files,
+            copy_overhead_s=deployed.copy_overhead_s,
+            copy_setup_rtts=deployed.copy_setup_rtts,
+        )
+        config = SimConfig(duration_s=until, plan=plan, bin_s=1.0, **model)
         result = simulate(topology, place.scenario.policy, products, config)
     else:
         run = simulate_workload(place.scenario, topology, products, until_s=until, bin_s=1.0, out=out / label)
@@ -627,6 +653,13 @@ def main() -> int:
         help="1: the plan keeps each lane's copies in flight by the copy model; 0: one product's files at "
         "once (the plan before it, the baseline) (SRCNET_PLAN_COPIES_IN_FLIGHT)",
     )
+    parser.add_argument(
+        "--src-budget-gbps",
+        type=float,
+        default=100.0,
+        help="UKSRC's and AUSRC's per-telescope budget and peak, unscaled Gbit/s (0: the reference's 20 "
+        "and 70); 100 lets the plan fill the access link with either SRC alone",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "scheduler" / "results" / "reality")
     parser.add_argument("--simulate-only", type=int, default=0, help="campaign id: re-run the simulator only")
     args = parser.parse_args()
@@ -680,6 +713,8 @@ def main() -> int:
             "duration_s": args.duration,
             "files_per_product": args.files,
             "lane_depth": args.lane_depth,
+            "copies_in_flight": args.copies_in_flight,
+            "src_budget_gbps": args.src_budget_gbps,
             "file_mib": [args.min_mib, args.max_mib],
         },
         "real": real,
@@ -713,6 +748,8 @@ MODELS: dict[str, dict[str, Any]] = {
     "unpaced": {"paced": False},
     "corrected": _PHYSICS,
     "corrected, fitted": {**_PHYSICS, "leg_setup_rtts": 30},  # fitted to the 2nd real run, see the docs
+    # File by file, up to the plan's copies in flight per lane, as the loop runs them (issue 17 item 7).
+    "corrected, copies": {**_PHYSICS, "copies_in_flight": True},
 }
 
 

@@ -2,8 +2,9 @@
 
 Every ``replan_s`` the planner is called, as in production, with what has not started yet and the live
 state (lane occupancy, measurements, placed volume, SDP backlog, degrade level). Lanes then send their
-legs in plan order, one product at a time, as soon as the product is at the lane's source; rates follow
-flows.py. Link capacity changes (failures, repairs, upgrades) apply at their time."""
+legs in plan order, one product at a time, as soon as the product is at the lane's source (or, with
+``copies_in_flight``, file by file, up to the plan's copies in flight on the lane); rates follow flows.py.
+Link capacity changes (failures, repairs, upgrades) apply at their time."""
 
 from __future__ import annotations
 
@@ -69,6 +70,11 @@ class SimConfig:
     # Slow start from this many bytes per stream in the first round trip (Linux: 10 segments), doubling
     # each RTT; 0: the staircase relative to the plateau (flows.py).
     initial_window_bytes: float = 0.0
+    # True: a lane moves its legs file by file, each file a copy of its own (new connections, the leg
+    # overhead, slow start) with its share of the lane's streams, up to the plan's copies in flight on the
+    # lane (Leg.lane_copies), the next legs' files taking each copy slot as it frees, as the push loop runs
+    # them through the transfer service's link limit. False: one flow per leg, one leg at a time.
+    copies_in_flight: bool = False
 
 
 @dataclass
@@ -94,10 +100,12 @@ class SimResult:
 
 
 class _Task:
-    __slots__ = ("done", "index", "leg", "upstream")
+    __slots__ = ("done", "files_done", "files_opened", "index", "leg", "opened_s", "upstream")
 
     def __init__(self, leg: Leg, upstream: _Task | None) -> None:
         self.leg, self.upstream, self.done, self.index = leg, upstream, False, 0
+        self.files_opened = self.files_done = 0
+        self.opened_s = math.inf
 
 
 class Simulator:
@@ -113,7 +121,9 @@ class Simulator:
         self.capacity_now = {lk.name: lk.capacity_bps for lk in topology.links}
         self.changes = sorted(config.changes, key=lambda c: (c.time_s, c.link))
         self.queues: dict[tuple[str, str], list[_Task]] = {}
-        self.flows: dict[tuple[str, str], Flow] = {}
+        self.flows: dict[int, Flow] = {}  # by a serial number: a lane may run several copies at once
+        self.open_on_lane: dict[tuple[str, str], int] = {}
+        self._serial = 0
         self.idle_since: dict[tuple[str, str], float] = {}
         self.lanes: dict[tuple[str, str], Lane] = {}
         self.plan: Plan | None = None
@@ -127,7 +137,7 @@ class Simulator:
         self.lane_bytes: dict[tuple[str, str], float] = {}
         self.events: list[PlanEvent] = []
         self.plans = 0
-        self._task_of: dict[tuple[str, str], _Task] = {}
+        self._task_of: dict[int, _Task] = {}
         self._dirty: set[tuple[str, str]] = set()
         self._lanes_from: dict[str, list[tuple[str, str]]] = {}
         self.sim_events = 0
@@ -156,12 +166,13 @@ class Simulator:
                 backlog[rec.product.telescope] = (
                     backlog.get(rec.product.telescope, 0.0) + rec.product.size_bytes
                 )
-        busy = {}
-        for key, flow in self.flows.items():
+        busy: dict[tuple[str, str], float] = {}
+        for flow in self.flows.values():
             # A flow paused between its slot windows is not stuck: estimate it at the lane's mean rate.
-            lane = self.lanes.get(key)
+            lane = self.lanes.get(flow.lane)
             rate = lane.rate_bps if lane is not None and lane.rate_bps > 0 else flow.rate_bps
-            busy[key] = now + (flow.remaining_bytes * 8 / rate if rate > 0 else self.config.replan_s)
+            until = now + (flow.remaining_bytes * 8 / rate if rate > 0 else self.config.replan_s)
+            busy[flow.lane] = max(busy.get(flow.lane, 0.0), until)
         state = LiveState(
             now_s=now,
             measurements=self._history(),
@@ -225,19 +236,34 @@ class Simulator:
         dirty, self._dirty = self._dirty, set()
         for key in sorted(dirty):
             queue = self.queues.get(key)
-            if key in self.flows or not queue:
+            if not queue:
                 continue
             pace = self._window_rate(key, now)
             if pace <= 0:
                 continue
-            for i, task in enumerate(queue[:64]):
-                if self._ready(task, now):
-                    queue.pop(i)
-                    self._open(task, key, pace, now)
+            while queue and self.open_on_lane.get(key, 0) < self._copies(queue[0].leg):
+                ready = next((i for i, task in enumerate(queue[:64]) if self._ready(task, now)), None)
+                if ready is None:
                     break
+                task = queue[ready]
+                self._open(task, key, pace, now)
+                if task.files_opened >= self._files(task.leg):
+                    queue.pop(ready)
+
+    def _copies(self, leg: Leg) -> int:
+        """How many copies the lane runs at once: one flow per leg, or the plan's copies in flight."""
+        return max(1, leg.lane_copies) if self.config.copies_in_flight else 1
+
+    def _files(self, leg: Leg) -> int:
+        """The copies a leg is moved as: its product's files, or the whole leg as one flow."""
+        return max(1, self.records[leg.product_id].product.files) if self.config.copies_in_flight else 1
 
     def _open(self, task: _Task, key: tuple[str, str], pace: float, now: float) -> None:
         leg = task.leg
+        files, copies = self._files(leg), self._copies(leg)
+        # Each copy has its share of the lane's streams (at least one) and of its pace.
+        streams = max(1, math.ceil(leg.streams / copies)) if self.config.copies_in_flight else leg.streams
+        connections = streams if self.config.copies_in_flight else max(leg.streams, leg.files)
         path = self.topology.path(*key)
         assert path is not None
         rtt_ms = self.topology.path_rtt_ms(path)
@@ -248,34 +274,46 @@ class Simulator:
             * self.config.path_efficiency
         )
         rtt = rtt_ms / 1000.0
-        cold = self.config.cold_every_leg or now - self.idle_since.get(key, -math.inf) > rtt + RTO_FLOOR_S
+        cold = (
+            self.config.cold_every_leg
+            or self.config.copies_in_flight
+            or now - self.idle_since.get(key, -math.inf) > rtt + RTO_FLOOR_S
+        )
         rec = self.records[leg.product_id]
         overhead = self.config.leg_overhead_s + self.config.leg_setup_rtts * rtt
+        copy_pace = pace / copies
         flow = Flow(
             leg,
             key,
             self.topology.directed_links(path),
-            rec.product.size_bytes,
-            pace if self.config.paced else math.inf,
-            leg.streams * ceiling,
+            rec.product.size_bytes / files,
+            copy_pace if self.config.paced else math.inf,
+            streams * ceiling,
             rtt,
             now + overhead if cold else None,
-            share_weight=float(leg.streams) * (1.0 / rtt) ** self.config.rtt_fairness,
+            share_weight=float(streams) * (1.0 / rtt) ** self.config.rtt_fairness,
             idle_until_s=now + overhead if overhead > 0 else None,
-            # Every connection of the leg (its concurrent files' streams) starts from the initial window.
-            initial_bps=max(leg.streams, leg.files) * self.config.initial_window_bytes * 8 / rtt,
+            # Every connection of the copy starts from the initial window.
+            initial_bps=connections * self.config.initial_window_bytes * 8 / rtt,
         )
-        flow.planned_bps = pace
-        self.flows[key] = flow
-        self._task_of[key] = task
+        flow.planned_bps = copy_pace
+        self._serial += 1
+        self.flows[self._serial] = flow
+        self._task_of[self._serial] = task
+        self.open_on_lane[key] = self.open_on_lane.get(key, 0) + 1
+        task.files_opened += 1
+        if task.files_opened > 1:
+            return
+        task.opened_s = now
         if leg.source in self.telescopes:
             # The share the planner balances is the SRC that keeps the product, not a relay on the way.
             rec.started = True
             self.placed[rec.replicas[0]] = self.placed.get(rec.replicas[0], 0.0) + rec.product.size_bytes
 
     def _pause_outside_windows(self, now: float) -> None:
-        for key, flow in self.flows.items():
-            pace = self._window_rate(key, now)
+        for flow in self.flows.values():
+            key = flow.lane
+            pace = self._window_rate(key, now) / self._copies(flow.leg)
             if pace <= 0 and flow.pace_bps > 0:
                 flow.pace_bps = 0.0
                 self.idle_since[key] = now
@@ -286,14 +324,21 @@ class Simulator:
             elif pace > 0:
                 flow.pace_bps = pace if self.config.paced else math.inf
 
-    def _finish(self, key: tuple[str, str], now: float) -> None:
-        flow = self.flows.pop(key)
+    def _finish(self, serial: int, now: float) -> None:
+        flow = self.flows.pop(serial)
         self._credit(flow)
-        task = self._task_of.pop(key)
-        task.done = True
-        self.idle_since[key] = now
-        # The lane is free, and lanes out of the destination may now have their product.
+        task = self._task_of.pop(serial)
+        key = flow.lane
+        self.open_on_lane[key] -= 1
+        if not self.open_on_lane[key]:
+            self.idle_since[key] = now
+        # The lane has room again.
         self._dirty.add(key)
+        task.files_done += 1
+        if task.files_done < self._files(task.leg):
+            return
+        task.done = True
+        # Lanes out of the destination may now have their product.
         self._dirty.update(self._lanes_from.get(key[1], ()))
         leg = flow.leg
         rec = self.records[leg.product_id]
@@ -301,12 +346,13 @@ class Simulator:
             rec.left_sdp_s = now
         if leg.role != LegRole.RELAY:
             rec.delivered_s[leg.destination] = now
-        if flow.active_s > 0:
+        # One copy at a time: its time sending; several: the leg's time from its first copy's start.
+        active = now - task.opened_s if self.config.copies_in_flight else flow.active_s
+        if active > 0:
             size = rec.product.size_bytes
+            planned = flow.planned_bps * self._copies(leg)
             self.measurements.append(
-                Measurement(
-                    leg.source, leg.destination, leg.streams, size * 8 / flow.active_s, flow.planned_bps
-                )
+                Measurement(leg.source, leg.destination, leg.streams, size * 8 / active, planned)
             )
 
     # -- accounting -----------------------------------------------------------------------------------
@@ -388,8 +434,8 @@ class Simulator:
             self._account(now, t)
             now = t
             self.sim_events += 1
-            for key in [k for k, f in self.flows.items() if f.remaining_bytes <= 1.0]:
-                self._finish(key, now)
+            for serial in [k for k, f in self.flows.items() if f.remaining_bytes <= 1.0]:
+                self._finish(serial, now)
         return SimResult(
             self.base,
             self.config,

@@ -5,8 +5,6 @@ limits the endpoint refuses moves nothing: the cycle's error names the field."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import pytest
 from rest_framework.authtoken.models import Token
 
@@ -15,6 +13,7 @@ from replicas.services import FileSpec, register_product
 from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.loop import push_cycle
 from schedulers.planning.types import PlanConfig
+from srcnet.intervals import most_at_once
 from tests.conftest import wait_until
 from topology.models import StorageEndpoint
 from transfers.choices import AttemptState
@@ -35,16 +34,6 @@ def https_tool(https_fts3, scheduler_account, test_state):  # type: ignore[no-un
     scheduler's service account."""
     token, _ = Token.objects.get_or_create(user=scheduler_account)
     return Fts3Transfertool(https_fts3, token=token.key, verify=str(test_state.path / "pki" / "ca.pem"))
-
-
-def _most_at_once(spans: list[tuple[datetime, datetime]]) -> int:
-    """The most intervals open at one instant (an interval ending when another starts does not overlap)."""
-    events = sorted([(end, -1) for _, end in spans] + [(start, 1) for start, _ in spans])
-    running = most = 0
-    for _, step in events:
-        running += step
-        most = max(most, running)
-    return most
 
 
 def test_the_loop_sets_link_limits_over_https_and_the_services_admission_obeys_them(
@@ -93,11 +82,11 @@ def test_the_loop_sets_link_limits_over_https_and_the_services_admission_obeys_t
         (a.state, a.reason) for a in attempts
     ]
     spans = [(a.started, a.finished) for a in attempts if a.finished is not None]
-    assert len(spans) == FILES and _most_at_once(spans) == limit
+    assert len(spans) == FILES and most_at_once(spans) == limit
     files = list(job.files.all())
     assert {(f.source_se, f.dest_se) for f in files} == {link}
     times = [(f.start_time, f.finish_time) for f in files if f.start_time and f.finish_time]
-    assert len(times) == FILES and _most_at_once(times) == limit
+    assert len(times) == FILES and most_at_once(times) == limit
 
 
 def test_a_plan_the_endpoint_refuses_moves_nothing_and_the_cycle_names_the_field(

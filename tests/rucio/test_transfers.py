@@ -12,6 +12,7 @@ import pytest
 
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import Replica
+from srcnet.intervals import most_at_once
 from topology.models import StorageEndpoint
 
 from ..conftest import wait_until
@@ -103,8 +104,9 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     from replicas.models import PolicyShare, ReplicaPolicy
     from schedulers.embedded_transfertool import EmbeddedTransfertool
     from schedulers.loop import push_cycle
+    from schedulers.planning import PlanConfig
     from topology.models import Telescope
-    from transfers.models import TransferJob
+    from transfers.models import TransferAttempt, TransferJob
 
     for key, value in rucio_server.platform_env().items():
         monkeypatch.setenv(key, value)
@@ -118,7 +120,8 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     product = product_on_disk(rucio_sites, scope, {"a.ms": 192 * 1024, "b.ms": 96 * 1024})
     tool = EmbeddedTransfertool()
 
-    cycle = push_cycle(transfertool=tool)
+    # One copy at a time on the lane: the link limit Rucio's jobs must obey at the FTS3 endpoint.
+    cycle = push_cycle(transfertool=tool, config=PlanConfig(max_files=1))
     assert cycle.error == "" and len(cycle.submitted) == 1, cycle.error
     (entry,) = cycle.submitted
     assert entry["lane"] == ["SKA1-Low", "UKSRC"]
@@ -147,4 +150,9 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     # Rucio's conveyor submitted the copy to the platform's FTS3 endpoint, on the link the plan limited.
     job = TransferJob.objects.get(files__dest_surl__contains=f"/{product.name}/a.ms")
     assert {(f.source_se, f.dest_se) for f in job.files.all()} == {pair}
+    # And the endpoint's admission held the conveyor's copies to that limit: from the service's own records
+    # (every attempt, from its admission to its end), the product's two files never ran at once.
+    attempts = TransferAttempt.objects.filter(file__dest_surl__contains=f"/{product.name}/")
+    spans = [(a.started, a.finished) for a in attempts if a.finished is not None]
+    assert link.max_active == 1 and len(spans) >= 2 and most_at_once(spans) == 1, spans
     assert push_cycle(transfertool=tool).legs_submitted == 0

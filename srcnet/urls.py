@@ -16,6 +16,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("topology/", include("topology.urls")),
     path("replicas/", include("replicas.urls")),
+    path("rules/", include("rules.urls")),
     path("transfers/", include("transfers.urls")),
     path("scheduler/", include("schedulers.urls")),
     path("operations/", include("operations.urls")),

@@ -102,7 +102,9 @@ class LaneInFlight:
 
 def lanes_in_flight() -> dict[tuple[str, str], LaneInFlight]:
     """Push jobs SUBMITTED or ACTIVE, by the lane in their metadata (jobs submitted by hand have none), and
-    the push loop's Rucio rules with a job in flight, by the lane of their plan (``rule_plans``)."""
+    the push loop's Rucio rules with a job in flight, by the lane of their plan (``rule_plans``), and the
+    push jobs in flight at an external FTS3 (``external_plans``)."""
+    from .external_plans import external_jobs_in_flight
     from .rule_plans import rules_in_flight
 
     out: dict[tuple[str, str], LaneInFlight] = defaultdict(LaneInFlight)
@@ -112,7 +114,7 @@ def lanes_in_flight() -> dict[tuple[str, str], LaneInFlight]:
         entry.streams += rule.plan.streams
         entry.planned_bps += rule.plan.planned_bps
     jobs = TransferJob.objects.filter(state__in=IN_FLIGHT_JOBS, metadata__has_key="lane")
-    for metadata in jobs.values_list("metadata", flat=True):
+    for metadata in [*jobs.values_list("metadata", flat=True), *external_jobs_in_flight()]:
         lane = metadata.get("lane") or []
         if len(lane) != 2:
             continue
@@ -146,7 +148,8 @@ def arrival_delays(
 ) -> dict[tuple[str, str], ArrivalDelays]:
     """Per lane, over the push jobs that finished in the last ``window_seconds`` with a predicted arrival:
     finish time minus predicted arrival (negative: earlier than planned). A push-loop Rucio rule counts
-    once its last file's job finished (``rule_plans``)."""
+    once its last file's job finished (``rule_plans``); a job at an external FTS3 when the poll settled it
+    (``external_plans``)."""
     since = (now or timezone.now()) - timedelta(seconds=window_seconds)
     rows = TransferJob.objects.filter(
         state=JobState.FINISHED, finished__gte=since, metadata__has_key="predicted_arrival"
@@ -158,7 +161,9 @@ def arrival_delays(
         if arrival.plan.predicted_arrival is not None:
             rule_lane = (arrival.plan.source_site, arrival.plan.destination_site)
             delays[rule_lane].append(arrival.finished.timestamp() - arrival.plan.predicted_arrival)
-    for metadata, finished in rows:
+    from .external_plans import external_arrivals
+
+    for metadata, finished in [*rows, *external_arrivals(since)]:
         lane = metadata.get("lane") or []
         if len(lane) == 2 and finished is not None:
             delays[(str(lane[0]), str(lane[1]))].append(

@@ -1,0 +1,88 @@
+"""Push jobs submitted to an FTS3 the platform does not run (``SRCNET_TRANSFERTOOL=fts3``) count in the
+planned rate, the lanes and the arrival delays from what the platform keeps of them (``ExternalJob``: the
+push job's metadata, the polled state, the settle time); a job the "external" FTS3 shares with the
+platform's own service (its own endpoint, as in the integration tests) counts once."""
+
+from __future__ import annotations
+
+import copy as deep
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+
+from schedulers.external import settle_external_job
+from schedulers.models import ExternalJob
+from topology.models import StorageEndpoint
+from transfers.models import TransferJob
+
+from ..fts3.recorded import FTS3_CLIENT_SUBMISSION
+from .test_rucio_jobs import LOW, metrics
+
+pytestmark = pytest.mark.django_db
+
+TO_UK = (("destination_site", "UKSRC"), ("source_site", "SKA1-Low"))
+TO_AU = (("destination_site", "AUSRC"), ("source_site", "SKA1-Low"))
+
+
+def push_metadata(destination: str, planned_bps: float, streams: int, arrival_in: float) -> dict[str, Any]:
+    """What the push loop puts in a job's metadata (schedulers/leg_submission.py)."""
+    return {
+        "product": "ska:obs-9",
+        "lane": ["SKA1-Low", destination],
+        "streams": streams,
+        "planned_bps": planned_bps,
+        "predicted_arrival": timezone.now().timestamp() + arrival_in,
+    }
+
+
+def submitted_to_the_platform(operator, metadata: dict[str, Any]) -> str:  # type: ignore[no-untyped-def]
+    """A job posted to the platform's own FTS3 endpoint as the fts3 client posts it; its id."""
+    token, _ = Token.objects.get_or_create(user=operator)
+    sdp, uk = (StorageEndpoint.objects.get(name=n) for n in ("SKA1-LOW_SDP", "UKSRC_DISK"))
+    payload = deep.deepcopy(FTS3_CLIENT_SUBMISSION)
+    payload["params"]["job_metadata"] = metadata
+    payload["files"][0]["sources"] = [f"root://{sdp.hostname}:{sdp.root_port}//srcnet/ska/obs-9/f.ms"]
+    payload["files"][0]["destinations"] = [f"root://{uk.hostname}:{uk.root_port}//srcnet/ska/obs-9/f.ms"]
+    answer = Client(HTTP_AUTHORIZATION=f"Bearer {token.key}").post(
+        "/fts3//jobs", payload, content_type="application/json"
+    )
+    assert answer.status_code == 200, answer.content
+    return str(answer.json()["job_id"])
+
+
+def test_jobs_at_an_external_fts3_count_with_their_plan(reference_topology, operator) -> None:  # type: ignore[no-untyped-def]
+    # The push loop's job to UKSRC went to the platform's own endpoint: it is a transfer row here as well as
+    # an ExternalJob (Fts3Transfertool records one per job it submits).
+    own = push_metadata("UKSRC", 2e9, 3, 60)
+    own_id = submitted_to_the_platform(operator, own)
+    assert TransferJob.objects.get(job_id=own_id).metadata["lane"] == ["SKA1-Low", "UKSRC"]
+    ExternalJob.objects.create(endpoint="https://127.0.0.1:8446/fts3", job_id=own_id, metadata=own)
+    # The one to AUSRC went to an FTS3 elsewhere: only the ExternalJob knows it.
+    far = push_metadata("AUSRC", 5e9, 2, -20)
+    far_id = str(uuid.uuid4())
+    row = ExternalJob.objects.create(endpoint="https://fts3.example.org:8446", job_id=far_id, metadata=far)
+
+    samples = metrics()
+    assert samples[("srcnet_access_link_planned_bits_per_second", LOW)] == 7e9  # the shared job once
+    assert samples[("srcnet_lane_push_jobs", TO_UK)] == 1
+    assert samples[("srcnet_lane_push_jobs", TO_AU)] == 1
+    assert samples[("srcnet_lane_planned_streams", TO_AU)] == 2
+    assert samples[("srcnet_lane_planned_bits_per_second", TO_AU)] == 5e9
+
+    # The poll finds it FINISHED and settles it (schedulers/external.py): it arrived then, 20 s after the
+    # plan's prediction at the earliest.
+    ExternalJob.objects.filter(pk=row.pk).update(state="FINISHED")
+    before = timezone.now()
+    assert settle_external_job(row.pk, "FINISHED", [])
+    samples = metrics()
+    assert samples[("srcnet_access_link_planned_bits_per_second", LOW)] == 2e9
+    assert ("srcnet_lane_push_jobs", TO_AU) not in samples
+    assert samples[("srcnet_push_arrivals", TO_AU)] == 1
+    delay = samples[("srcnet_push_arrival_delay_seconds", TO_AU)]
+    assert 20 <= delay <= 20 + (timezone.now() - before + timedelta(seconds=1)).total_seconds()
+    assert ("srcnet_push_arrivals", TO_UK) not in samples  # still in flight

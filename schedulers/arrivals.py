@@ -6,29 +6,50 @@ The plan's times count from the cycle's start: a leg due now finishes at ``finis
 starts at ``start_s``, once the legs ahead of it on its lane (in the planner's order of priority and
 deadline) have gone, and the lane has room (``SRCNET_LANE_DEPTH`` products at once). A product relayed
 through a distribution centre arrives with its forward leg. The prediction made when a product's first leg
-is submitted is the last one: it stays on the product, so it can be compared with the arrival."""
+is submitted is the last one: it stays on the product, so it can be compared with the arrival.
+
+The plan's rate is a share, not what the lane delivers: its copies are not paced, each starts cold, and
+what is already in flight on the lane is not in the plan. So where the lane has delivered recently, a
+direct copy's arrival is the lane's queue drained at its measured rate: the bytes still to copy in its
+jobs in flight, then the bytes of the legs ahead of it in the plan's order, then its own
+(``lane_rates``, ``lane_backlog_bytes``; measured against arrivals in docs/benchmarks.md)."""
 
 from __future__ import annotations
 
 import bisect
 import datetime as dt
-from collections.abc import Iterable
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
 
-from django.db.models import Q
+from django.db.models import Q, Sum
 
-from replicas.models import DataProduct
+from replicas.choices import ReplicaState
+from replicas.models import DataProduct, Replica
+from topology.choices import StorageRole
 
-from .lane_load import LaneLoad
+from .lane_load import Lane, LaneLoad
+from .models import PathMeasurement
 from .planning.types import Leg, LegRole
 
 FIRST_COPY = (LegRole.PRIMARY, LegRole.FORWARD)
 
 
-def predictions(legs: Iterable[Leg], due: Iterable[int], load: LaneLoad) -> dict[str, tuple[float, str]]:
+def predictions(
+    legs: Iterable[Leg],
+    due: Iterable[int],
+    load: LaneLoad,
+    *,
+    rates: Mapping[Lane, float] | None = None,
+    backlog: Mapping[Lane, float] | None = None,
+) -> dict[str, tuple[float, str]]:
     """Product id -> (seconds from now to its arrival at its SRC, why then), for every product the plan
-    carries to an SRC; ``due``: the indices of the legs this cycle submits."""
+    carries to an SRC; ``due``: the indices of the legs this cycle submits; ``rates``: what each lane
+    delivered lately (bit/s), ``backlog``: the bytes still to copy on each lane's jobs in flight."""
     legs = list(legs)
     due = set(due)
+    rates, backlog = rates or {}, backlog or {}
+    queued = _bytes_ahead(legs, backlog)
     # Start times on each lane, sorted: how many legs start before a given one is a bisection.
     starts: dict[tuple[str, str], list[float]] = {}
     for other in legs:
@@ -58,11 +79,88 @@ def predictions(legs: Iterable[Leg], due: Iterable[int], load: LaneLoad) -> dict
                 f"waits {start.start_s:.0f} s for {lane[0]} -> {lane[1]} ({ahead} product(s) ahead on it; "
                 f"{reason}), then {how}"
             )
+        arrival = leg.finish_s
+        measured = rates.get(lane, 0.0)
+        if not relayed and measured > 0 and index in queued:
+            arrival = queued[index] * 8 / measured
+            why += (
+                f"; the lane delivers {measured / 1e6:.0f} Mbit/s lately, "
+                f"{queued[index] / 1e6:.0f} MB to go on it up to this product"
+            )
         if leg.role == LegRole.FORWARD:
             why += f"; relayed through {leg.source}"
-        arrival = leg.finish_s
         if leg.product_id not in out or arrival > out[leg.product_id][0]:
             out[leg.product_id] = (arrival, why)
+    return out
+
+
+def _bytes_ahead(legs: list[Leg], backlog: Mapping[Lane, float]) -> dict[int, float]:
+    """Leg index -> the bytes its lane copies before the leg has arrived: the jobs in flight, the legs
+    before it in the plan's order (its start time, then the planner's order), and the leg itself."""
+    on_lane: dict[Lane, list[int]] = {}
+    for index, leg in enumerate(legs):
+        if math.isfinite(leg.start_s):
+            on_lane.setdefault((leg.source, leg.destination), []).append(index)
+    out: dict[int, float] = {}
+    for lane, indices in on_lane.items():
+        total = backlog.get(lane, 0.0)
+        for index in sorted(indices, key=lambda i: (legs[i].start_s, i)):
+            total += legs[index].size_bytes
+            out[index] = total
+    return out
+
+
+# What a lane delivered lately: its last jobs, within the last half hour (an older regime says little).
+RATE_JOBS = 10
+RATE_WINDOW = dt.timedelta(minutes=30)
+
+
+def lane_rates(now: dt.datetime) -> dict[Lane, float]:
+    """Lane -> bit/s delivered while it carried something: the bytes of its last finished push jobs over
+    the union of their spans (jobs in flight together count once; idle time between them does not)."""
+    spans: dict[Lane, list[tuple[float, float, int]]] = {}
+    rows = PathMeasurement.objects.filter(succeeded=True, created__gte=now - RATE_WINDOW).values_list(
+        "source", "destination", "created", "seconds", "bytes"
+    )
+    for source, destination, created, seconds, size in rows:  # newest first (the model's ordering)
+        lane = (source, destination)
+        if len(spans.setdefault(lane, [])) < RATE_JOBS:
+            end = created.timestamp()
+            spans[lane].append((end - seconds, end, size))
+    rates = {}
+    for lane, jobs in spans.items():
+        busy = _union_seconds([(start, end) for start, end, _ in jobs])
+        if busy > 0:
+            rates[lane] = sum(size for _, _, size in jobs) * 8 / busy
+    return rates
+
+
+def _union_seconds(spans: list[tuple[float, float]]) -> float:
+    total, reach = 0.0, -math.inf
+    for start, end in sorted(spans):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
+
+
+def lane_backlog_bytes(now: dt.datetime, rates: Mapping[Lane, float]) -> dict[Lane, float]:
+    """Lane -> bytes still to copy of the products in flight on it (first copies going straight to their
+    SRC), from the platform's own replicas, whichever transfer service carries them: each in-flight
+    product has had its share of the lane's measured rate since its copy began (none where the lane has
+    no measurement, so its whole size)."""
+    rows = list(
+        Replica.objects.filter(state=ReplicaState.COPYING, upstream__isnull=True, via__isnull=True)
+        .exclude(endpoint__role=StorageRole.SDP)
+        .values_list("product__telescope__name", "endpoint__site__name", "created")
+        .annotate(total=Sum("product__files__size_bytes"))
+    )
+    in_flight = Counter((telescope, site) for telescope, site, _, _ in rows)
+    out: dict[Lane, float] = {}
+    for telescope, site, created, total in rows:
+        lane = (telescope, site)
+        sent = max(0.0, (now - created).total_seconds()) * rates.get(lane, 0.0) / 8 / in_flight[lane]
+        out[lane] = out.get(lane, 0.0) + max(0.0, float(total or 0) - sent)
     return out
 
 

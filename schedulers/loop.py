@@ -308,10 +308,13 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         report.products_queued = len(queued_products(now=now))
         # A misconfigured transfertool (say fts3 with no URL) is this cycle's error, recorded like any other.
         tool = transfertool or default_transfertool()
+        rates = arrivals.lane_rates(now)
+        backlog = arrivals.lane_backlog_bytes(now, rates)
         for planned, load in cycle_plans(now=now, config=config, errors=report.errors):
             report.legs_planned += len(planned.result.legs)
             # Before the submissions take room on the lanes: why a leg waits is the lane as the plan saw it.
-            arrivals.record(arrivals.predictions(planned.result.legs, planned.due, load), now)
+            found = arrivals.predictions(planned.result.legs, planned.due, load, rates=rates, backlog=backlog)
+            arrivals.record(found, now)
             report.events += [
                 {"time_s": e.time_s, "telescope": e.telescope, "kind": e.kind, "detail": e.detail}
                 for e in planned.result.events

@@ -10,11 +10,13 @@ import pytest
 
 from replicas.models import DataProduct
 from replicas.services import FileSpec, register_product
+from schedulers.arrivals import lane_backlog_bytes, lane_rates, predictions
+from schedulers.lane_load import LaneLoad
 from schedulers.loop import push_cycle
+from schedulers.planning.types import Leg, LegRole
 from tests.conftest import policy_of_shares
 from topology.models import RegionalCentre, Telescope
 
-pytestmark = pytest.mark.django_db
 GB = 10**9
 
 
@@ -121,3 +123,63 @@ def test_the_push_loop_pages_show_cycles_and_hide_other_projects_products(  # ty
         assert {e["product"] for e in api["submitted"]} == (
             {secret.did, shown.did} if sees_secret else {shown.did}
         )
+
+
+def _leg(product: str, start_s: float, size: float) -> Leg:
+    return Leg(
+        product, LegRole.PRIMARY, "T", "A", ("l",), 1, 1, start_s, 0, start_s + 1.0, 1e6, 3, size_bytes=size
+    )
+
+
+def test_where_the_lane_has_delivered_a_product_arrives_when_its_queue_drains_at_that_rate() -> None:
+    """The lane's queue: 50 MB still to copy in flight, then the legs in the plan's order; at the measured
+    100 Mbit/s the first leg's product arrives after 150 MB, the second after 350 MB. Without a measurement
+    the plan's own finish time stands."""
+    legs = [_leg("later", 30.0, 200e6), _leg("first", 0.0, 100e6)]
+    load = LaneLoad(depth=2)
+    measured = predictions(legs, [1], load, rates={("T", "A"): 100e6}, backlog={("T", "A"): 50e6})
+    assert measured["first"][0] == pytest.approx(150e6 * 8 / 100e6)
+    assert measured["later"][0] == pytest.approx(350e6 * 8 / 100e6)
+    assert "the lane delivers 100 Mbit/s lately, 150 MB to go on it" in measured["first"][1]
+    planned = predictions(legs, [1], load)
+    assert planned["first"][0] == 1.0 and planned["later"][0] == 31.0
+
+
+@pytest.mark.django_db
+def test_a_lanes_rate_is_its_recent_jobs_bytes_over_the_time_it_carried_them() -> None:
+    from schedulers.models import PathMeasurement
+
+    now = dt.datetime.now(dt.UTC)
+
+    def job(ended_s_ago: float, seconds: float, size: int, lane: tuple[str, str] = ("T", "A")) -> None:
+        row = PathMeasurement.objects.create(
+            source=lane[0], destination=lane[1], streams=1, bytes=size, seconds=seconds, throughput_bps=1.0
+        )
+        PathMeasurement.objects.filter(pk=row.pk).update(created=now - dt.timedelta(seconds=ended_s_ago))
+
+    # Two jobs in flight together over [100, 110] and [105, 115] s ago, one alone over [20, 30] s ago:
+    # 25 s of carrying, 250 MB. An hour-old job and another lane's do not count.
+    job(100, 10, 100_000_000)
+    job(95, 10, 50_000_000)
+    job(20, 10, 100_000_000)
+    job(3600, 10, 10**12)
+    job(5, 1, 10**9, lane=("T", "B"))
+    rates = lane_rates(now)
+    assert rates[("T", "A")] == pytest.approx(250e6 * 8 / 25)
+    assert rates[("T", "B")] == pytest.approx(8e9)
+
+
+def test_a_product_in_flight_counts_what_its_share_of_the_lane_has_not_sent_yet(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    from replicas.models import Replica
+    from topology.models import StorageEndpoint
+
+    now = dt.datetime.now(dt.UTC)
+    uk = StorageEndpoint.objects.get(name="UKSRC_DISK")
+    for name, started_s_ago in (("one", 10), ("two", 30)):
+        product = _product(name, 3, 2 * GB)
+        replica = Replica.objects.create(product=product, endpoint=uk, state="copying")
+        Replica.objects.filter(pk=replica.pk).update(created=now - dt.timedelta(seconds=started_s_ago))
+    # 800 Mbit/s on the lane, shared by the two: 50 MB/s each; 1.5 GB and 0.5 GB still to copy.
+    backlog = lane_backlog_bytes(now, {("SKA1-Low", "UKSRC"): 800e6})
+    assert backlog == {("SKA1-Low", "UKSRC"): pytest.approx(2 * GB)}
+    assert lane_backlog_bytes(now, {}) == {("SKA1-Low", "UKSRC"): pytest.approx(4 * GB)}

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import json
 import math
 import os
@@ -53,22 +52,23 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from reality_report import AU, BIN_S, SDP, UK, markdown  # noqa: E402  (siblings of this script)
+from reality_score import (  # noqa: E402
+    CONDITIONS,
+    conditions_summary,
+    diagnose_real,
+    percentile,
+    score_real,
+    waiting_condition,
+)
 
 STATE = "bench-reality"
-SDP, UK, AU = "SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK"
 ENDPOINTS = (SDP, UK, AU)
 TELESCOPE = "SKA1-Low"
 MIB = 1024 * 1024
-BIN_S = 10.0
 WORKER_ENV = {"SRCNET_PUSH_INTERVAL": "2", "SRCNET_PUSH_ON_SETTLE": "1"}
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest rank (as campaigns.scoring.percentile)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))]
 
 
 # -- the real run -----------------------------------------------------------------------------------------
@@ -281,172 +281,6 @@ def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
     return real
 
 
-CONDITIONS = ("any", "both", "one", "queued")
-
-
-def waiting_condition(name: str, w: dict[str, Any]) -> bool:
-    """Whether a sample (undelivered products per destination, queued at the SDP) meets a condition."""
-    lanes = (w.get(UK, 0) > 0) + (w.get(AU, 0) > 0)
-    return {"any": lanes > 0, "both": lanes == 2, "one": lanes == 1, "queued": w.get("queued", 0) > 0}[name]
-
-
-def conditions_summary(cond: dict[str, list[float]], capacity: float) -> dict[str, Any]:
-    return {
-        "utilisation_while_waiting": {
-            name: (sent * 8 / (secs * capacity) if secs else None) for name, (sent, secs) in cond.items()
-        },
-        "waiting_seconds": {name: secs for name, (_, secs) in cond.items()},
-    }
-
-
-def score_real(c: Any, samples: list[dict[str, Any]], capacity: float, duration: float) -> dict[str, Any]:
-    from campaigns.models import CampaignProduct
-    from replicas.choices import ReplicaState
-    from replicas.models import Replica
-
-    t0 = c.started.timestamp()
-    # The access link: bytes per bin, and under each waiting condition (true at both ends of a sample
-    # interval): some product undelivered, both SRCs' products, one SRC's only, some product still queued.
-    horizon = max((s["time"] - t0 for s in samples), default=0.0)
-    nbins = max(1, math.ceil(horizon / BIN_S))
-    bins = [0.0] * nbins
-    cond: dict[str, list[float]] = {k: [0.0, 0.0] for k in CONDITIONS}
-    dur_bytes = 0.0
-    for a, b in itertools.pairwise(samples):
-        dt = b["time"] - a["time"]
-        sent = b["tx_bytes"] - a["tx_bytes"]
-        if dt <= 0 or a["time"] < t0:
-            continue
-        mid = (a["time"] + b["time"]) / 2 - t0
-        if 0 <= mid < nbins * BIN_S:
-            bins[int(mid // BIN_S)] += sent
-        if mid < duration:
-            dur_bytes += sent
-        for name in CONDITIONS:
-            if waiting_condition(name, a) and waiting_condition(name, b):
-                cond[name][0] += sent
-                cond[name][1] += dt
-    utilisation = [b * 8 / (BIN_S * capacity) for b in bins]
-    links = list(CampaignProduct.objects.filter(campaign=c).values("product_id", "destination", "size_bytes"))
-    by_product = {row["product_id"]: row for row in links}
-    latencies: list[float] = []
-    per_src: dict[str, dict[str, Any]] = {}
-    replicas = Replica.objects.filter(product_id__in=list(by_product), state=ReplicaState.AVAILABLE).values(
-        "product_id", "endpoint__name", "updated", "product__created", "product__predicted_arrival"
-    )
-    # The push loop's predicted arrival (schedulers/arrivals.py, the prediction at submission) against the
-    # arrival: its error, and that error relative to the product's wait (created to arrival).
-    prediction_errors: list[float] = []
-    relative_errors: list[float] = []
-    for r in replicas:
-        row = by_product[r["product_id"]]
-        if r["endpoint__name"] != row["destination"]:
-            continue
-        if r["product__predicted_arrival"] is not None:
-            error = (r["updated"] - r["product__predicted_arrival"]).total_seconds()
-            wait = (r["updated"] - r["product__created"]).total_seconds()
-            prediction_errors.append(error)
-            relative_errors.append(abs(error) / wait if wait > 0 else 0.0)
-        done_at = r["updated"].timestamp() - t0
-        entry = per_src.setdefault(
-            row["destination"], {"bytes_in_duration": 0, "bytes_total": 0, "products": 0}
-        )
-        entry["bytes_total"] += row["size_bytes"]
-        entry["products"] += 1
-        if done_at <= duration:
-            entry["bytes_in_duration"] += row["size_bytes"]
-        latencies.append((r["updated"] - r["product__created"]).total_seconds())
-        entry.setdefault("latencies", []).append(latencies[-1])
-    for entry in per_src.values():
-        done = entry.pop("latencies", [])
-        entry["p50_s"], entry["p90_s"] = percentile(done, 0.5), percentile(done, 0.9)
-    return {
-        "products": len(links),
-        "offered_bytes": sum(r["size_bytes"] for r in links),
-        "complete": len(latencies),
-        "latency_s": {"p50": percentile(latencies, 0.5), "p90": percentile(latencies, 0.9), "all": latencies},
-        "per_src": per_src,
-        "arrival_prediction": {
-            "products": len(prediction_errors),
-            "error_s": {
-                "p50": percentile(sorted(abs(e) for e in prediction_errors), 0.5),
-                "p90": percentile(sorted(abs(e) for e in prediction_errors), 0.9),
-                "mean_signed": sum(prediction_errors) / len(prediction_errors) if prediction_errors else None,
-            },
-            "error_of_wait": {
-                "p50": percentile(relative_errors, 0.5),
-                "p90": percentile(relative_errors, 0.9),
-            },
-        },
-        "utilisation_bins": utilisation,
-        **conditions_summary(cond, capacity),
-        "utilisation_in_duration": dur_bytes * 8 / (duration * capacity),
-        "wall_seconds": horizon,
-    }
-
-
-def diagnose_real(c: Any) -> dict[str, Any]:
-    """Where a lane's time goes: each product's job from submission to its files' end, per lane in order."""
-    from srcnet.intervals import most_at_once
-    from transfers.models import TransferFile
-
-    # This state's database holds the campaign's jobs only (flushed at the start).
-    rows = list(
-        TransferFile.objects.values(
-            "job_id", "job__created", "job__metadata", "start_time", "finish_time", "filesize", "dest_se"
-        )
-    )
-    jobs: dict[int, dict[str, Any]] = {}
-    for r in rows:
-        if r["start_time"] is None or r["finish_time"] is None:
-            continue
-        j = jobs.setdefault(
-            r["job_id"],
-            {
-                "lane": "->".join(r["job__metadata"].get("lane") or [r["dest_se"]]),
-                "streams": r["job__metadata"].get("streams"),
-                "files": r["job__metadata"].get("files"),
-                "lane_files": r["job__metadata"].get("lane_files"),
-                "spans": [],
-                "created": r["job__created"],
-                "start": r["start_time"],
-                "end": r["finish_time"],
-                "bytes": 0,
-            },
-        )
-        j["start"], j["end"] = min(j["start"], r["start_time"]), max(j["end"], r["finish_time"])
-        j["bytes"] += r["filesize"] or 0
-        j["spans"].append((r["start_time"], r["finish_time"]))
-    lanes: dict[str, list[dict[str, Any]]] = {}
-    for j in jobs.values():
-        lanes.setdefault(j["lane"], []).append(j)
-    out: dict[str, Any] = {}
-    for lane, js in lanes.items():
-        js.sort(key=lambda j: j["start"])
-        gaps = [(b["start"] - a["end"]).total_seconds() for a, b in itertools.pairwise(js)]
-        active = [(j["end"] - j["start"]).total_seconds() for j in js]
-        queued = [(j["start"] - j["created"]).total_seconds() for j in js]
-        rates = [j["bytes"] * 8 / a for j, a in zip(js, active, strict=True) if a > 0]
-        out[lane] = {
-            "jobs": len(js),
-            "streams": sorted({j["streams"] for j in js if j["streams"] is not None}),
-            "concurrent_files": sorted({j["files"] for j in js if j["files"] is not None}),
-            "lane_copies_planned": sorted({j["lane_files"] for j in js if j["lane_files"] is not None}),
-            "most_copies_at_once": most_at_once([span for j in js for span in j["spans"]]),
-            "gap_between_jobs_s": {
-                "p50": percentile(gaps, 0.5),
-                "mean": sum(gaps) / len(gaps) if gaps else None,
-            },
-            "job_submitted_to_start_s": {"p50": percentile(queued, 0.5)},
-            "job_active_s": {"p50": percentile(active, 0.5)},
-            "job_rate_bps": {
-                "p50": percentile(rates, 0.5),
-                "mean": sum(rates) / len(rates) if rates else None,
-            },
-        }
-    return out
-
-
 # -- the simulated run ------------------------------------------------------------------------------------
 
 
@@ -547,91 +381,6 @@ def run_simulated(campaign_id: int, out: Path, label: str, **model: Any) -> dict
 
 
 # -- the report -------------------------------------------------------------------------------------------
-
-
-def ratio(sim: float | None, real: float | None) -> float | None:
-    return sim / real if sim is not None and real else None
-
-
-def markdown(result: dict[str, Any]) -> str:
-    real, sims = result["real"], result["simulated"]
-    cols = ["real", *[s["label"] for s in sims]]
-    runs = [real, *sims]
-
-    def pct(x: float | None) -> str:
-        return "n/a" if x is None else f"{100 * x:.1f} %"
-
-    def sec(x: float | None) -> str:
-        return "n/a" if x is None else f"{x:.1f} s"
-
-    def row(figure: str, cells: list[str]) -> str:
-        return f"| {figure} | {' | '.join(cells)} |"
-
-    lines = [row("figure", cols), f"|---|{'---|' * len(cols)}"]
-    for name, what in (
-        ("any", "some product undelivered"),
-        ("both", "both SRCs' products undelivered"),
-        ("one", "one SRC's products only"),
-        ("queued", "some product queued at the SDP"),
-    ):
-        cells = [
-            f"{pct(r['utilisation_while_waiting'].get(name))} ({r['waiting_seconds'].get(name, 0):.0f} s)"
-            if name in r["utilisation_while_waiting"]
-            else "n/a"
-            for r in runs
-        ]
-        lines.append(row(f"access link busy while {what} (time)", cells))
-    lines += [
-        row("access link busy over the duration", [pct(r["utilisation_in_duration"]) for r in runs]),
-        row("products complete / made", [f"{r['complete']} / {r['products']}" for r in runs]),
-        row("completion p50", [sec(r["latency_s"]["p50"]) for r in runs]),
-        row("completion p90", [sec(r["latency_s"]["p90"]) for r in runs]),
-    ]
-    for src in (UK, AU):
-        for key, what in (("p50_s", "p50"), ("p90_s", "p90")):
-            lines.append(
-                row(f"completion {what} at {src}", [sec(r["per_src"].get(src, {}).get(key)) for r in runs])
-            )
-    for src in (UK, AU):
-        for key, what in (("bytes_in_duration", "within the duration"), ("bytes_total", "in all")):
-            values = [r["per_src"].get(src, {}).get(key, 0) / 1e6 for r in runs]
-            lines.append(row(f"MB to {src} {what}", [f"{v:.0f}" for v in values]))
-    busy = real["utilisation_while_waiting"]["any"]
-    lines.append(
-        row(
-            "simulated / real: busy while undelivered",
-            ["1"] + [f"{ratio(s['utilisation_while_waiting']['any'], busy) or 0:.3f}" for s in sims],
-        )
-    )
-    lines.append(
-        row(
-            "simulated / real: p50",
-            ["1"] + [f"{ratio(s['latency_s']['p50'], real['latency_s']['p50']) or 0:.3f}" for s in sims],
-        )
-    )
-    predicted = real.get("arrival_prediction")
-    if predicted:
-        lines += [
-            "",
-            f"The push loop's predicted arrival against the arrival ({predicted['products']} products, the "
-            "prediction made as each product's first leg was submitted):",
-            "",
-            "| figure | p50 | p90 |",
-            "|---|---|---|",
-            f"| error, seconds | {sec(predicted['error_s']['p50'])} | {sec(predicted['error_s']['p90'])} |",
-            f"| error / the product's wait | {pct(predicted['error_of_wait']['p50'])} | "
-            f"{pct(predicted['error_of_wait']['p90'])} |",
-            "",
-            f"Mean signed error (arrival - prediction): {sec(predicted['error_s']['mean_signed'])}.",
-        ]
-    lines += ["", f"Access-link utilisation per {BIN_S:g} s bin (from the campaign's start):", ""]
-    lines += [row("t (s)", cols), f"|---|{'---|' * len(cols)}"]
-    for i in range(max(len(r["utilisation_bins"]) for r in runs)):
-        cells = [pct(r["utilisation_bins"][i]) if i < len(r["utilisation_bins"]) else "" for r in runs]
-        if all(c in ("", "0.0 %") for c in cells):
-            continue
-        lines.append(row(f"{i * BIN_S:.0f}-{(i + 1) * BIN_S:.0f}", cells))
-    return "\n".join(lines) + "\n"
 
 
 def main() -> int:

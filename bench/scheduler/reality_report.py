@@ -1,0 +1,93 @@
+"""The Markdown report of bench_reality.py: the real run and the simulator's models side by side."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SDP, UK, AU = "SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK"
+BIN_S = 10.0
+
+
+def ratio(sim: float | None, real: float | None) -> float | None:
+    return sim / real if sim is not None and real else None
+
+
+def markdown(result: dict[str, Any]) -> str:
+    real, sims = result["real"], result["simulated"]
+    cols = ["real", *[s["label"] for s in sims]]
+    runs = [real, *sims]
+
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{100 * x:.1f} %"
+
+    def sec(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.1f} s"
+
+    def row(figure: str, cells: list[str]) -> str:
+        return f"| {figure} | {' | '.join(cells)} |"
+
+    lines = [row("figure", cols), f"|---|{'---|' * len(cols)}"]
+    for name, what in (
+        ("any", "some product undelivered"),
+        ("both", "both SRCs' products undelivered"),
+        ("one", "one SRC's products only"),
+        ("queued", "some product queued at the SDP"),
+    ):
+        cells = [
+            f"{pct(r['utilisation_while_waiting'].get(name))} ({r['waiting_seconds'].get(name, 0):.0f} s)"
+            if name in r["utilisation_while_waiting"]
+            else "n/a"
+            for r in runs
+        ]
+        lines.append(row(f"access link busy while {what} (time)", cells))
+    lines += [
+        row("access link busy over the duration", [pct(r["utilisation_in_duration"]) for r in runs]),
+        row("products complete / made", [f"{r['complete']} / {r['products']}" for r in runs]),
+        row("completion p50", [sec(r["latency_s"]["p50"]) for r in runs]),
+        row("completion p90", [sec(r["latency_s"]["p90"]) for r in runs]),
+    ]
+    for src in (UK, AU):
+        for key, what in (("p50_s", "p50"), ("p90_s", "p90")):
+            lines.append(
+                row(f"completion {what} at {src}", [sec(r["per_src"].get(src, {}).get(key)) for r in runs])
+            )
+    for src in (UK, AU):
+        for key, what in (("bytes_in_duration", "within the duration"), ("bytes_total", "in all")):
+            values = [r["per_src"].get(src, {}).get(key, 0) / 1e6 for r in runs]
+            lines.append(row(f"MB to {src} {what}", [f"{v:.0f}" for v in values]))
+    busy = real["utilisation_while_waiting"]["any"]
+    lines.append(
+        row(
+            "simulated / real: busy while undelivered",
+            ["1"] + [f"{ratio(s['utilisation_while_waiting']['any'], busy) or 0:.3f}" for s in sims],
+        )
+    )
+    lines.append(
+        row(
+            "simulated / real: p50",
+            ["1"] + [f"{ratio(s['latency_s']['p50'], real['latency_s']['p50']) or 0:.3f}" for s in sims],
+        )
+    )
+    predicted = real.get("arrival_prediction")
+    if predicted:
+        lines += [
+            "",
+            f"The push loop's predicted arrival against the arrival ({predicted['products']} products, the "
+            "prediction made as each product's first leg was submitted):",
+            "",
+            "| figure | p50 | p90 |",
+            "|---|---|---|",
+            f"| error, seconds | {sec(predicted['error_s']['p50'])} | {sec(predicted['error_s']['p90'])} |",
+            f"| error / the product's wait | {pct(predicted['error_of_wait']['p50'])} | "
+            f"{pct(predicted['error_of_wait']['p90'])} |",
+            "",
+            f"Mean signed error (arrival - prediction): {sec(predicted['error_s']['mean_signed'])}.",
+        ]
+    lines += ["", f"Access-link utilisation per {BIN_S:g} s bin (from the campaign's start):", ""]
+    lines += [row("t (s)", cols), f"|---|{'---|' * len(cols)}"]
+    for i in range(max(len(r["utilisation_bins"]) for r in runs)):
+        cells = [pct(r["utilisation_bins"][i]) if i < len(r["utilisation_bins"]) else "" for r in runs]
+        if all(c in ("", "0.0 %") for c in cells):
+            continue
+        lines.append(row(f"{i * BIN_S:.0f}-{(i + 1) * BIN_S:.0f}", cells))
+    return "\n".join(lines) + "\n"

@@ -50,18 +50,23 @@ def ensure_account(adapter: RucioAdapter, user: Any, rses: Iterable[str]) -> str
     name = rucio_account_name(user)
     email = user.email or f"{name}@srcnet.invalid"
     client = adapter.client
+    # Before anything is made in Rucio: a rule to storage Rucio does not know is refused, account untouched.
+    for rse in sorted(set(rses)):
+        if not adapter.rse_exists(rse):
+            raise RuleRefused("rse_expression", f"Rucio refused the rule: RSE {rse} is unknown to Rucio")
     with adapter._errors(f"cannot keep the Rucio account {name} of {user.get_username()} in step"):
-        existing = [a for a in client.list_accounts(filters={"account": name}) if a.get("account") == name]
-        if not existing:
+        try:
             client.add_account(name, "USER", email)
-            current: dict[str, Any] = {"email": email, "status": "ACTIVE"}
-        else:
-            current = client.get_account(name) or {}
-        if current.get("email") != email:
+        except Exception as exc:  # Rucio lists no suspended account: "already there" is only known so
+            if type(exc).__name__ != "Duplicate":
+                raise
+        if not user.is_active:
+            # Rucio hides a suspended account from most calls: suspend it last, nothing else to keep.
+            client.update_account(name, "status", "SUSPENDED")
+            return name
+        client.update_account(name, "status", "ACTIVE")
+        if (client.get_account(name) or {}).get("email") != email:
             client.update_account(name, "email", email)
-        status = "ACTIVE" if user.is_active else "SUSPENDED"
-        if str(current.get("status", "ACTIVE")) != status:
-            client.update_account(name, "status", status)
         limits = client.get_local_account_limits(name) or {}
         for rse in sorted(set(rses)):
             if rse not in limits:

@@ -9,10 +9,12 @@ import datetime as dt
 from email.utils import parsedate_to_datetime
 
 import pytest
+from django.utils import timezone
 
 from localnet.rucio import RucioServer
+from projects.models import Project
 from replicas.rucio import RucioAdapter
-from replicas.rucio_accounts import rucio_account_name
+from replicas.rucio_accounts import ensure_account, rucio_account_name
 from rules.models import Rule
 
 from ..conftest import wait_until
@@ -39,15 +41,29 @@ def test_a_rule_made_through_the_api_is_the_scientists_own_rucio_rule_and_is_car
     product = product_on_disk(rucio_sites, scope, {"image.fits": 256 * 1024, "beam.fits": 64 * 1024})
     rucio.register_product(product)  # as the platform registers what the telescope wrote
 
-    # Refused first, in Rucio as in the platform: two copies on one RSE; nothing made anywhere.
-    answer = scientist_client.post(
-        "/api/rules/rules/",
-        {"product": product.did, "rse_expression": DESTINATION, "copies": 2},
-        format="json",
-    )
-    assert answer.status_code == 400 and "copies" in answer.json(), answer.content
+    # Refused first, in Rucio as in the platform: a 400 naming the field, nothing made in either. The last
+    # case passes the platform's checks (it knows FRSRC_DISK) and Rucio refuses it (no such RSE there).
+    hidden = product_on_disk(rucio_sites, scope, {"secret.fits": 1024})
+    hidden.project = Project.objects.create(code=f"P{scope[:8]}")
+    hidden.proprietary_until = timezone.now() + dt.timedelta(days=30)
+    hidden.save()
+    bad = [
+        ({"product": f"{scope}:no-such-product", "rse_expression": DESTINATION}, "product"),
+        ({"product": hidden.did, "rse_expression": DESTINATION}, "product"),
+        ({"product": product.did, "rse_expression": "country=XX"}, "rse_expression"),
+        ({"product": product.did, "rse_expression": DESTINATION, "copies": 2}, "copies"),
+        ({"product": product.did, "rse_expression": DESTINATION, "lifetime": -1}, "lifetime"),
+        ({"filters": {"project": hidden.project.code}, "rse_expression": DESTINATION}, "filters.project"),
+        ({"product": product.did, "rse_expression": "FRSRC_DISK"}, "rse_expression"),
+    ]
+    for body, field in bad:
+        answer = scientist_client.post("/api/rules/rules/", body, format="json")
+        assert answer.status_code == 400 and field in answer.json(), (body, answer.content)
+    assert "unknown to Rucio" in str(answer.json()["rse_expression"])  # Rucio's refusal, on its field
     assert Rule.objects.count() == 0
     assert list(rucio.client.list_did_rules(scope, product.name)) == []
+    account = rucio_account_name(scientist)
+    assert [a for a in rucio.client.list_accounts() if a["account"] == account] == []
 
     answer = scientist_client.post(
         "/api/rules/rules/",
@@ -56,7 +72,6 @@ def test_a_rule_made_through_the_api_is_the_scientists_own_rucio_rule_and_is_car
     )
     assert answer.status_code == 201, answer.content
     made = answer.json()
-    account = rucio_account_name(scientist)
     assert made["rucio_account"] == account
     rule_id = made["rucio_rules"][product.did]
     rule = rucio.rule(rule_id)
@@ -68,6 +83,13 @@ def test_a_rule_made_through_the_api_is_the_scientists_own_rucio_rule_and_is_car
     )
     assert rule.expires_at is not None
     assert rucio.client.get_account(account)["account_type"] == "USER"
+    # The account follows its user: deactivated on the platform, suspended in Rucio at the next sync.
+    scientist.is_active = False
+    assert ensure_account(rucio, scientist, [DESTINATION]) == account
+    assert str(rucio.client.get_account(account)["status"]) == "SUSPENDED"
+    scientist.is_active = True
+    ensure_account(rucio, scientist, [DESTINATION])
+    assert str(rucio.client.get_account(account)["status"]) == "ACTIVE"
 
     # No further step: Rucio's daemons carry the rule out; the bytes are there, checksums right.
     assert rule_outcome(rucio, rule_id, timeout=150) == "OK"

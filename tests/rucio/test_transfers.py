@@ -101,9 +101,11 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     lane's link limit on the FTS3 endpoint the RSEs name, and hands the leg on as a rule; Rucio's daemons
     copy it through that endpoint (so under that limit) and the follower settles the replica, which keeps
     the plan's reason in front of the rule's."""
+    from monitoring.selectors import arrival_delays
     from replicas.models import PolicyShare, ReplicaPolicy
     from schedulers.embedded_transfertool import EmbeddedTransfertool
     from schedulers.loop import push_cycle
+    from schedulers.models import PlannedRule
     from schedulers.planning import PlanConfig
     from topology.models import Telescope
     from transfers.models import TransferAttempt, TransferJob
@@ -131,6 +133,10 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     assert replica.policy == policy and "push plan: SKA1-Low -> UKSRC" in replica.reason
     # (the follower may already have added the rule's state after it)
     assert f"; rucio rule {rule.rule_id}" in replica.reason, replica.reason
+    # The plan's figures, which the conveyor's FTS3 jobs do not carry, are kept for the metrics.
+    plan = PlannedRule.objects.get(rule_id=rule.rule_id)
+    assert (plan.source_site, plan.destination_site, plan.rse) == ("SKA1-Low", "UKSRC", "UKSRC_DISK")
+    assert plan.product == product and plan.streams == entry["streams"] and plan.planned_bps > 0
     # The plan's concurrency is the link's, at the FTS3 endpoint the conveyor submits to.
     sdp, uk = (StorageEndpoint.objects.get(name=n) for n in ("SKA1-LOW_SDP", "UKSRC_DISK"))
     scheme = uk.tpc_scheme
@@ -151,6 +157,9 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     # Rucio's conveyor submitted the copy to the platform's FTS3 endpoint, on the link the plan limited.
     job = TransferJob.objects.get(files__dest_surl__contains=f"/{product.name}/a.ms")
     assert {(f.source_se, f.dest_se) for f in job.files.all()} == {pair}
+    # The conveyor's jobs (Rucio's metadata) find that plan: the product arrived on its lane.
+    assert plan.predicted_arrival is not None
+    assert arrival_delays(3600)[("SKA1-Low", "UKSRC")].jobs == 1
     # And the endpoint's admission held the conveyor's copies to that limit: from the service's own records
     # (every attempt, from its admission to its end), the product's two files never ran at once.
     attempts = TransferAttempt.objects.filter(file__dest_surl__contains=f"/{product.name}/")

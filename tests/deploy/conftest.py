@@ -30,13 +30,15 @@ PLUGIN_BUILD = PROJECT_ROOT / "xrootd-plugins" / "build"
 # name -> the inventory groups it is in
 LAYOUT = {
     "db": ["database", "broker"],
-    "cp": ["control_plane"],
+    "cp": ["control_plane", "monitoring"],
     "w1": ["workers"],
     "w2": ["workers"],
     "s1": ["storage"],
     "s2": ["storage"],
 }
-SITES = {"s1": "SITE_A_DISK", "s2": "SITE_B_DISK"}
+SITES = {"s1": "DEPLOY_SDP", "s2": "SITEB_DISK"}
+TELESCOPE = "SKA1-Deploy"
+CENTRE = "SITEB"
 STORAGE_PREFIX = "/srcnet/"
 RECAP = re.compile(
     r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)", re.M
@@ -70,7 +72,26 @@ class Deployment:
     def ssh(self, name: str, argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
         return self.fleet.ssh(self.host(name), argv, **kwargs)  # type: ignore[arg-type]
 
-    def playbook(self, *extra: str, label: str, timeout: float = 900) -> PlaybookRun:
+    def variant(self, label: str, *, without: str, on_hosts: dict[str, object] | None = None) -> Path:
+        """A copy of the inventory without the group variable ``without``, set again on each host of
+        ``on_hosts`` (so the others lack it): a missing variable as an operator leaves one out."""
+        folder = self.fleet.workdir / f"inventory-{label}"
+        shutil.copytree(self.inventory, folder)
+        common = folder / "group_vars" / "all" / "main.yml"
+        values = yaml.safe_load(common.read_text())
+        values.pop(without)
+        common.write_text("---\n" + yaml.safe_dump(values, sort_keys=False))
+        hosts = yaml.safe_load((folder / "hosts.yml").read_text())
+        for group in hosts["all"]["children"].values():
+            for name, host_vars in ((group or {}).get("hosts") or {}).items():
+                if name in (on_hosts or {}):
+                    host_vars[without] = on_hosts[name]  # type: ignore[index]
+        (folder / "hosts.yml").write_text("---\n" + yaml.safe_dump(hosts, sort_keys=False))
+        return folder
+
+    def playbook(
+        self, *extra: str, label: str, timeout: float = 900, inventory: Path | None = None
+    ) -> PlaybookRun:
         """ansible-playbook site.yml against every host, from the hosts' network."""
         self.runs += 1
         env = dict(os.environ)
@@ -90,7 +111,7 @@ class Deployment:
             self.fleet.lan,
             "ansible-playbook",
             "-i",
-            str(self.inventory / "hosts.yml"),
+            str((inventory or self.inventory) / "hosts.yml"),
             "--vault-password-file",
             str(self.vault_password),
             str(ANSIBLE / "site.yml"),
@@ -230,6 +251,13 @@ def _inventory(folder: Path, fleet: Fleet, pki: Path, wheelhouse: Path, release:
         "control_plane_bind_address": cp,
         "control_plane_topology_file": str(_topology(folder.parent / "topology.yaml", fleet)),
         "platform_worker_concurrency": 2,
+        # Prometheus on cp scrapes the control plane's /metrics from its own address, and every host's node
+        # exporter; the sites report to the XRootD exporter beside it. 5 s so the test sees targets up soon.
+        # A push cycle every 5 s (production: 30 s), so the pushed products do not wait long for one.
+        "srcnet_app_settings": {"METRICS_ALLOWED_NETWORKS": f"127.0.0.0/8,{cp}/32", "PUSH_INTERVAL": "5"},
+        "monitoring_scrape_interval": "5s",
+        "xrootd_site_summary_report": f"{cp}:9931",
+        "xrootd_site_summary_interval": 5,
     }
     (folder / "group_vars" / "all" / "main.yml").write_text("---\n" + yaml.safe_dump(common, sort_keys=False))
     vault = folder / "group_vars" / "all" / "vault.yml"
@@ -256,29 +284,39 @@ def _inventory(folder: Path, fleet: Fleet, pki: Path, wheelhouse: Path, release:
 
 
 def _topology(path: Path, fleet: Fleet) -> Path:
-    """Two regional centres, each with one storage site of the test, joined by a 10 Gbit/s 300 ms link:
-    the control plane copies only between storage it knows (topology/services/storage_urls.py)."""
-    centres = {"s1": ("SITEA", "europe", "GB", 53.2, -2.3), "s2": ("SITEB", "oceania", "AU", -31.9, 115.8)}
+    """A telescope whose SDP storage is s1 and a regional centre whose disk is s2, joined by a 10 Gbit/s
+    300 ms link: the push loop pushes the telescope's products to the centre (the control plane copies only
+    between storage it knows, topology/services/storage_urls.py)."""
     document = {
         "version": 1,
+        "telescopes": [
+            {
+                "name": TELESCOPE,
+                "region": "oceania",
+                "country": "AU",
+                "latitude": -26.7,
+                "longitude": 116.6,
+                "daily_volume": "10TB",
+                "sdp_buffer": "20TB",
+            }
+        ],
         "regional_centres": [
-            {"name": n, "region": r, "country": c, "latitude": lat, "longitude": lon}
-            for n, r, c, lat, lon in centres.values()
+            {"name": CENTRE, "region": "europe", "country": "GB", "latitude": 53.2, "longitude": -2.3}
         ],
         "storage_endpoints": [
             {
                 "name": SITES[host],
-                "site": centres[host][0],
+                "site": site,
                 "hostname": fleet.hosts[host].address,
-                "role": "disk",
+                "role": role,
                 "root_port": 1094,
                 "http_port": 8443,
                 "prefix": STORAGE_PREFIX,
             }
-            for host in SITES
+            for host, site, role in (("s1", TELESCOPE, "sdp"), ("s2", CENTRE, "disk"))
         ],
-        "links": [{"name": "SITEA-SITEB", "a": "SITEA", "b": "SITEB", "capacity": "10G", "rtt_ms": 300}],
-        "paths": {"compute": [{"from": ["src"], "to": ["src"]}], "declared": []},
+        "links": [{"name": "deploy-wan", "a": TELESCOPE, "b": CENTRE, "capacity": "10G", "rtt_ms": 300}],
+        "paths": {"compute": [{"from": ["telescope"], "to": ["src"]}], "declared": []},
     }
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     return path
@@ -311,7 +349,9 @@ def deployment() -> Iterator[Deployment]:
     try:
         fleet.open()
         for name in LAYOUT:
-            fleet.add(name)
+            # The monitoring host receives the DTNs' UDP summary reports (1.7 kB): on a segment where the
+            # DTNs send jumbo frames it must take them too (at 1500 bytes it drops them, as a real one would).
+            fleet.add(name, mtu=9000 if "monitoring" in LAYOUT[name] else 1500)
         archive = release_archive(workdir / "wheelhouse")
         digest = subprocess.run(["sha256sum", str(archive)], capture_output=True, text=True, check=True)
         release = "0.1.0-" + digest.stdout[:12]

@@ -120,8 +120,9 @@ class Fleet:
     def lan_exec(self, argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
         return _run(["ip", "netns", "exec", self.lan, *argv], **kwargs)  # type: ignore[arg-type]
 
-    def add(self, name: str) -> BootedHost:
-        """Prepare a host (network, root file system, SSH); ``boot()`` starts them all."""
+    def add(self, name: str, *, mtu: int = 1500) -> BootedHost:
+        """Prepare a host (network, root file system, SSH); ``boot()`` starts them all. ``mtu``: its
+        interface's MTU as it boots (the DTN role raises the storage hosts' to 9000 itself)."""
         index = len(self.hosts)
         host = BootedHost(
             name=name,
@@ -150,7 +151,7 @@ class Fleet:
         )
         _run(["ip", "-n", self.lan, "link", "set", peer, "mtu", "9000", "master", "br0", "up"])
         _run(["ip", "-n", host.netns, "addr", "add", f"{host.address}/24", "dev", "eth0"])
-        _run(["ip", "-n", host.netns, "link", "set", "eth0", "up"])
+        _run(["ip", "-n", host.netns, "link", "set", "eth0", "mtu", str(mtu), "up"])
         _run(["ip", "-n", host.netns, "link", "set", "lo", "up"])
         _run(["ip", "-n", host.netns, "route", "add", "default", "via", f"{SUBNET}.1"])
         self._root(host)

@@ -45,9 +45,18 @@ ROLE_PACKAGES = [
     "python3-gfal2",
     "davix",
 ]
+# The monitoring role's packages (ansible/roles/monitoring), installed as the role installs them: without
+# their recommends (smartmontools and friends, whose daemons have nothing to watch in a container).
+MONITORING_PACKAGES = ["prometheus", "prometheus-alertmanager", "prometheus-node-exporter"]
 # Units Debian enables when their package is installed: off in the image, so a host runs only what
 # its roles start (the roles enable them where they belong).
-DISABLED_UNITS = ["postgresql.service", "redis-server.service"]
+DISABLED_UNITS = [
+    "postgresql.service",
+    "redis-server.service",
+    "prometheus.service",
+    "prometheus-alertmanager.service",
+    "prometheus-node-exporter.service",
+]
 
 
 class RootfsError(RuntimeError):
@@ -73,7 +82,9 @@ def mirror() -> str:
 
 
 def package_hash() -> str:
-    recipe = "\n".join([SUITE, *BOOT_PACKAGES, "--", *ROLE_PACKAGES, "--", *DISABLED_UNITS, "v1"])
+    recipe = "\n".join(
+        [SUITE, *BOOT_PACKAGES, "--", *ROLE_PACKAGES, "--", *MONITORING_PACKAGES, "--", *DISABLED_UNITS, "v1"]
+    )
     return hashlib.sha256(recipe.encode()).hexdigest()[:16]
 
 
@@ -112,6 +123,11 @@ def _build(target: Path) -> None:
         try:
             env = "DEBIAN_FRONTEND=noninteractive"
             step(["chroot", str(work), "env", env, "apt-get", "install", "-y", "-q", *ROLE_PACKAGES], 1200)
+            step(
+                ["chroot", str(work), "env", env, "apt-get", "install", "-y", "-q", "--no-install-recommends",
+                 *MONITORING_PACKAGES],
+                1200,
+            )  # fmt: skip
             step(["chroot", str(work), "apt-get", "clean"], 60)
             step(["chroot", str(work), "systemctl", "disable", *DISABLED_UNITS], 60)
         finally:

@@ -1,11 +1,16 @@
 """ansible/site.yml on six booted Debian 12 hosts: bad input stops the run before any host changes; the
-first run deploys the platform, the second changes nothing; the DTN tuning is applied and persistent."""
+first run deploys the platform, the second changes nothing; the DTN tuning is applied and persistent; the
+deployed Prometheus scrapes every target, with the platform's alert rules loaded."""
 
 from __future__ import annotations
 
+import json
+import time
+from typing import Any
+
 import pytest
 
-from .conftest import LAYOUT, Deployment, PlaybookRun
+from .conftest import CENTRE, LAYOUT, SITES, TELESCOPE, Deployment, PlaybookRun
 
 pytestmark = pytest.mark.timeout(1500)
 
@@ -21,10 +26,40 @@ BUFFER_BYTES = 2 * 375_000_000
         ("dtn_tuning_congestion_control=vegas", "dtn_tuning_congestion_control"),
         ("xrootd_site_path_capacity_gbps=0", "xrootd_site_path_capacity_gbps"),
         ("platform_worker_concurrency=0", "platform_worker_concurrency"),
+        ("monitoring_scrape_interval=often", "monitoring_scrape_interval"),
     ],
 )
 def test_bad_input_fails_before_any_host_changes(deployment: Deployment, override: str, named: str) -> None:
     run = deployment.playbook("-e", override, label=f"bad-{named}")
+    _stopped_in_preflight(deployment, run, named)
+
+
+@pytest.mark.parametrize(
+    ("missing", "only_on", "message"),
+    [
+        # Left out of the inventory, with no topology export to take it from instead.
+        ("dtn_tuning_path_rtt_ms", {}, "dtn_tuning_path_rtt_ms must both be given"),
+        # A site without a path capacity: s1 has its own, s2 none; s1 is not deployed either.
+        (
+            "xrootd_site_path_capacity_gbps",
+            {"s1": 10},
+            "missing required arguments: xrootd_site_path_capacity_gbps",
+        ),
+    ],
+)
+def test_missing_variable_fails_before_any_host_changes(
+    deployment: Deployment, missing: str, only_on: dict[str, object], message: str
+) -> None:
+    inventory = deployment.variant(f"missing-{missing}", without=missing, on_hosts=only_on)
+    run = deployment.playbook(label=f"missing-{missing}", inventory=inventory)
+    _stopped_in_preflight(deployment, run, missing)
+    assert message in run.output, run.output[-4000:]
+    failed = {host for host, counts in run.recap.items() if counts["failed"]}
+    expected = {"s2"} if only_on else {"s1", "s2"}
+    assert failed == expected, run.recap
+
+
+def _stopped_in_preflight(deployment: Deployment, run: PlaybookRun, named: str) -> None:
     assert run.returncode != 0
     assert named in run.output, run.output[-4000:]
     # Stopped in the preflight play: every host reached, none changed, nothing of the roles' on disk.
@@ -46,6 +81,61 @@ def test_site_playbook_deploys_every_host_then_changes_nothing(
     assert second.changed() == {name: 0 for name in LAYOUT}, second.recap
 
 
+def test_dtn_buffers_from_the_platforms_topology_export(deployment: Deployment, deployed: object) -> None:
+    """The DTNs sized from the deployed control plane's paths (GET /api/topology/paths/) instead of the
+    inventory's figures: the same 10 Gbit/s 300 ms path, so the same buffers, now recorded as taken from
+    the export's path; a site the export has no path for fails before any change, naming the variable."""
+    cp = deployment.host("cp").address
+    token = deployment.ssh(
+        "cp",
+        ["srcnet-manage", "shell", "-c",
+         "from django.contrib.auth import get_user_model; from rest_framework.authtoken.models import Token; "
+         "u, _ = get_user_model().objects.get_or_create(username='dtn-export'); "
+         "print(Token.objects.get_or_create(user=u)[0].key)"],
+    ).stdout.split()[-1]  # fmt: skip
+    export = deployment.fleet.lan_exec(
+        ["curl", "-sS", "--fail", "-H", f"Authorization: Token {token}",
+         f"http://{cp}:8000/api/topology/paths/?limit=1000"],
+        timeout=30,
+    ).stdout  # fmt: skip
+    paths_file = deployment.fleet.workdir / "paths.json"
+    paths_file.write_text(export)
+    from_export = {
+        "dtn_tuning_path_bandwidth_gbps": 0,
+        "dtn_tuning_path_rtt_ms": 0,
+        "dtn_tuning_topology_paths": str(paths_file),
+        "dtn_tuning_topology_site": "{{ {'s1': '"
+        + TELESCOPE
+        + "', 's2': '"
+        + CENTRE
+        + "'}[inventory_hostname] }}",
+    }
+    lost = deployment.playbook(
+        "--limit", "dtn", "-e", json.dumps({**from_export, "dtn_tuning_topology_site": "NOWHERE"}),
+        label="dtn-site-without-path",
+    )  # fmt: skip
+    assert lost.returncode != 0 and "dtn_tuning_topology_site: 'NOWHERE' has no path" in lost.output
+    assert all(counts["changed"] == 0 for counts in lost.recap.values()), lost.recap
+
+    run = deployment.playbook("--limit", "dtn", "-e", json.dumps(from_export), label="dtn-from-export")
+    assert run.returncode == 0, run.output[-4000:]
+    for name in ("s1", "s2"):
+        record = json.loads(deployment.ssh(name, ["cat", "/etc/ansible/facts.d/srcnet_dtn.fact"]).stdout)
+        assert record["source"].startswith("topology export paths.json, path "), record
+        assert (record["path_bandwidth_gbps"], record["path_rtt_ms"]) == (10.0, 300.0), record
+        assert record["buffer_bytes"] == BUFFER_BYTES, record
+        live = deployment.ssh(name, ["sysctl", "-n", "net.ipv4.tcp_rmem"]).stdout.split()
+        assert live == ["4096", "131072", str(BUFFER_BYTES)]
+    # The paths in the export the platform computed: SKA1-Deploy -> SITEB, 10 Gbit/s, 300 ms.
+    assert TELESCOPE in export and CENTRE in export
+    back = deployment.playbook("--limit", "dtn", label="dtn-from-inventory")
+    assert back.returncode == 0, back.output[-4000:]
+    assert (
+        json.loads(deployment.ssh("s1", ["cat", "/etc/ansible/facts.d/srcnet_dtn.fact"]).stdout)["source"]
+        == "inventory"
+    )
+
+
 def test_dtn_tuning_is_applied_now_and_at_boot(deployment: Deployment, deployed: object) -> None:
     for name in ("s1", "s2"):
         live = deployment.ssh(
@@ -65,3 +155,79 @@ def test_dtn_tuning_is_applied_now_and_at_boot(deployment: Deployment, deployed:
         assert unit.stdout.strip() == "enabled"
     # Hosts without the dtn role keep the defaults they booted with.
     assert deployment.ssh("w1", ["test", "-e", SYSCTL_FILE], check=False).returncode == 1
+
+
+def _prometheus(deployment: Deployment, path: str) -> Any:
+    url = f"http://{deployment.host('cp').address}:9090{path}"
+    argv = ["curl", "-sS", "--fail-with-body", "--max-time", "10", url]
+    answer = deployment.fleet.lan_exec(argv, timeout=30)
+    document = json.loads(answer.stdout)
+    assert document["status"] == "success", document
+    return document["data"]
+
+
+def test_prometheus_scrapes_every_target_and_loads_the_alert_rules(
+    deployment: Deployment, deployed: object
+) -> None:
+    # Scrapes every 5 s (the test inventory): every target has been scraped within a few intervals.
+    deadline = time.monotonic() + 60
+    while True:
+        targets = _prometheus(deployment, "/api/v1/targets?state=active")["activeTargets"]
+        health = {(t["labels"]["job"], t["labels"].get("host", t["labels"]["instance"])): t for t in targets}
+        if all(t["health"] == "up" for t in targets) or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    down = {key: (t["health"], t["lastError"]) for key, t in health.items() if t["health"] != "up"}
+    assert not down, down
+    assert {host for job, host in health if job == "srcnet-node"} == set(LAYOUT)
+    cp = deployment.host("cp").address
+    assert ("srcnet-control-plane", f"{cp}:8000") in health
+    assert ("srcnet-xrootd", "127.0.0.1:9932") in health
+
+    groups = {group["name"]: group for group in _prometheus(deployment, "/api/v1/rules")["groups"]}
+    assert {"srcnet-data-path", "srcnet-storage"} <= set(groups), sorted(groups)
+    alerts = {rule["name"] for rule in groups["srcnet-data-path"]["rules"]}
+    assert "SRCNetAccessLinkBelowTarget" in alerts, alerts
+    assert all(rule["health"] == "ok" for group in groups.values() for rule in group["rules"])
+    managers = _prometheus(deployment, "/api/v1/alertmanagers")["activeAlertmanagers"]
+    assert [m["url"] for m in managers] == ["http://127.0.0.1:9093/api/v2/alerts"], managers
+
+    # The platform's own series arrive: the control plane's and the sites' summary reports.
+    def series(query: str) -> list[Any]:
+        return _prometheus(deployment, f"/api/v1/query?query={query}")["result"]  # type: ignore[no-any-return]
+
+    deadline = time.monotonic() + 30
+    while True:
+        reporting = {s["metric"]["site"] for s in series("srcnet_xrootd_last_report_timestamp_seconds")}
+        if reporting == set(SITES.values()) or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert reporting == set(SITES.values())
+    assert series("up{job=%22srcnet-control-plane%22}")[0]["value"][1] == "1"
+
+
+def test_the_portal_serves_its_static_files(deployment: Deployment, deployed: object) -> None:
+    url = f"http://{deployment.host('cp').address}:8000/static/srcnet/portal.css"
+    answer = deployment.fleet.lan_exec(
+        [
+            "curl",
+            "-sS",
+            "--fail",
+            "--max-time",
+            "10",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code} %{content_type}",
+            url,
+        ],
+        timeout=30,
+    )
+    assert answer.stdout.split()[0] == "200" and answer.stdout.split()[1].startswith("text/css"), (
+        answer.stdout
+    )
+    # Collected into the current release's own folder, which a rollback brings back with the release.
+    collected = deployment.ssh(
+        "cp", ["readlink", "-f", "/opt/srcnet/current/static/srcnet/portal.css"]
+    ).stdout
+    assert collected.startswith(f"/opt/srcnet/releases/{deployment.release}/static/"), collected

@@ -1,6 +1,8 @@
-"""Real files pushed from one deployed storage site to the other through the deployed control plane: an
-FTS3 job submitted to its REST endpoint, the copies run as gfal2 third-party copies by the Celery workers
-on both worker hosts (read back from the database), adler32 checked on the destination's disk."""
+"""Real products pushed from the deployed telescope's SDP storage to the deployed SRC through the push loop,
+as the SDP pushes them in production: the products registered through the REST API, planned and submitted
+by the push cycle that Celery beat runs on the control plane (no job submitted by the test), copied as
+root:// third-party copies by the Celery workers on both worker hosts (read back from the database), and
+adler32 checked on the destination's disk."""
 
 from __future__ import annotations
 
@@ -9,21 +11,22 @@ import time
 
 import pytest
 
-from .conftest import STORAGE_PREFIX, Deployment
+from .conftest import CENTRE, STORAGE_PREFIX, TELESCOPE, Deployment
 
 pytestmark = pytest.mark.timeout(900)
 
 DATA_DIR = "/srv/xrootd/data"
-FILES = 12
+PRODUCTS = 3
+FILES_PER_PRODUCT = 4
 FILE_BYTES = 3 * 1024 * 1024 + 17
 
 
 def _adler32_all(folder: str) -> str:
-    """Python printing "<adler32> <path>" for each file of ``folder``: computed by zlib on the storage host,
-    apart from the XRootD stack that moved the files."""
+    """Python printing "<adler32> <path>" for each file under ``folder``: computed by zlib on the storage
+    host, apart from the XRootD stack that moved the files."""
     code = (
         "import glob, zlib\n"
-        f"for path in sorted(glob.glob('{folder}/*.ms')):\n"
+        f"for path in sorted(glob.glob('{folder}/*/*.ms')):\n"
         "    value = 1\n"
         "    with open(path, 'rb') as f:\n"
         "        for block in iter(lambda: f.read(1 << 20), b''):\n"
@@ -33,6 +36,15 @@ def _adler32_all(folder: str) -> str:
     return code
 
 
+def _sums(deployment: Deployment, host: str, folder: str) -> dict[str, str]:
+    """{"<product>/<file>": adler32} of the files under ``folder`` on ``host``'s disk."""
+    sums = {}
+    for line in deployment.ssh(host, ["python3", "-c", _adler32_all(folder)]).stdout.splitlines():
+        checksum, path = line.split()
+        sums["/".join(path.rsplit("/", 2)[1:])] = checksum
+    return sums
+
+
 def _manage_shell(deployment: Deployment, code: str) -> str:
     """Python run by Django's shell on the control-plane host, as the platform's account."""
     return deployment.ssh("cp", ["srcnet-manage", "shell", "-c", code]).stdout.strip().splitlines()[-1]
@@ -40,85 +52,99 @@ def _manage_shell(deployment: Deployment, code: str) -> str:
 
 def _api(deployment: Deployment, token: str, method: str, path: str, body: object | None = None) -> object:
     url = f"http://{deployment.host('cp').address}:8000{path}"
-    argv = ["curl", "-sS", "--fail-with-body", "-X", method, "-H", f"Authorization: Bearer {token}"]
+    argv = ["curl", "-sS", "--fail-with-body", "-X", method, "-H", f"Authorization: Token {token}"]
     if body is not None:
         argv += ["-H", "Content-Type: application/json", "--data", json.dumps(body)]
     answer = deployment.fleet.lan_exec([*argv, url], timeout=60)
     return json.loads(answer.stdout)
 
 
-def test_files_move_between_sites_on_both_workers(deployment: Deployment, deployed: object) -> None:
-    source, destination = deployment.host("s1"), deployment.host("s2")
-    folder = f"{STORAGE_PREFIX}product-{int(time.time())}"
+def test_products_are_pushed_by_the_push_loop_on_both_workers(
+    deployment: Deployment, deployed: object
+) -> None:
+    stamp = int(time.time())
+    names = [f"deploy-{stamp}-{index}" for index in range(PRODUCTS)]
+    scope_dir = f"{DATA_DIR}{STORAGE_PREFIX}ska"
+    # The SDP writes the products' files at its storage (s1), as the telescope's pipeline does.
     deployment.ssh(
         "s1",
-        ["sh", "-c", f"mkdir -p {DATA_DIR}{folder} && for i in $(seq 1 {FILES}); do "
-         f"head -c {FILE_BYTES} /dev/urandom > {DATA_DIR}{folder}/part$i.ms; done && "
-         f"chown -R xrootd:xrootd {DATA_DIR}{STORAGE_PREFIX}"],
+        ["sh", "-c", " && ".join(
+            f"mkdir -p {scope_dir}/{name} && for i in $(seq 1 {FILES_PER_PRODUCT}); do "
+            f"head -c {FILE_BYTES} /dev/urandom > {scope_dir}/{name}/part$i.ms; done"
+            for name in names
+        ) + f" && chown -R xrootd:xrootd {DATA_DIR}{STORAGE_PREFIX}"],
     )  # fmt: skip
-    sums = {}
-    for line in deployment.ssh(
-        "s1", ["python3", "-c", _adler32_all(f"{DATA_DIR}{folder}")]
-    ).stdout.splitlines():
-        checksum, path = line.split()
-        sums[path.rsplit("/", 1)[1]] = checksum
-    assert len(sums) == FILES
+    written = {
+        key: value for key, value in _sums(deployment, "s1", scope_dir).items() if key.split("/")[0] in names
+    }
+    assert len(written) == PRODUCTS * FILES_PER_PRODUCT
 
     token = _manage_shell(
         deployment,
         "from django.contrib.auth import get_user_model; from rest_framework.authtoken.models import Token; "
-        "from srcnet.roles import grant_submit_transfers; "
-        "u, _ = get_user_model().objects.get_or_create(username='deploy-test'); grant_submit_transfers(u); "
+        "u, _ = get_user_model().objects.get_or_create(username='sdp-deploy', defaults={'is_staff': True}); "
         "print(Token.objects.get_or_create(user=u)[0].key)",
     )
-    job = _api(
-        deployment,
-        token,
-        "POST",
-        "/fts3/jobs",
-        {
-            "files": [
-                {
-                    "sources": [f"root://{source.address}:1094/{folder}/{name}"],
-                    "destinations": [f"root://{destination.address}:1094/{folder}/{name}"],
-                    "filesize": FILE_BYTES,
-                    "checksum": f"ADLER32:{checksum}",
-                }
-                for name, checksum in sorted(sums.items())
-            ],
-            "params": {"verify_checksum": "both"},
-        },
-    )
-    job_id = job["job_id"]  # type: ignore[index]
+    ids = {}
+    for name in names:
+        product = _api(
+            deployment,
+            token,
+            "POST",
+            "/api/replicas/products/",
+            {
+                "scope": "ska",
+                "name": name,
+                "telescope": TELESCOPE,
+                "files": [
+                    {"name": key.split("/")[1], "size_bytes": FILE_BYTES, "adler32": checksum}
+                    for key, checksum in sorted(written.items())
+                    if key.split("/")[0] == name
+                ],
+            },
+        )
+        ids[name] = product["id"]  # type: ignore[index]
+
+    # Nobody pushes them but the push loop: beat runs a cycle every PUSH_INTERVAL (5 s in the test).
     deadline = time.monotonic() + 300
     while True:
-        state = _api(deployment, token, "GET", f"/fts3/jobs/{job_id}")["job_state"]  # type: ignore[index]
-        if state in ("FINISHED", "FAILED", "FINISHEDDIRTY", "CANCELED") or time.monotonic() > deadline:
+        states = {
+            name: _api(deployment, token, "GET", f"/api/replicas/products/{pk}/")["state"]  # type: ignore[index]
+            for name, pk in ids.items()
+        }
+        if all(state in ("PLACED", "FAILED") for state in states.values()) or time.monotonic() > deadline:
             break
-        time.sleep(2)
-    assert state == "FINISHED", state
+        time.sleep(3)
+    assert set(states.values()) == {"PLACED"}, states
 
-    rows = json.loads(
+    facts = json.loads(
         _manage_shell(
             deployment,
-            "import json; from transfers.models import TransferFile; "
-            f"rows = TransferFile.objects.filter(job__job_id='{job_id}'); "
-            "print(json.dumps([{'dest': f.dest_surl, 'state': f.state, 'src': f.source_checksum, "
-            "'dst': f.dest_checksum, 'workers': list(f.attempt_rows.values_list('worker', flat=True))} "
-            "for f in rows]))",
+            "import json; from schedulers.models import PushCycle; "
+            "from transfers.models import TransferFile; "
+            f"dids = {[f'ska:{name}' for name in names]!r}; "
+            "planned = [dict(e, cycle=c.pk) for c in PushCycle.objects.order_by('pk') for e in c.submitted "
+            "if e.get('product') in dids]; "
+            "jobs = [e['job_id'] for e in planned]; "
+            "rows = TransferFile.objects.filter(job__job_id__in=jobs); "
+            "print(json.dumps({'planned': planned, 'files': [{'dest': f.dest_surl, 'state': f.state, "
+            "'src': f.source_checksum, 'dst': f.dest_checksum, "
+            "'workers': list(f.attempt_rows.values_list('worker', flat=True))} for f in rows]}))",
         )
     )
-    assert len(rows) == FILES
+    # Each product's push was planned and submitted by a push cycle, on the telescope's lane to the SRC.
+    planned = sorted(entry["product"] for entry in facts["planned"])
+    assert planned == sorted(f"ska:{name}" for name in names), facts["planned"]
+    assert all(entry["lane"][0] == TELESCOPE and entry["lane"][-1] == CENTRE for entry in facts["planned"])
+    rows = facts["files"]
+    assert len(rows) == PRODUCTS * FILES_PER_PRODUCT, rows
     hosts_that_copied = {worker.split(":")[0] for row in rows for worker in row["workers"]}
     assert hosts_that_copied == {"w1", "w2"}, rows
-    on_disk = {}
-    for line in deployment.ssh(
-        "s2", ["python3", "-c", _adler32_all(f"{DATA_DIR}{folder}")]
-    ).stdout.splitlines():
-        checksum, path = line.split()
-        on_disk[path.rsplit("/", 1)[1]] = checksum
     # Checked apart from the transfer stack: the bytes on the destination's disk.
-    assert on_disk == sums
+    arrived = {
+        key: value for key, value in _sums(deployment, "s2", scope_dir).items() if key.split("/")[0] in names
+    }
+    assert arrived == written
     for row in rows:
-        name = row["dest"].rsplit("/", 1)[1]
-        assert row["state"] == "FINISHED" and row["src"] == row["dst"] == sums[name], row
+        key = "/".join(row["dest"].rsplit("/", 2)[1:])
+        assert row["state"] == "FINISHED" and row["src"] == row["dst"] == written[key], row

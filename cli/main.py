@@ -21,6 +21,7 @@ from .commands import (
     rules,
     scheduling,
     sites,
+    subscriptions,
     topology,
     transfers,
 )
@@ -37,6 +38,7 @@ NOUNS = (
     paths,
     products,
     rules,
+    subscriptions,
     policies,
     transfers,
     jobs,

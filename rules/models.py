@@ -31,6 +31,14 @@ class Rule(models.Model):
     replicas = models.ManyToManyField("replicas.Replica", related_name="rules", blank=True)
     rucio_account = models.CharField(max_length=25, blank=True)
     rucio_rules = models.JSONField(default=dict, blank=True, help_text="Product DID -> Rucio rule id")
+    subscription = models.ForeignKey(
+        "rules.Subscription",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="rules",
+        help_text="The standing request that made it for a newly registered product",
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -38,3 +46,32 @@ class Rule(models.Model):
 
     def __str__(self) -> str:
         return f"rule {self.pk} of {self.owner} to {self.rse_expression}"
+
+
+class Subscription(models.Model):
+    """A standing request: for every product registered from now on that matches ``filters`` and that its
+    owner may see, a rule with these parameters (``rules.subscriptions``). ``lifetime`` (seconds) counts
+    from each rule's making; empty: the role's longest."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="subscriptions"
+    )
+    name = models.CharField(max_length=100, blank=True)
+    filters = models.JSONField(default=dict, help_text="The metadata filters a new product must match")
+    rse_expression = models.CharField(max_length=500, blank=True)
+    srcs = models.JSONField(default=list, blank=True)
+    copies = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+    activity = models.CharField(max_length=64, default=USER_ACTIVITY)
+    priority = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(5)]
+    )
+    lifetime = models.PositiveIntegerField(null=True, blank=True, help_text="Seconds each rule lives")
+    is_active = models.BooleanField(default=True)
+    last_error = models.TextField(blank=True, help_text="Why the last matching product got no rule")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"subscription {self.pk} of {self.owner}"

@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from ..choices import USER_ACTIVITY
-from ..models import Rule
+from ..models import Rule, Subscription
 from ..selection import FILTER_KEYS
 from ..selectors import rule_replicas, rule_state
 
@@ -88,3 +88,41 @@ class RuleSerializer(serializers.ModelSerializer):
 
     def get_copies_made(self, rule: Rule) -> list[dict[str, Any]]:
         return list(RuleCopySerializer(self._copies(rule), many=True).data)
+
+
+class SubscriptionRequestSerializer(serializers.Serializer):
+    """A new subscription: the filters a new product must match, and the rule each one gets."""
+
+    name = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    filters = serializers.DictField(child=serializers.CharField(max_length=100))
+    rse_expression = serializers.CharField(required=False, max_length=500, trim_whitespace=True)
+    srcs = serializers.ListField(child=serializers.CharField(max_length=64), required=False, max_length=50)
+    copies = serializers.IntegerField(default=1)
+    activity = serializers.CharField(default=USER_ACTIVITY, max_length=64)
+    priority = serializers.IntegerField(default=3)
+    lifetime = serializers.IntegerField(required=False, help_text="Seconds each rule lives")
+
+
+class SubscriptionSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    rules: serializers.PrimaryKeyRelatedField = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+
+    class Meta:
+        model = Subscription
+        fields = [
+            "id",
+            "owner",
+            "name",
+            "filters",
+            "rse_expression",
+            "srcs",
+            "copies",
+            "activity",
+            "priority",
+            "lifetime",
+            "is_active",
+            "last_error",
+            "rules",
+            "created",
+        ]
+        read_only_fields = fields

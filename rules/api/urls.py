@@ -4,4 +4,5 @@ from . import views
 
 router = DefaultRouter()
 router.register("rules", views.RuleViewSet)
+router.register("subscriptions", views.SubscriptionViewSet)
 urlpatterns = router.urls

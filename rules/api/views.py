@@ -9,10 +9,18 @@ from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ..models import Rule
+from srcnet.roles import is_operator
+
+from ..models import Rule, Subscription
 from ..selectors import visible_rules
 from ..services import RucioUnavailable, create_rule, remove_rule
-from .serializers import RuleRequestSerializer, RuleSerializer
+from ..subscriptions import create_subscription
+from .serializers import (
+    RuleRequestSerializer,
+    RuleSerializer,
+    SubscriptionRequestSerializer,
+    SubscriptionSerializer,
+)
 
 
 class RucioDown(APIException):
@@ -53,3 +61,28 @@ class RuleViewSet(
             remove_rule(rule=instance)
         except RucioUnavailable as exc:
             raise RucioDown(f"Rucio could not be asked; the rule stays: {exc}") from exc
+
+
+class SubscriptionViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Standing rules: every product registered from now on that matches gets a rule (docs/scientists.md)."""
+
+    queryset = Subscription.objects.all()
+    serializer_class = SubscriptionSerializer
+    permission_classes = [permissions.IsAuthenticated]
+    ordering_fields = ["created", "id"]
+
+    def get_queryset(self) -> QuerySet[Subscription]:
+        queryset = Subscription.objects.select_related("owner").prefetch_related("rules")
+        return queryset if is_operator(self.request.user) else queryset.filter(owner_id=self.request.user.pk)
+
+    @extend_schema(request=SubscriptionRequestSerializer, responses={201: SubscriptionSerializer})
+    def create(self, request: Request) -> Response:
+        asked = SubscriptionRequestSerializer(data=request.data)
+        asked.is_valid(raise_exception=True)
+        subscription = create_subscription(owner=request.user, **asked.validated_data)
+        return Response(SubscriptionSerializer(subscription).data, status=status.HTTP_201_CREATED)

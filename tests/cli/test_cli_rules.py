@@ -89,3 +89,29 @@ def test_a_scientist_finds_asks_for_lists_and_removes(srcnet, products, scientis
     assert srcnet("rules", "show", str(rule.pk), token=scientist_token).code == ExitCode.NOT_FOUND
     assert srcnet("rules", "remove", str(rule.pk), token=scientist_token).code == ExitCode.NOT_FOUND
     assert srcnet("rules", "create", "--src", "AUSRC", "--lifetime", "soon").code == ExitCode.USAGE
+
+
+def test_a_subscription_gives_new_products_rules(srcnet, products, scientist_token):  # type: ignore[no-untyped-def]
+    bad = srcnet("subscriptions", "create", "--project", "BB02", "--src", "AUSRC", token=scientist_token)
+    assert bad.code == ExitCode.VALIDATION and "filters.project: " in bad.err, bad.err
+    made = srcnet(
+        "subscriptions", "create", "--name", "AA01 images", "--project", "AA01", "--type", "continuum_image",
+        "--src", "AUSRC", "--lifetime", "90d", "-o", "json", token=scientist_token,
+    )  # fmt: skip
+    assert made.code == ExitCode.OK, made.err
+    subscription = json.loads(made.out)
+    # A product registered afterwards (by the operator, through the API) gets its rule.
+    created = srcnet(
+        "products", "create", "--scope", "ska1-low", "--name", "img-new", "--telescope", "SKA1-Low",
+        "--project", "AA01", "--type", "continuum_image", *FILES,
+    )  # fmt: skip
+    assert created.code == ExitCode.OK, created.err
+    rule = Rule.objects.get()
+    assert rule.subscription_id == subscription["id"] and [p.name for p in rule.products.all()] == ["img-new"]
+    shown = json.loads(
+        srcnet("subscriptions", "show", str(subscription["id"]), "-o", "json", token=scientist_token).out
+    )
+    assert shown["rules"] == [rule.pk]
+    assert "AA01 images" in srcnet("subscriptions", "list", token=scientist_token).out
+    removed = srcnet("subscriptions", "remove", str(subscription["id"]), token=scientist_token)
+    assert removed.code == ExitCode.OK and Rule.objects.count() == 1

@@ -64,7 +64,10 @@ def predictions(
         start_index = leg.depends_on if relayed and leg.depends_on is not None else index
         start = legs[start_index]
         lane = (start.source, start.destination)
-        how = f"{leg.streams} stream(s) x {leg.files} file(s), {leg.rate_bps / 1e6:.0f} Mbit/s planned"
+        how = (
+            f"{leg.streams} stream(s) x {leg.files} file(s), {leg.lane_copies} copies at once on the lane, "
+            f"{leg.rate_bps / 1e6:.0f} Mbit/s planned"
+        )
         if start_index in due:
             why = f"moving on {lane[0]} -> {lane[1]} since this cycle: {how}"
         else:

@@ -1,3 +1,4 @@
-"""Rules tests' fixtures: the reference topology bound to the local XRootD sites (the end-to-end test)."""
+"""The rules tests run on the reference topology imported once for the package, each test in its own
+rolled-back transaction (the portal tests' fixtures: an import recomputes every path, seconds each time)."""
 
-from ..integration.conftest import bound_topology  # noqa: F401 (the fixture)
+from ..portal.conftest import _package_topology, reference_topology  # noqa: F401 (the fixtures)

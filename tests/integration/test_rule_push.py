@@ -10,7 +10,7 @@ from schedulers.models import PushCycle
 from tests.conftest import drive_push_loop
 from topology.models import Telescope
 
-from ..integration.conftest import adler32_of, put_file, unique
+from .conftest import adler32_of, put_file, unique
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 MIB = 1024 * 1024

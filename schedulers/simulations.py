@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .planning.types import PlanInputError, Product, Topology
+from .simulation.engine import MEASURED_STACK
 from .simulation.reference import reference_endpoints, reference_topology
 from .simulation.report import ScenarioRun, run_scenario, write_report
 from .simulation.scenarios import Scenario, reference_failures, scenarios
@@ -119,9 +120,13 @@ def simulate_workload(
 ) -> ScenarioRun:
     """One scenario over a given workload (a campaign's products, each pinned to its destination) for
     ``until_s`` simulated seconds, in bins of ``bin_s``; writes the simulator's report into ``out`` and
-    returns the run with its result, for the caller's own figures."""
+    returns the run with its result, for the caller's own figures. The workload runs as the platform's
+    stack moves it (``MEASURED_STACK``: unpaced cold copies, the plan's copies in flight), so that a simulated
+    campaign predicts what a real one does (checked by bench/scheduler/bench_reality.py)."""
     try:
-        run = run_scenario(scenario, topology, products, duration_s=until_s, with_lp=False, bin_s=bin_s)
+        run = run_scenario(
+            scenario, topology, products, duration_s=until_s, with_lp=False, bin_s=bin_s, model=MEASURED_STACK
+        )
     except PlanInputError as exc:
         raise SimulationRequestError(f"{scenario.name}: {exc}") from exc
     write_report([run], until_s, out)

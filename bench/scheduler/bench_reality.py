@@ -64,6 +64,8 @@ from reality_score import (  # noqa: E402
     waiting_condition,
 )
 
+from schedulers.simulation.engine import MEASURED_STACK  # noqa: E402
+
 STATE = "bench-reality"
 ENDPOINTS = (SDP, UK, AU)
 TELESCOPE = "SKA1-Low"
@@ -485,20 +487,14 @@ def main() -> int:
 
 # The simulator's model options (SimConfig) run beside the model as it is, on the same workload; what each
 # stands for and where its figure comes from is in docs/benchmarks.md ("Simulator against reality").
-_PHYSICS: dict[str, Any] = {
-    "paced": False,  # the push jobs are not paced: the plan's max_rate_bps reaches no transfer
-    "rtt_fairness": 0.28,  # measured: 2.6:1 to the 7.5 ms lane against the 223 ms one on a full link
-    "cold_every_leg": True,  # every third-party copy opens new connections
-    "initial_window_bytes": 10 * 1448,  # from 10 segments (MTU 1500)
-    "leg_overhead_s": 0.2,  # measured: p50 gap between a lane's jobs
-    "leg_setup_rtts": 4,  # TCP, TLS 1.2 and the GET before the first byte
-}
+# The measured options without copies in flight: one flow per leg, as the simulator had it before.
+_PHYSICS: dict[str, Any] = {**MEASURED_STACK, "copies_in_flight": False}
 MODELS: dict[str, dict[str, Any]] = {
     "unpaced": {"paced": False},
     "corrected": _PHYSICS,
     "corrected, fitted": {**_PHYSICS, "leg_setup_rtts": 30},  # fitted to the 2nd real run, see the docs
     # File by file, up to the plan's copies in flight per lane, as the loop runs them (issue 17 item 7).
-    "corrected, copies": {**_PHYSICS, "copies_in_flight": True},
+    "corrected, copies": dict(MEASURED_STACK),  # what simulated campaigns run with
 }
 
 

@@ -77,6 +77,21 @@ class SimConfig:
     copies_in_flight: bool = False
 
 
+# How the platform's own stack moves a leg, as measured on the long-haul local network (bench_reality.py,
+# docs/benchmarks.md): unpaced copies, each cold (new connections: 0.2 s, TCP, TLS 1.2 and the GET, then
+# slow start from 10 segments), a full link shared 2.6:1 between 7.5 ms and 223 ms, and the plan's copies in
+# flight per lane. Simulated campaigns run with it; the scenarios and the unit tests keep the defaults.
+MEASURED_STACK: dict[str, float | bool] = {
+    "paced": False,
+    "rtt_fairness": 0.28,
+    "cold_every_leg": True,
+    "initial_window_bytes": 10 * 1448.0,
+    "leg_overhead_s": 0.2,
+    "leg_setup_rtts": 4.0,
+    "copies_in_flight": True,
+}
+
+
 @dataclass
 class ProductRecord:
     product: Product

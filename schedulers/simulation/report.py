@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -38,9 +38,17 @@ def run_scenario(
     changes: Sequence[CapacityChange] = (),
     with_lp: bool = True,
     bin_s: float = 300.0,
+    model: Mapping[str, float | bool] | None = None,
 ) -> ScenarioRun:
-    """Simulate one scenario and, if asked, solve its LP bound over the same run."""
-    config = SimConfig(duration_s=duration_s, plan=scenario.plan, changes=tuple(changes), bin_s=bin_s)
+    """Simulate one scenario and, if asked, solve its LP bound over the same run; ``model``: SimConfig's
+    options for how the stack moves a leg (engine.MEASURED_STACK), the defaults when None."""
+    config = SimConfig(
+        duration_s=duration_s,
+        plan=scenario.plan,
+        changes=tuple(changes),
+        bin_s=bin_s,
+        **dict(model or {}),  # type: ignore[arg-type]
+    )
     started = time.perf_counter()
     result = simulate(topology, scenario.policy, products, config)
     wall = time.perf_counter() - started

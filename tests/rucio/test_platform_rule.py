@@ -107,6 +107,11 @@ def test_a_rule_made_through_the_api_is_the_scientists_own_rucio_rule_and_is_car
 
     shown = wait_until(shown_ok, timeout=60, what="the platform to show the rule OK")
     assert [(c["endpoint"], c["state"]) for c in shown["copies_made"]] == [(DESTINATION, "available")]
+    # Where is my data: the product's page lists the conveyor's job at the platform's FTS3 endpoint.
+    page = scientist_client.get(f"/api/replicas/products/{product.pk}/").json()
+    assert [(t["state"], t["destinations"], t["files"]) for t in page["transfers"]] == [
+        ("FINISHED", [DESTINATION], 2)
+    ], page["transfers"]
 
     # Removed through the platform: Rucio deletes the rule as it does for its own client (a soft delete:
     # the rule expires within the hour and Rucio's cleaner removes it).

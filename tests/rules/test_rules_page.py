@@ -29,6 +29,14 @@ def browser(reference_topology, scientist) -> Client:  # type: ignore[no-untyped
 
 
 def test_a_scientist_makes_sees_and_removes_a_rule_in_the_portal(browser):  # type: ignore[no-untyped-def]
+    # The portal's product list finds it by its observation id (the API's filter set).
+    listed = browser.get("/replicas/products/", {"observation_id": "SB-7"}).content.decode()
+    assert "ska1-low:obs-page" in listed and "1 result" in listed
+    assert (
+        "ska1-low:obs-page"
+        not in browser.get("/replicas/products/", {"observation_id": "SB-8"}).content.decode()
+    )
+
     page = browser.get("/rules/")
     assert page.status_code == 200 and b"No rules yet." in page.content and b'id="rule-form"' in page.content
 

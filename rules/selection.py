@@ -34,7 +34,7 @@ def select_products(*, user: Any, product: Any = None, filters: Any = None) -> t
         raise ValidationError(
             {f"filters.{unknown[0]}": f"Not a filter; filters are {', '.join(FILTER_KEYS)}."}
         )
-    queryset = _filtered(user, filters)
+    queryset = filtered_products(user, filters)
     rows = list(queryset.order_by("created", "id")[:10_001])
     if not rows:
         raise ValidationError({"filters": "No product you may see matches these filters."})
@@ -57,7 +57,12 @@ def _one_product(user: Any, value: Any) -> DataProduct:
     return found
 
 
-def _filtered(user: Any, filters: dict[str, Any]) -> QuerySet[DataProduct]:
+def filtered_products(
+    user: Any, filters: dict[str, Any], *, members_only: bool = False
+) -> QuerySet[DataProduct]:
+    """The products ``user`` may see that match ``filters``; raises ``ValidationError`` naming the filter.
+    A project the user is not in is refused, unless some of its products are public already (their
+    proprietary period is over) and ``members_only`` is False: those, and only those, may be asked for."""
     queryset = visible_products(user)
     if "telescope" in filters:
         if not Telescope.objects.filter(name=str(filters["telescope"])).exists():
@@ -66,9 +71,13 @@ def _filtered(user: Any, filters: dict[str, Any]) -> QuerySet[DataProduct]:
     if "project" in filters:
         code = str(filters["project"])
         project = Project.objects.filter(code=code).first()
-        if project is None or not (is_operator(user) or project.members.filter(pk=user.pk).exists()):
-            # A project one is not in is refused like an unknown one (its code is not a secret, its data is).
-            raise ValidationError({"filters.project": f"You are not a member of a project {code[:40]!r}."})
+        member = project is not None and (is_operator(user) or project.members.filter(pk=user.pk).exists())
+        released = project is not None and not members_only and queryset.filter(project=project).exists()
+        if not (member or released):
+            # Refused like an unknown project: its code is not a secret, its proprietary data is.
+            raise ValidationError(
+                {"filters.project": f"You are not a member of a project {code[:40]!r} with data you may see."}
+            )
         queryset = queryset.filter(project=project)
     if "product_type" in filters:
         kind = str(filters["product_type"])

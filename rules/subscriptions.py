@@ -18,7 +18,7 @@ from projects.visibility import visible_products
 from replicas.models import DataProduct
 
 from .models import Rule, Subscription
-from .selection import FILTER_KEYS, _filtered
+from .selection import FILTER_KEYS, filtered_products
 from .services import RucioUnavailable, _checked_limits, create_rule
 from .targets import resolve_destinations
 
@@ -59,7 +59,8 @@ def create_subscription(
                 f"{', '.join(SUBSCRIPTION_FILTERS)}."
             }
         )
-    _filtered(owner, filters)  # an unknown telescope, a project the owner is not in, a bad type: 400
+    # An unknown telescope, a project the owner is not in (its future products would be hidden), a bad type.
+    filtered_products(owner, filters, members_only=True)
     expression, destinations = resolve_destinations(rse_expression=rse_expression, srcs=srcs)
     if copies > len(destinations):
         raise ValidationError(
@@ -88,7 +89,7 @@ def apply_subscriptions(product_id: int) -> list[Rule]:
         if not owner.is_active:
             continue
         try:
-            candidates = _filtered(owner, subscription.filters)
+            candidates = filtered_products(owner, subscription.filters, members_only=True)
         except ValidationError as exc:  # the owner left the project, the telescope is gone
             _record_error(subscription, exc)
             continue

@@ -168,6 +168,16 @@ def test_a_rule_on_placed_products_by_metadata_copies_from_the_nearest_replica(w
     assert "rule" in made["FRSRC_DISK"]["reason"]
 
 
+def test_released_data_of_another_project_may_be_asked_for_by_its_code(world, scientist_client):  # type: ignore[no-untyped-def]
+    theirs = world["theirs"]
+    DataProduct.objects.filter(pk=theirs.pk).update(proprietary_until=timezone.now() - dt.timedelta(days=1))
+    answer = scientist_client.post(
+        "/api/rules/rules/", {"filters": {"project": "BB02"}, "srcs": ["ZASRC"]}, format="json"
+    )
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["products"] == ["ska1-low:obs-theirs"]
+
+
 def test_rules_are_their_owners_and_operators_see_all(
     world, scientist_client, operator_client, django_user_model
 ):  # type: ignore[no-untyped-def]

@@ -315,7 +315,17 @@ def _topology(path: Path, fleet: Fleet) -> Path:
             }
             for host, site, role in (("s1", TELESCOPE, "sdp"), ("s2", CENTRE, "disk"))
         ],
-        "links": [{"name": "deploy-wan", "a": TELESCOPE, "b": CENTRE, "capacity": "10G", "rtt_ms": 300}],
+        # The telescope's access link (the planner plans a telescope's pushes on its access links).
+        "links": [
+            {
+                "name": "deploy-wan",
+                "a": TELESCOPE,
+                "b": CENTRE,
+                "kind": "access",
+                "capacity": "10G",
+                "rtt_ms": 300,
+            }
+        ],
         "paths": {"compute": [{"from": ["telescope"], "to": ["src"]}], "declared": []},
     }
     path.write_text(yaml.safe_dump(document, sort_keys=False))

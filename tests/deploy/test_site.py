@@ -159,7 +159,7 @@ def test_dtn_tuning_is_applied_now_and_at_boot(deployment: Deployment, deployed:
 
 def _prometheus(deployment: Deployment, path: str) -> Any:
     url = f"http://{deployment.host('cp').address}:9090{path}"
-    argv = ["curl", "-sS", "--fail-with-body", "--max-time", "10", url]
+    argv = ["curl", "-sS", "--globoff", "--fail-with-body", "--max-time", "10", url]
     answer = deployment.fleet.lan_exec(argv, timeout=30)
     document = json.loads(answer.stdout)
     assert document["status"] == "success", document

@@ -112,10 +112,10 @@ def test_products_are_pushed_by_the_push_loop_on_both_workers(
             name: _api(deployment, token, "GET", f"/api/replicas/products/{pk}/")["state"]  # type: ignore[index]
             for name, pk in ids.items()
         }
-        if all(state in ("PLACED", "FAILED") for state in states.values()) or time.monotonic() > deadline:
+        if all(state in ("placed", "failed") for state in states.values()) or time.monotonic() > deadline:
             break
         time.sleep(3)
-    assert set(states.values()) == {"PLACED"}, states
+    assert set(states.values()) == {"placed"}, states
 
     facts = json.loads(
         _manage_shell(

@@ -3,11 +3,13 @@ bottleneck with a one-BDP drop-tail queue, at 56 ms and at 300 ms RTT) between t
 whose network namespaces are the two ends of the path, before and after ansible-playbook applies the
 dtn_tuning role to them over SSH (docs/benchmarks.md, "DTN tuning by Ansible").
 
-    .venv/bin/python bench/deploy/dtn_effect.py [--rtt 56 --rtt 300] [--seconds 20]
+    .venv/bin/python bench/deploy/dtn_effect.py [--rtt 56 --rtt 300] [--seconds 20] [--cc bbr --cc cubic]
 
 Root is needed (namespaces, nspawn, the emulator). Congestion control: the hosts' namespaces may use only
-the machine's allowed algorithms (here reno and bbr), so both runs use BBR. The role's host-global keys
-(net.core.*) are off: the hosts share this machine's kernel."""
+the machine's allowed algorithms (here reno and bbr) as their default, so the role sets BBR; each iperf3 flow
+picks its own with ``--cc`` (iperf3 -C, TCP_CONGESTION on the socket, which root may set to any algorithm the
+kernel has), so CUBIC and BBR are measured on the same path, before and after the same role run. The
+role's host-global keys (net.core.*) are off: the hosts share this machine's kernel."""
 
 from __future__ import annotations
 
@@ -30,13 +32,13 @@ from tests.deploy.rootfs import cached_rootfs  # noqa: E402
 RATE_MBIT = 10_000
 
 
-def iperf3(path: wanpath.EmulatedPath, seconds: int) -> float:
-    """Receiver-side Gbit/s of one flow from end A to end B."""
+def iperf3(path: wanpath.EmulatedPath, seconds: int, cc: str) -> float:
+    """Receiver-side Gbit/s of one flow from end A to end B, with congestion control ``cc``."""
     server = path.popen_b(["iperf3", "-s", "-1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.5)
         result = path.run_a(
-            ["iperf3", "-c", path.ip_b, "-t", str(seconds), "-J"],
+            ["iperf3", "-c", path.ip_b, "-t", str(seconds), "-C", cc, "-J"],
             capture_output=True,
             text=True,
             timeout=seconds + 60,
@@ -44,7 +46,10 @@ def iperf3(path: wanpath.EmulatedPath, seconds: int) -> float:
         )
     finally:
         server.wait(timeout=30)
-    return json.loads(result.stdout)["end"]["sum_received"]["bits_per_second"] / 1e9
+    end = json.loads(result.stdout)["end"]
+    if end.get("sender_tcp_congestion") != cc:  # the kernel refused the algorithm: not this measurement
+        raise RuntimeError(f"iperf3 ran {end.get('sender_tcp_congestion')}, not {cc}")
+    return float(end["sum_received"]["bits_per_second"]) / 1e9
 
 
 def tcp_settings(path: wanpath.EmulatedPath) -> str:
@@ -60,8 +65,8 @@ def tcp_settings(path: wanpath.EmulatedPath) -> str:
     )
 
 
-def measure(rtt_ms: float, seconds: int) -> dict[str, object]:
-    row: dict[str, object] = {"rtt_ms": rtt_ms, "rate_mbit": RATE_MBIT, "cc": "bbr", "queue": "1 BDP"}
+def measure(rtt_ms: float, seconds: int, ccs: list[str]) -> dict[str, object]:
+    row: dict[str, object] = {"rtt_ms": rtt_ms, "rate_mbit": RATE_MBIT, "role_cc": "bbr", "queue": "1 BDP"}
     with wanpath.emulated_path(rtt_ms=rtt_ms, rate_mbit=RATE_MBIT, tuning="default", cc=None) as path:
         workdir = Path(f"/var/tmp/srcnet-dtn-effect-{os.getpid()}")
         fleet = Fleet(workdir=workdir, rootfs=cached_rootfs(), controller_netns=path.ns_r)
@@ -71,7 +76,7 @@ def measure(rtt_ms: float, seconds: int) -> dict[str, object]:
             fleet.attach("dtn-b", path.ns_b, path.ip_b)
             fleet.boot()
             row["before_settings"] = tcp_settings(path)
-            row["before_gbps"] = round(iperf3(path, seconds), 3)
+            row["before_gbps"] = {cc: round(iperf3(path, seconds, cc), 3) for cc in ccs}
             inventory = workdir / "inventory.yml"
             inventory.write_text(
                 json.dumps(
@@ -113,7 +118,7 @@ def measure(rtt_ms: float, seconds: int) -> dict[str, object]:
             if run.returncode != 0:
                 raise RuntimeError(run.stdout[-4000:] + run.stderr[-2000:])
             row["after_settings"] = tcp_settings(path)
-            row["after_gbps"] = round(iperf3(path, seconds), 3)
+            row["after_gbps"] = {cc: round(iperf3(path, seconds, cc), 3) for cc in ccs}
             # A to B, both runs together: drops at the bottleneck queue, emulator errors, late releases.
             stats = path.stats()["ab"]
             counters = ("drop_queue", "tx_err", "late_gt1ms", "late_gt10ms")
@@ -129,9 +134,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rtt", type=float, action="append", help="RTT in ms (repeatable); 56 and 300")
     parser.add_argument("--seconds", type=int, default=20, help="length of each iperf3 run")
+    parser.add_argument("--cc", action="append", help="congestion control of the flows (repeatable); bbr")
     args = parser.parse_args()
     for rtt in args.rtt or [56.0, 300.0]:
-        print(json.dumps(measure(rtt, args.seconds)), flush=True)
+        print(json.dumps(measure(rtt, args.seconds, args.cc or ["bbr"])), flush=True)
     return 0
 
 

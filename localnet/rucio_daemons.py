@@ -1,6 +1,6 @@
 """The local Rucio server's daemons, running as long as the server does, as they run in production.
 
-Five processes per Rucio instance, started by ``localnet.rucio.ensure_rucio`` after the server answers and
+Six processes per Rucio instance, started by ``localnet.rucio.ensure_rucio`` after the server answers and
 stopped by PID with it (``stop_rucio``, ``stop_all_rucio``, ``python -m localnet down``):
 
 | process | what it does |
@@ -10,10 +10,11 @@ stopped by PID with it (``stop_rucio``, ``stop_all_rucio``, ``python -m localnet
 | ``conveyor-finisher`` | records the outcome: replicas AVAILABLE and locks OK, or the request retried |
 | ``judge-evaluator`` | applies rules to files attached to a dataset after its rule was made |
 | ``judge-repairer`` | tries STUCK rules again (after ``[repairer] updated_at_delta``, 30 min) |
+| ``transmogrifier`` | makes the rules of subscriptions for new datasets that match them |
 
 The conveyor's three run through ``rucio/conveyor.py`` (Rucio's daemon functions with no partition wait, no
 topology cache, and a poller that asks again after 3 s, as the local FTS3 service sends no messages); the
-judge's two are Rucio's own scripts. Each has its PID file
+judge's two and the transmogrifier are Rucio's own scripts. Each has its PID file
 ``pids/<server>.<daemon>.pid`` and its log ``log/<server>.<daemon>.log``, ``<server>`` being the server's
 own name (``rucio`` or ``rucio-<instance>``). A daemon is ready when it has written its heartbeat into the
 instance's database.
@@ -30,7 +31,14 @@ from .processes import ServiceError, read_pid, running, start_daemon, stop_daemo
 from .state import PROJECT_ROOT, StateDir
 
 CONVEYOR = PROJECT_ROOT / "rucio" / "conveyor.py"
-DAEMONS = ("conveyor-submitter", "conveyor-poller", "conveyor-finisher", "judge-evaluator", "judge-repairer")
+DAEMONS = (
+    "conveyor-submitter",
+    "conveyor-poller",
+    "conveyor-finisher",
+    "judge-evaluator",
+    "judge-repairer",
+    "transmogrifier",
+)
 # Seconds a daemon sleeps when a cycle found little to do: how long a rule waits at each step.
 SLEEP_TIME = os.environ.get("SRCNET_RUCIO_DAEMON_SLEEP", "2")
 
@@ -67,6 +75,8 @@ def daemon_argv(daemon: str, venv: Path) -> list[str]:
         return [str(venv / "bin" / "rucio-judge-evaluator"), "--sleep-time", SLEEP_TIME]
     if daemon == "judge-repairer":
         return [str(venv / "bin" / "rucio-judge-repairer"), "--sleep-time", "10"]
+    if daemon == "transmogrifier":
+        return [str(venv / "bin" / "rucio-transmogrifier"), "--sleep-time", SLEEP_TIME]
     raise ValueError(f"unknown Rucio daemon {daemon!r}")
 
 

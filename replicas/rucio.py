@@ -37,6 +37,7 @@ from topology.models import NetworkPath, StorageEndpoint
 
 from .choices import ProductState, ReplicaState
 from .models import DataProduct, Replica, ReplicaPolicy
+from .rucio_metadata import ensure_datatype
 from .rucio_sync import (
     DEFAULT_ACTIVITY,
     RUCIO_RULE_REASON,
@@ -47,6 +48,7 @@ from .rucio_sync import (
     check_did_name,
     check_rse_name,
     check_scope,
+    dataset_meta,
     distance_table,
     file_did_name,
     protocol_domains,
@@ -438,7 +440,10 @@ class RucioAdapter:
             if self._did_exists(scope, dataset):
                 return self._check_registered(product, specs, source)
             self._ensure_scope(scope)
-            self.client.add_dataset(scope, dataset, files=specs, rse=source)
+            meta = dataset_meta(product)
+            if "datatype" in meta:
+                ensure_datatype(self.client, meta["datatype"])
+            self.client.add_dataset(scope, dataset, files=specs, rse=source, meta=meta)
         return ProductDids(
             scope=scope,
             dataset=dataset,

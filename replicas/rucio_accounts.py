@@ -126,3 +126,56 @@ def delete_rules(adapter: RucioAdapter, rule_ids: Iterable[str]) -> None:
             except Exception as exc:
                 if type(exc).__name__ != "RuleNotFound":  # gone already (expired): nothing to do
                     raise
+
+
+def add_user_subscription(
+    adapter: RucioAdapter,
+    *,
+    name: str,
+    account: str,
+    metadata: dict[str, str],
+    rse_expression: str,
+    copies: int,
+    lifetime: int | None,
+    activity: str,
+    priority: int,
+    comment: str,
+) -> str:
+    """A Rucio subscription under ``account``: Rucio's transmogrifier makes a rule (``copies`` at
+    ``rse_expression``) for every new dataset whose DID metadata equals ``metadata`` (Rucio's own columns
+    ``project``, ``datatype``, ``stream_name``, set when the platform registers a product); returns its id."""
+    rule: dict[str, Any] = {
+        "copies": copies,
+        "rse_expression": rse_expression,
+        "activity": activity,
+        "grouping": "DATASET",
+        "comment": f"{RULE_COMMENT_PREFIX} {comment}"[:255],
+    }
+    if lifetime:
+        rule["lifetime"] = lifetime
+    # Rucio matches each value as a regular expression from the start: anchored, it is an equality.
+    filter_ = {"did_type": ["DATASET"], **{k: [f"^{re.escape(v)}$"] for k, v in metadata.items()}}
+    try:
+        return str(
+            adapter.client.add_subscription(
+                name=name,
+                account=account,
+                filter_=filter_,
+                replication_rules=[rule],  # type: ignore[arg-type]  # a list, whatever the hint says
+                comments=comment[:255],
+                lifetime=False,
+                retroactive=False,
+                dry_run=False,
+                priority=priority,
+            )
+        )
+    except Exception as exc:  # Rucio's exceptions, and the transport's
+        raise RucioAdapterError(
+            f"Rucio could not make the subscription: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def stop_subscription(adapter: RucioAdapter, *, name: str, account: str) -> None:
+    """Stop a subscription (Rucio keeps it, INACTIVE; the rules it made stay)."""
+    with adapter._errors(f"cannot stop the subscription {name}"):
+        adapter.client.deactivate_subscription(name, account=account)

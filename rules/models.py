@@ -51,7 +51,8 @@ class Rule(models.Model):
 class Subscription(models.Model):
     """A standing request: for every product registered from now on that matches ``filters`` and that its
     owner may see, a rule with these parameters (``rules.subscriptions``). ``lifetime`` (seconds) counts
-    from each rule's making; empty: the role's longest."""
+    from each rule's making; empty: the role's longest. In Rucio mode it is a Rucio subscription under the
+    owner's account (``rucio_subscription``), evaluated by Rucio's transmogrifier."""
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="subscriptions"
@@ -68,6 +69,10 @@ class Subscription(models.Model):
     lifetime = models.PositiveIntegerField(null=True, blank=True, help_text="Seconds each rule lives")
     is_active = models.BooleanField(default=True)
     last_error = models.TextField(blank=True, help_text="Why the last matching product got no rule")
+    rucio_account = models.CharField(max_length=25, blank=True)
+    rucio_subscription = models.CharField(
+        max_length=64, blank=True, help_text="Rucio mode: the id of the Rucio subscription that stands for it"
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

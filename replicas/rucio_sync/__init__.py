@@ -67,6 +67,19 @@ def check_rse_name(name: str) -> None:
         raise NamingError(f"RSE name {name!r} is not valid (upper-case letters and digits joined by _ or -)")
 
 
+def dataset_meta(product: object) -> dict[str, str]:
+    """A product's metadata as Rucio's own DID columns, set when its dataset is made, so Rucio's
+    subscriptions (the transmogrifier) can select new datasets by them: ``project`` (the observing project's
+    code), ``datatype`` (the product type), ``stream_name`` (the telescope)."""
+    meta = {"stream_name": str(product.telescope.name)}  # type: ignore[attr-defined]
+    project = getattr(product, "project", None)
+    if project is not None:
+        meta["project"] = str(project.code)
+    if getattr(product, "product_type", ""):
+        meta["datatype"] = str(product.product_type)  # type: ignore[attr-defined]
+    return meta
+
+
 def file_did_name(product_name: str, file_name: str) -> str:
     """A product file's DID name: ``<product>/<file>``. With the RSEs' ``lfn2pfn_algorithm=identity`` the
     file's path under every storage prefix is ``<scope>/<product>/<file>``, which is exactly where the

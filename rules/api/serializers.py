@@ -123,6 +123,8 @@ class SubscriptionSerializer(serializers.ModelSerializer):
             "is_active",
             "last_error",
             "rules",
+            "rucio_account",
+            "rucio_subscription",
             "created",
         ]
         read_only_fields = fields

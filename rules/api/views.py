@@ -14,7 +14,7 @@ from srcnet.roles import is_operator
 from ..models import Rule, Subscription
 from ..selectors import visible_rules
 from ..services import RucioUnavailable, create_rule, remove_rule
-from ..subscriptions import create_subscription
+from ..subscriptions import create_subscription, remove_subscription
 from .serializers import (
     RuleRequestSerializer,
     RuleSerializer,
@@ -84,5 +84,14 @@ class SubscriptionViewSet(
     def create(self, request: Request) -> Response:
         asked = SubscriptionRequestSerializer(data=request.data)
         asked.is_valid(raise_exception=True)
-        subscription = create_subscription(owner=request.user, **asked.validated_data)
+        try:
+            subscription = create_subscription(owner=request.user, **asked.validated_data)
+        except RucioUnavailable as exc:
+            raise RucioDown(f"Rucio could not be asked; nothing was made: {exc}") from exc
         return Response(SubscriptionSerializer(subscription).data, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, instance: Subscription) -> None:
+        try:
+            remove_subscription(subscription=instance)
+        except RucioUnavailable as exc:
+            raise RucioDown(f"Rucio could not be asked; the subscription stays: {exc}") from exc

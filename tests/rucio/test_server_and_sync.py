@@ -142,8 +142,8 @@ def test_a_second_instance_runs_beside_with_its_daemons_and_stops_by_their_pids(
         assert server.url != rucio_server.url and server.database != rucio_server.database
         assert ping(server.url) == "41.5.1"
         assert {"rucio-" + rucio_instance(), name} <= set(rucio_daemons(test_state))
-        # Its five daemons run as long-running processes, each with its PID file and log, unprivileged.
-        assert len(daemons) == 5 and all(is_alive(pid) for pid in daemons.values()), daemons
+        # Its six daemons run as long-running processes, each with its PID file and log, unprivileged.
+        assert len(daemons) == 6 and all(is_alive(pid) for pid in daemons.values()), daemons
         assert set(process_names(name)) <= set(rucio_processes(test_state))
         for process, pid in daemons.items():
             assert account_of(pid) == ("rucio" if os.geteuid() == 0 else account_of(os.getpid()))

@@ -203,22 +203,25 @@ def ensure_site(
     )
     if as_root():
         chown_tree(folder, SERVICE_USER)
-    argv = [require_binary("xrootd"), "-c", str(config), "-l", str(folder / "log" / "xrootd.log"), "-n", name]
+    # No -l: XRootD 5.5 starts its log-rotation thread as soon as it opens a log file, and that thread's
+    # first localtime_r (getenv("TZ")) races the main thread's putenv of XRDSITE, XRDADMINPATH and XRDPORT,
+    # which reallocates the environment under it: a start-up segfault in getenv (seen twice in one CI run,
+    # NLSRC_DISK and CHSRC_DISK, "killed by signal 11" before the first log line). Without a log file the
+    # thread never starts; the server logs to stderr, which goes to log/xrootd-<name>.out.
+    argv = [require_binary("xrootd"), "-c", str(config), "-n", name]
     if as_root():
         argv[1:1] = ["-R", SERVICE_USER]
     if netns:
         # `ip netns exec` execs xrootd: the PID recorded is the server's own.
         argv[:0] = ["ip", "netns", "exec", netns]
-    pid = start_daemon(state, daemon, argv, env=dict(os.environ), log_name=f"xrootd-{name}.out")
+    log_name = f"xrootd-{name}.out"
+    pid = start_daemon(state, daemon, argv, env=dict(os.environ), log_name=log_name)
     try:
         wait_for_port(root_port, pid=pid, what=f"xrootd {name}", timeout=20, host=host)
         wait_for_port(http_port, pid=pid, what=f"xrootd {name} (http)", timeout=20, host=host)
     except ServiceError as error:
         # The server's own log says why it did not start (a bad directive, a path too long, a port taken).
-        # xrootd -n <name> writes its log to log/<name>/xrootd.log.
-        raise ServiceError(
-            f"{error}; its log ends: {_log_tail(folder / 'log' / name / 'xrootd.log')}"
-        ) from error
+        raise ServiceError(f"{error}; its log ends: {_log_tail(state.sub('log') / log_name)}") from error
     return site
 
 

@@ -116,13 +116,15 @@ class XrootdSite:
             f.write(_CONFIG.format(port=self.port, http_port=self.http_port, data=self.data, run=run))
             for line in self.plugin_lines():
                 f.write(line + "\n")
-        log = os.path.join(self.base, "xrootd.log")
-        self.proc = self._popen(
-            ["xrootd", "-c", cfg, "-l", log, "-R", self.user, "-n", f"site{self.side}"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        # The server logs to stderr, kept in xrootd.log: no -l, whose log-rotation thread races XRootD 5.5's
+        # start-up putenv calls (localnet/xrootd.py says how).
+        with open(os.path.join(self.base, "xrootd.log"), "ab") as log:
+            self.proc = self._popen(
+                ["xrootd", "-c", cfg, "-R", self.user, "-n", f"site{self.side}"],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         try:
             self._wait_ports()
         except BaseException:
@@ -180,9 +182,8 @@ class XrootdSite:
             time.sleep(0.1)
 
     def log_tail(self, n: int = 20) -> str:
-        # -n NAME makes xrootd insert the instance name into the log path.
         try:
-            with open(os.path.join(self.base, f"site{self.side}", "xrootd.log")) as f:
+            with open(os.path.join(self.base, "xrootd.log")) as f:
                 return "".join(f.readlines()[-n:])
         except OSError:
             return "(no log)"

@@ -152,7 +152,9 @@ class XrootdServer:
 
     @property
     def log_path(self):
-        return self.base / "logs" / self.name / "xrootd.log"
+        # The server's stderr: no -l, whose log-rotation thread races XRootD 5.5's start-up putenv calls
+        # (localnet/xrootd.py says how).
+        return self.base / "logs" / "xrootd.log"
 
     def log(self):
         try:
@@ -164,22 +166,14 @@ class XrootdServer:
         """Starts xrootd; `popen`/`ready` let a caller run it elsewhere (e.g. inside a
         network namespace of bench/wan) and probe its port there."""
         ready = ready or (lambda: port_open(self.port))
-        self.proc = popen(
-            [
-                "xrootd",
-                "-R",
-                SERVER_USER,
-                "-c",
-                str(self.config),
-                "-l",
-                str(self.base / "logs" / "xrootd.log"),
-                "-n",
-                self.name,
-            ],
-            cwd=str(self.base),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            self.proc = popen(
+                ["xrootd", "-R", SERVER_USER, "-c", str(self.config), "-n", self.name],
+                cwd=str(self.base),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

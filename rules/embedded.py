@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica
 from replicas.services import current_replicas, place_replica
+from topology.choices import StorageRole
 from topology.models import NetworkPath, StorageEndpoint
 
 from .models import Rule
@@ -55,7 +56,7 @@ def _place_one(rule: Rule, product: DataProduct, destinations: list[StorageEndpo
         return have[: rule.copies]
     pin = (
         current_replicas(product)
-        .filter(state=ReplicaState.PLANNED, upstream__isnull=True, endpoint__role="disk")
+        .filter(state=ReplicaState.PLANNED, upstream__isnull=True, endpoint__role=StorageRole.DISK)
         .first()
     )
     waiting_at_sdp = product.state == ProductState.REGISTERED and pin is None
@@ -130,7 +131,7 @@ def _nearest_source(
             best = (rtt, replica)
     if best is not None:
         return best[1]
-    on_the_way = [r for r in replicas if r.upstream_id is None and r.endpoint.role == "disk"]
+    on_the_way = [r for r in replicas if r.upstream_id is None and r.endpoint.role == StorageRole.DISK]
     return pin or (on_the_way[0] if on_the_way else None)
 
 

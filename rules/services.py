@@ -134,14 +134,10 @@ def create_rule(
         else:
             embedded.place_rule(rule, products, destinations)
     if not through_rucio():
-        transaction.on_commit(_ask_for_a_push_cycle)
+        from schedulers.services import request_push_cycle
+
+        request_push_cycle()  # once the rule commits: its copies need not wait for the beat's next cycle
     return rule
-
-
-def _ask_for_a_push_cycle() -> None:
-    from schedulers.services import request_push_cycle
-
-    request_push_cycle()
 
 
 def _make_in_rucio(rule: Rule, products: list, destinations: list, now: dt.datetime) -> None:  # type: ignore[type-arg]

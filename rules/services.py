@@ -20,6 +20,10 @@ from .models import Rule
 from .selection import select_products
 from .targets import resolve_destinations
 
+# The longest lifetime anyone may give (an operator's rule may also have none: for ever); it keeps the
+# expiry a date the database and Rucio can hold.
+LONGEST_EVER_SECONDS = 100 * 365 * 86400
+
 
 class RucioUnavailable(Exception):
     """Rucio mode, but Rucio could not be asked (down, refused the platform's login): nothing was made."""
@@ -53,6 +57,8 @@ def _checked_limits(
     elif lifetime is not None:
         if not isinstance(lifetime, int) or isinstance(lifetime, bool) or lifetime <= 0:
             errors["lifetime"] = "A positive number of seconds (a lifetime cannot end in the past)."
+        elif lifetime > LONGEST_EVER_SECONDS:
+            errors["lifetime"] = "At most 100 years."
         elif longest is not None and lifetime > longest.total_seconds():
             errors["lifetime"] = f"At most {limits.max_lifetime_days} days for your role."
         else:

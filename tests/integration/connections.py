@@ -65,7 +65,13 @@ def parse(output: str, pids: set[int]) -> dict[str, Connection]:
 
 
 def sample(port: int, root_pid: int) -> dict[str, Connection]:
-    """The tree's established connections to ``port`` now."""
+    """The tree's established connections to ``port`` now.
+
+    The tree is walked both before and after ``ss`` runs: a copy program that ends while ``ss`` scans
+    (which takes long on a busy machine: it reads every process's sockets) is in the first walk, one that
+    starts meanwhile in the second. Walked only after, a short copy's program was gone by then in every
+    sample of a loaded CI run, and its connections were not counted."""
+    before = process_tree(root_pid)
     output = subprocess.run(
         ["ss", "-tnpiH", "state", "established", f"( dport = :{port} )"],
         capture_output=True,
@@ -73,7 +79,7 @@ def sample(port: int, root_pid: int) -> dict[str, Connection]:
         check=True,
         timeout=10,
     ).stdout
-    return parse(output, process_tree(root_pid))
+    return parse(output, before | process_tree(root_pid))
 
 
 class ConnectionSampler:

@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -267,14 +268,16 @@ class Fleet:
     # --- tear-down ---
 
     def close(self) -> list[str]:
-        """Stop every host by its nspawn PID (SIGTERM halts it cleanly; SIGKILL after 40 s), unmount, remove
-        the namespaces and the work folder. Returns what could not be cleaned (empty when all went)."""
+        """Stop every host by its nspawn PID (SIGTERM halts it cleanly; SIGKILL after 40 s), all at once
+        (each host's shutdown waits on its own services' stop timeouts), unmount, remove the namespaces and
+        the work folder. Returns what could not be cleaned (empty when all went)."""
         problems: list[str] = []
-        for host in self.hosts.values():
-            if host.pid and is_alive(host.pid):
-                stop_pid(host.pid, timeout=40, sig=signal.SIGTERM)
-                if is_alive(host.pid):
-                    problems.append(f"nspawn {host.pid} ({host.name}) still alive")
+        running = [host for host in self.hosts.values() if host.pid and is_alive(host.pid)]
+        with ThreadPoolExecutor(max_workers=max(len(running), 1)) as pool:
+            list(pool.map(lambda host: stop_pid(host.pid, timeout=40, sig=signal.SIGTERM), running))
+        for host in running:
+            if is_alive(host.pid):
+                problems.append(f"nspawn {host.pid} ({host.name}) still alive")
         for mount in reversed(self.mounts):
             if _run(["umount", str(mount)], check=False).returncode != 0:
                 _run(["umount", "-l", str(mount)], check=False)

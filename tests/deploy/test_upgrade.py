@@ -61,3 +61,20 @@ def test_upgrade_then_rollback(deployment: Deployment, deployed: object) -> None
     again = deployment.playbook("--limit", "platform", label="after-rollback")
     assert again.returncode == 0
     assert again.changed() == {host: 0 for host in PLATFORM}, again.recap
+
+
+def test_a_migration_is_reversed_then_applied_again(deployment: Deployment, deployed: object) -> None:
+    """The first step of rolling back a release that migrated (docs/deployment.md, "Rolling back"): its
+    migration reversed with srcnet-manage on the deployed host, then applied again."""
+
+    def applied() -> list[str]:
+        shown = deployment.ssh("cp", ["srcnet-manage", "showmigrations", "rules"]).stdout
+        return [line.split()[-1] for line in shown.splitlines() if line.strip().startswith("[X]")]
+
+    *_, previous, latest = applied()
+    reverse = deployment.ssh("cp", ["srcnet-manage", "migrate", "--noinput", "rules", previous])
+    assert f"Unapplying rules.{latest}... OK" in reverse.stdout, reverse.stdout
+    assert latest not in applied()
+    forward = deployment.ssh("cp", ["srcnet-manage", "migrate", "--noinput"])
+    assert f"Applying rules.{latest}... OK" in forward.stdout, forward.stdout
+    assert applied()[-1] == latest

@@ -23,13 +23,10 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
 from rucio.client import Client
 from rucio.common import exception as rucio_exc
 
@@ -38,11 +35,10 @@ from topology.models import NetworkPath, StorageEndpoint
 from .choices import ProductState, ReplicaState
 from .models import DataProduct, Replica, ReplicaPolicy
 from .rucio_metadata import ensure_datatype
+from .rucio_record import record_rules
 from .rucio_sync import (
     DEFAULT_ACTIVITY,
-    RUCIO_RULE_REASON,
     RULE_COMMENT_PREFIX,
-    RULE_STATE_TO_REPLICA,
     NamingError,
     PathMetrics,
     check_did_name,
@@ -50,136 +46,25 @@ from .rucio_sync import (
     check_scope,
     dataset_meta,
     distance_table,
+    domains_equal,
     file_did_name,
     protocol_domains,
-    replica_state_of_locks,
     rse_expression,
+)
+from .rucio_types import (
+    DistanceSync,
+    FollowReport,
+    ProductDids,
+    RseSync,
+    RucioAdapterError,
+    RucioConfig,
+    RuleInfo,
 )
 
 log = logging.getLogger(__name__)
 
 ROOT_IMPL = "rucio.rse.protocols.xrootd.Default"
 DAVS_IMPL = "rucio.rse.protocols.gfal.Default"
-# Best first when one destination is covered by several rules.
-_STATE_RANK = {
-    ReplicaState.AVAILABLE: 0,
-    ReplicaState.COPYING: 1,
-    ReplicaState.PLANNED: 2,
-    ReplicaState.FAILED: 3,
-}
-
-
-class RucioAdapterError(Exception):
-    """Rucio refused or could not do what the platform asked; the message says what and why."""
-
-
-@dataclass(frozen=True)
-class RucioConfig:
-    """How to reach a Rucio server. Userpass for the local server; ``x509`` (``client_cert``/``client_key``)
-    or any other Rucio auth type with ``creds`` for a production one."""
-
-    url: str
-    account: str = "root"
-    auth_type: str = "userpass"
-    username: str | None = None
-    password: str | None = None
-    auth_url: str | None = None
-    ca_cert: str | None = None
-    client_cert: str | None = None
-    client_key: str | None = None
-    vo: str | None = None
-
-    @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> RucioConfig:
-        """From ``SRCNET_RUCIO_URL``, ``_ACCOUNT``, ``_AUTH_TYPE``, ``_USERNAME``, ``_PASSWORD``,
-        ``_AUTH_URL``, ``_CA_CERT``, ``_CLIENT_CERT``, ``_CLIENT_KEY``, ``_VO``."""
-        env = os.environ if environ is None else environ
-        url = env.get("SRCNET_RUCIO_URL")
-        if not url:
-            raise RucioAdapterError("SRCNET_RUCIO_URL is not set: no Rucio server is configured")
-
-        def get(name: str) -> str | None:
-            return env.get(f"SRCNET_RUCIO_{name}") or None
-
-        return cls(
-            url=url,
-            account=get("ACCOUNT") or "root",
-            auth_type=get("AUTH_TYPE") or "userpass",
-            username=get("USERNAME"),
-            password=get("PASSWORD"),
-            auth_url=get("AUTH_URL"),
-            ca_cert=get("CA_CERT"),
-            client_cert=get("CLIENT_CERT"),
-            client_key=get("CLIENT_KEY"),
-            vo=get("VO"),
-        )
-
-
-@dataclass(frozen=True)
-class RseSync:
-    """What a sync did to one RSE."""
-
-    name: str
-    created: bool
-    protocols: tuple[str, ...]
-    attributes: dict[str, str]
-
-
-@dataclass(frozen=True)
-class DistanceSync:
-    """Distances after a sync: every row that now exists among the synced RSEs, and what changed."""
-
-    distances: dict[tuple[str, str], int]
-    added: tuple[tuple[str, str], ...]
-    updated: tuple[tuple[str, str], ...]
-    removed: tuple[tuple[str, str], ...]
-
-
-@dataclass(frozen=True)
-class ProductDids:
-    """A product as Rucio knows it."""
-
-    scope: str
-    dataset: str
-    files: tuple[str, ...]
-    source_rse: str
-    created: bool
-
-
-@dataclass
-class FollowReport:
-    """What one ``follow_rules`` round did."""
-
-    products: list[str] = field(default_factory=list)  # DIDs synced
-    replicas: int = 0  # replica rows touched
-    errors: list[str] = field(default_factory=list)  # one per product that could not be synced
-
-
-@dataclass(frozen=True)
-class RuleInfo:
-    """One replication rule on a product's dataset."""
-
-    rule_id: str
-    account: str
-    rse_expression: str
-    copies: int
-    activity: str
-    priority: int
-    state: str
-    comment: str
-    source_replica_expression: str | None
-    expires_at: Any
-    error: str | None
-    # destination RSE -> states of its locks (one per file)
-    locks: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def ours(self) -> bool:
-        return self.comment.startswith(RULE_COMMENT_PREFIX)
-
-    @property
-    def replica_state(self) -> str:
-        return RULE_STATE_TO_REPLICA.get(self.state, ReplicaState.PLANNED.value)
 
 
 def _describe(exc: BaseException) -> str:
@@ -331,7 +216,7 @@ class RucioAdapter:
             same = (
                 len(have) == 1
                 and all(have[0].get(k) == want[k] for k in ("hostname", "port", "prefix", "impl"))
-                and _domains_equal(have[0].get("domains", {}), want["domains"])
+                and domains_equal(have[0].get("domains", {}), want["domains"])
             )
             if same:
                 continue
@@ -711,71 +596,4 @@ class RucioAdapter:
     def _record(
         self, product: DataProduct, rules: Sequence[RuleInfo], *, policy: ReplicaPolicy | None
     ) -> list[Replica]:
-        # destination -> (state, reason) from the best rule covering it
-        best: dict[str, tuple[str, str]] = {}
-        errors: dict[str, dict[str, str]] = {}
-        for rule in rules:
-            for rse, lock_states in rule.locks.items():
-                state = replica_state_of_locks(lock_states)
-                what = (
-                    f"{RUCIO_RULE_REASON} {rule.rule_id} ({rule.activity}, {rule.rse_expression})"
-                    if rule.ours
-                    else f"{RUCIO_RULE_REASON} {rule.rule_id} created by account {rule.account} "
-                    f"outside the platform ({rule.activity}, {rule.rse_expression})"
-                )
-                reason = f"{what}: {rule.state}"
-                if state == ReplicaState.FAILED:
-                    if rule.rule_id not in errors:
-                        errors[rule.rule_id] = self.transfer_errors(rule.rule_id)
-                    detail = errors[rule.rule_id].get(rse) or errors[rule.rule_id].get("*") or rule.error
-                    reason += f": {detail or 'transfers stuck'}"
-                current = best.get(rse)
-                if (
-                    current is None
-                    or _STATE_RANK[ReplicaState(state)] < _STATE_RANK[ReplicaState(current[0])]
-                ):
-                    best[rse] = (state, reason)
-        touched: list[Replica] = []
-        with transaction.atomic():
-            product = DataProduct.objects.select_for_update().get(pk=product.pk)
-            endpoints = {e.name: e for e in StorageEndpoint.objects.filter(name__in=list(best))}
-            for rse, (state, reason) in sorted(best.items()):
-                endpoint = endpoints.get(rse)
-                if endpoint is None or endpoint.pk == product.source_id:
-                    continue
-                replica, created = Replica.objects.get_or_create(
-                    product=product,
-                    endpoint=endpoint,
-                    defaults={"state": state, "reason": reason, "policy": policy},
-                )
-                # A replica the push loop placed keeps the plan's reason in front of the rule's.
-                placement = replica.reason.split(f"; {RUCIO_RULE_REASON} ", 1)[0]
-                if not created and placement and not placement.startswith(RUCIO_RULE_REASON):
-                    reason = f"{placement}; {reason}"
-                if not created and (replica.state, replica.reason) != (state, reason):
-                    replica.state, replica.reason = state, reason
-                    replica.save(update_fields=["state", "reason", "updated"])
-                touched.append(replica)
-            states = set(
-                product.replicas.exclude(endpoint_id=product.source_id).values_list("state", flat=True)
-            )
-            if states:
-                if ReplicaState.FAILED in states:
-                    new = ProductState.FAILED
-                elif states == {ReplicaState.AVAILABLE}:
-                    new = ProductState.PLACED
-                else:
-                    new = ProductState.PLACING
-                if product.state != new:
-                    product.state = new
-                    product.save(update_fields=["state"])
-        return touched
-
-
-def _domains_equal(have: dict[str, Any], want: dict[str, dict[str, int]]) -> bool:
-    for domain, ops in want.items():
-        got = have.get(domain) or {}
-        for op, prio in ops.items():
-            if int(got.get(op) or 0) != prio:
-                return False
-    return True
+        return record_rules(product, rules, policy=policy, transfer_errors=self.transfer_errors)

@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # Rucio 41 generic schema (rucio.common.schema.generic): SCOPE, NAME, RSE.
 SCOPE_RE = re.compile(r"^[a-zA-Z_\-.0-9]+$")
@@ -168,3 +169,14 @@ def protocol_domains(priority: int) -> dict[str, dict[str, int]]:
             "third_party_copy_write": priority,
         },
     }
+
+
+def domains_equal(have: Mapping[str, Any], want: Mapping[str, Mapping[str, int]]) -> bool:
+    """Whether an RSE protocol's domains (as Rucio lists them) already give every operation ``want``'s
+    priority: the sync leaves such a protocol alone."""
+    for domain, ops in want.items():
+        got = have.get(domain) or {}
+        for op, prio in ops.items():
+            if int(got.get(op) or 0) != prio:
+                return False
+    return True

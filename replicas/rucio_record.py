@@ -1,0 +1,88 @@
+"""Recording a product's Rucio rules as its replicas (followed by replicas/rucio.py; no Rucio import)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from django.db import transaction
+
+from topology.models import StorageEndpoint
+
+from .choices import ProductState, ReplicaState
+from .models import DataProduct, Replica, ReplicaPolicy
+from .rucio_sync import RUCIO_RULE_REASON, replica_state_of_locks
+from .rucio_types import RuleInfo
+
+# Best first when one destination is covered by several rules.
+_STATE_RANK = {
+    ReplicaState.AVAILABLE: 0,
+    ReplicaState.COPYING: 1,
+    ReplicaState.PLANNED: 2,
+    ReplicaState.FAILED: 3,
+}
+
+
+def record_rules(
+    product: DataProduct,
+    rules: Sequence[RuleInfo],
+    *,
+    policy: ReplicaPolicy | None,
+    transfer_errors: Callable[[str], dict[str, str]],
+) -> list[Replica]:
+    """The product's replicas as its rules say, each destination from the best rule covering it (a failed
+    lock's reason from ``transfer_errors``, Rucio's request errors by RSE), and the product's state from
+    its replicas; in one transaction. Returns the replicas touched."""
+    # destination -> (state, reason) from the best rule covering it
+    best: dict[str, tuple[str, str]] = {}
+    errors: dict[str, dict[str, str]] = {}
+    for rule in rules:
+        for rse, lock_states in rule.locks.items():
+            state = replica_state_of_locks(lock_states)
+            what = (
+                f"{RUCIO_RULE_REASON} {rule.rule_id} ({rule.activity}, {rule.rse_expression})"
+                if rule.ours
+                else f"{RUCIO_RULE_REASON} {rule.rule_id} created by account {rule.account} "
+                f"outside the platform ({rule.activity}, {rule.rse_expression})"
+            )
+            reason = f"{what}: {rule.state}"
+            if state == ReplicaState.FAILED:
+                if rule.rule_id not in errors:
+                    errors[rule.rule_id] = transfer_errors(rule.rule_id)
+                detail = errors[rule.rule_id].get(rse) or errors[rule.rule_id].get("*") or rule.error
+                reason += f": {detail or 'transfers stuck'}"
+            current = best.get(rse)
+            if current is None or _STATE_RANK[ReplicaState(state)] < _STATE_RANK[ReplicaState(current[0])]:
+                best[rse] = (state, reason)
+    touched: list[Replica] = []
+    with transaction.atomic():
+        product = DataProduct.objects.select_for_update().get(pk=product.pk)
+        endpoints = {e.name: e for e in StorageEndpoint.objects.filter(name__in=list(best))}
+        for rse, (state, reason) in sorted(best.items()):
+            endpoint = endpoints.get(rse)
+            if endpoint is None or endpoint.pk == product.source_id:
+                continue
+            replica, created = Replica.objects.get_or_create(
+                product=product,
+                endpoint=endpoint,
+                defaults={"state": state, "reason": reason, "policy": policy},
+            )
+            # A replica the push loop placed keeps the plan's reason in front of the rule's.
+            placement = replica.reason.split(f"; {RUCIO_RULE_REASON} ", 1)[0]
+            if not created and placement and not placement.startswith(RUCIO_RULE_REASON):
+                reason = f"{placement}; {reason}"
+            if not created and (replica.state, replica.reason) != (state, reason):
+                replica.state, replica.reason = state, reason
+                replica.save(update_fields=["state", "reason", "updated"])
+            touched.append(replica)
+        states = set(product.replicas.exclude(endpoint_id=product.source_id).values_list("state", flat=True))
+        if states:
+            if ReplicaState.FAILED in states:
+                new = ProductState.FAILED
+            elif states == {ReplicaState.AVAILABLE}:
+                new = ProductState.PLACED
+            else:
+                new = ProductState.PLACING
+            if product.state != new:
+                product.state = new
+                product.save(update_fields=["state"])
+    return touched

@@ -181,4 +181,20 @@ def diagnose_real(c: Any) -> dict[str, Any]:
                 "mean": sum(rates) / len(rates) if rates else None,
             },
         }
+    # Why copies failed (attempts included: a retried copy's first failure is a cause too), and the
+    # lanes the push loop took out: the replicas and their reasons go with the campaign's clean-up.
+    from schedulers.models import PushCycle
+    from transfers.models import TransferAttempt
+
+    failed = TransferAttempt.objects.exclude(reason="").values_list("file__job__metadata", "reason")
+    out["failed_attempts"] = [
+        {"lane": "->".join((meta or {}).get("lane") or ["?"]), "reason": reason[:300]}
+        for meta, reason in failed
+    ]
+    out["lane_events"] = [
+        e
+        for cycle in PushCycle.objects.order_by("created")
+        for e in cycle.events
+        if e.get("kind") != "degrade"
+    ][:50]
     return out

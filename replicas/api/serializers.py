@@ -9,7 +9,7 @@ from django.db import IntegrityError
 from rest_framework import serializers
 
 from projects.models import Project
-from srcnet.api.serializers import ValidatedModelSerializer, name_field
+from srcnet.api.serializers import LookupSlugField, ValidatedModelSerializer, name_field
 from topology.models import RegionalCentre, StorageEndpoint, Telescope
 
 from ..models import POLICY_INPUT_FIELDS, DataProduct, PolicyShare, ProductFile, Replica, ReplicaPolicy
@@ -61,7 +61,7 @@ class DataProductSerializer(serializers.ModelSerializer):
     replicas = ReplicaSerializer(many=True, read_only=True)
     size_bytes = serializers.IntegerField(read_only=True)
     did = serializers.CharField(read_only=True)
-    project = serializers.SlugRelatedField(
+    project = LookupSlugField(
         slug_field="code", queryset=Project.objects.all(), required=False, allow_null=True
     )
 

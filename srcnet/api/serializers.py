@@ -30,6 +30,17 @@ class ValidatedModelSerializer(serializers.ModelSerializer):
         return attrs
 
 
+class LookupSlugField(serializers.SlugRelatedField):
+    """A relation written by a slug that is looked up as given: a value PostgreSQL cannot hold in a text
+    parameter (a NUL character) is an invalid value (400 naming the field), not a database error (500;
+    the API fuzzer's telescope "...\x00..." on POST /api/replicas/products/)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 def name_field(queryset: Any, **kwargs: Any) -> serializers.SlugRelatedField:
     """A relation written and read by the related object's name."""
-    return serializers.SlugRelatedField(slug_field="name", queryset=queryset, **kwargs)
+    return LookupSlugField(slug_field="name", queryset=queryset, **kwargs)

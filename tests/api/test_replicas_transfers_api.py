@@ -38,6 +38,8 @@ def test_register_and_read_a_product(operator_client, reference_topology):
         ({"files": [{"name": "a", "size_bytes": 1, "adler32": "zz"}]}, "files"),
         ({"files": [{"name": "a", "size_bytes": 1, "adler32": "0cc737eb"}] * 2}, "files[1].name"),
         ({"telescope": "Hubble"}, "telescope"),
+        ({"telescope": "SKA1\x00-Low"}, "telescope"),  # the fuzzer's: a NUL PostgreSQL cannot take
+        ({"project": "AA\x0001"}, "project"),
         ({"scope": "bad scope!"}, "scope"),
         ({"priority": 9}, "priority"),
     ],

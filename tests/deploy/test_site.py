@@ -196,13 +196,18 @@ def test_prometheus_scrapes_every_target_and_loads_the_alert_rules(
     def series(query: str) -> list[Any]:
         return _prometheus(deployment, f"/api/v1/query?query={query}")["result"]  # type: ignore[no-any-return]
 
-    deadline = time.monotonic() + 30
+    # ... and each site's plugin counters, through its metrics file and the node exporter's textfile folder.
+    deadline = time.monotonic() + 60
     while True:
         reporting = {s["metric"]["site"] for s in series("srcnet_xrootd_last_report_timestamp_seconds")}
-        if reporting == set(SITES.values()) or time.monotonic() > deadline:
+        plugins = {s["metric"]["site"] for s in series("srcnet_plugin_start_time_seconds")}
+        if {frozenset(reporting), frozenset(plugins)} == {frozenset(SITES.values())}:
+            break
+        if time.monotonic() > deadline:
             break
         time.sleep(2)
     assert reporting == set(SITES.values())
+    assert plugins == set(SITES.values())
     assert series("up{job=%22srcnet-control-plane%22}")[0]["value"][1] == "1"
 
 

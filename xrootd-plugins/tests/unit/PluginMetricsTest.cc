@@ -34,19 +34,6 @@ std::string slurp(const std::string& path) {
     return out.str();
 }
 
-class TempDir {
-  public:
-    TempDir() {
-        char name[] = "/tmp/wanio-metrics-XXXXXX";
-        path_ = mkdtemp(name);
-    }
-    ~TempDir() { std::system(("rm -rf " + path_).c_str()); }
-    const std::string& path() const { return path_; }
-
-  private:
-    std::string path_;
-};
-
 }  // namespace
 
 TEST(PluginMetrics, WriteBehindCountsWhatReachedTheDisk) {

@@ -1,4 +1,4 @@
-// A temporary file on the real filesystem, removed at scope exit.
+// A temporary file, and a temporary folder, on the real filesystem, removed at scope exit.
 #pragma once
 
 #include <fcntl.h>
@@ -6,7 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 class TempFile {
@@ -38,5 +41,23 @@ class TempFile {
 
   private:
     int fd_ = -1;
+    std::string path_;
+};
+
+class TempDir {
+  public:
+    TempDir() {
+        char name[] = "/tmp/wanio-unit-dir-XXXXXX";  // mkdtemp's template
+        const char* made = mkdtemp(name);
+        if (!made) throw std::runtime_error("mkdtemp failed");
+        path_ = made;
+    }
+    ~TempDir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    const std::string& path() const { return path_; }
+
+  private:
     std::string path_;
 };

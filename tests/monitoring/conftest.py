@@ -25,6 +25,30 @@ from localnet.stack import VENV_BIN, metrics_multiproc_dir, platform_process, sp
 from localnet.state import StateDir, free_port
 
 
+@contextmanager
+def serving(
+    test_state: StateDir,
+    argv: list[str],
+    port: int,
+    *,
+    what: str,
+    log_name: str,
+    env: dict[str, str] | None = None,
+    account: str | None = None,
+    stop_timeout: float = 10.0,
+) -> Iterator[str]:
+    """A platform process started as the service account, waited for on ``port``, stopped by its PID
+    afterwards; yields ``http://127.0.0.1:<port>``. ``env``/``account``: the platform's unless given."""
+    if env is None:
+        env, account = platform_process(test_state, test_state.path.name)
+    proc = spawn_platform_process(argv, env, account, test_state.sub("log") / log_name)
+    try:
+        wait_for_port(port, pid=proc.pid, what=what, timeout=30)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_pid(proc.pid, timeout=stop_timeout)
+
+
 @pytest.fixture
 def control_plane(test_state: StateDir, django_db_setup) -> Iterator[str]:  # type: ignore[no-untyped-def]
     """The control plane's web server (gunicorn, two workers, as localnet runs it) on the test database."""
@@ -42,13 +66,17 @@ def control_plane(test_state: StateDir, django_db_setup) -> Iterator[str]:  # ty
         "2",
         "srcnet.wsgi:application",
     ]
-    log = test_state.sub("log") / "pytest-monitoring-web.log"
-    proc = spawn_platform_process(argv, env, account, log)
-    try:
-        wait_for_port(port, pid=proc.pid, what="gunicorn", timeout=30)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop_pid(proc.pid, timeout=20)
+    with serving(
+        test_state,
+        argv,
+        port,
+        what="gunicorn",
+        log_name="pytest-monitoring-web.log",
+        env=env,
+        account=account,
+        stop_timeout=20,
+    ) as url:
+        yield url
 
 
 @contextmanager

@@ -14,12 +14,12 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from localnet.processes import stop_pid, wait_for_port
-from localnet.stack import platform_process, spawn_platform_process
 from localnet.state import StateDir, free_port
 from localnet.users import require_binary
 from localnet.xrootd import LocalSite, ensure_site, plugin_metrics_dir, stop_site
 from tests.conftest import wait_until
+
+from .conftest import serving
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +34,6 @@ Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 @pytest.fixture
 def node_exporter(test_state: StateDir) -> Iterator[str]:
     """The node exporter with only its textfile collector, on the folder the local sites write to."""
-    env, account = platform_process(test_state, test_state.path.name)
     port = free_port()
     argv = [
         require_binary("prometheus-node-exporter"),
@@ -43,12 +42,10 @@ def node_exporter(test_state: StateDir) -> Iterator[str]:
         "--collector.textfile",
         f"--collector.textfile.directory={plugin_metrics_dir(test_state)}",
     ]
-    proc = spawn_platform_process(argv, env, account, test_state.sub("log") / "pytest-node-exporter.log")
-    try:
-        wait_for_port(port, pid=proc.pid, what="the node exporter", timeout=30)
-        yield f"http://127.0.0.1:{port}/metrics"
-    finally:
-        stop_pid(proc.pid)
+    with serving(
+        test_state, argv, port, what="the node exporter", log_name="pytest-node-exporter.log"
+    ) as url:
+        yield f"{url}/metrics"
 
 
 @pytest.fixture

@@ -13,12 +13,13 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from localnet.processes import stop_pid, wait_for_port
-from localnet.stack import VENV_BIN, platform_process, spawn_platform_process
+from localnet.stack import VENV_BIN
 from localnet.state import StateDir, free_port
 from localnet.xrootd import LocalSite, ensure_site, stop_site
 from monitoring.xrootd_summary import SummaryError, parse_summary
 from tests.conftest import wait_until
+
+from .conftest import serving
 
 SITE = "MON-SUMMARY"
 
@@ -26,7 +27,6 @@ SITE = "MON-SUMMARY"
 @pytest.fixture
 def exporter(test_state: StateDir) -> Iterator[str]:
     """The exporter, listening where the state's sites report, as localnet/monitoring.py starts it."""
-    env, account = platform_process(test_state, test_state.path.name)
     http = free_port()
     argv = [
         str(VENV_BIN / "python"),
@@ -35,12 +35,10 @@ def exporter(test_state: StateDir) -> Iterator[str]:
         f"--udp=127.0.0.1:{test_state.port('xrootd-summary')}",
         f"--http=127.0.0.1:{http}",
     ]
-    proc = spawn_platform_process(argv, env, account, test_state.sub("log") / "pytest-xrootd-exporter.log")
-    try:
-        wait_for_port(http, pid=proc.pid, what="the XRootD summary exporter", timeout=30)
-        yield f"http://127.0.0.1:{http}/metrics"
-    finally:
-        stop_pid(proc.pid)
+    with serving(
+        test_state, argv, http, what="the XRootD summary exporter", log_name="pytest-xrootd-exporter.log"
+    ) as url:
+        yield f"{url}/metrics"
 
 
 @pytest.fixture

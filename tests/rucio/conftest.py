@@ -52,6 +52,15 @@ def rucio_server(test_state: StateDir) -> Iterator[RucioServer]:
 
 
 @pytest.fixture
+def rucio_mode(rucio_server: RucioServer, monkeypatch: pytest.MonkeyPatch) -> RucioServer:
+    """The platform in Rucio mode for this test: the session server's SRCNET_RUCIO_* settings in the
+    environment the adapter reads (the API's and the push loop's, in this process)."""
+    for key, value in rucio_server.platform_env().items():
+        monkeypatch.setenv(key, value)
+    return rucio_server
+
+
+@pytest.fixture
 def rucio(rucio_server: RucioServer, test_state: StateDir) -> RucioAdapter:
     """The adapter on the session's server. Its daemons are started again first if one died, as systemd
     would in a deployment: a test elsewhere in the session restarts the PostgreSQL they use

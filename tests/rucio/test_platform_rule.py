@@ -29,15 +29,12 @@ DESTINATION = "AUSRC_DISK"
 def test_a_rule_made_through_the_api_is_the_scientists_own_rucio_rule_and_is_carried_out(  # type: ignore[no-untyped-def]
     rucio_sites,
     rucio: RucioAdapter,
-    rucio_server: RucioServer,
+    rucio_mode: RucioServer,
     conveyor_cert,
     scope,
     scientist,
     scientist_client,
-    monkeypatch,
 ):
-    for key, value in rucio_server.platform_env().items():  # the API's process in Rucio mode
-        monkeypatch.setenv(key, value)
     product = product_on_disk(rucio_sites, scope, {"image.fits": 256 * 1024, "beam.fits": 64 * 1024})
     rucio.register_product(product)  # as the platform registers what the telescope wrote
 

@@ -25,15 +25,12 @@ DESTINATION = "AUSRC_DISK"
 def test_a_subscription_is_the_scientists_rucio_subscription_and_its_rules_are_carried_out(  # type: ignore[no-untyped-def]
     rucio_sites,
     rucio: RucioAdapter,
-    rucio_server: RucioServer,
+    rucio_mode: RucioServer,
     conveyor_cert,
     scope,
     scientist,
     scientist_client,
-    monkeypatch,
 ):
-    for key, value in rucio_server.platform_env().items():
-        monkeypatch.setenv(key, value)
     project = Project.objects.create(code=f"S{scope[:10]}")
     project.members.add(scientist)
     body = {"filters": {"telescope": "SKA1-Low"}, "srcs": ["AUSRC"]}

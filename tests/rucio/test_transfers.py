@@ -95,7 +95,7 @@ def test_a_file_attached_to_the_dataset_later_is_copied_by_the_same_rule(  # typ
 
 
 def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-untyped-def]
-    rucio_sites, rucio, rucio_server, conveyor_cert, scope, settings, monkeypatch
+    rucio_sites, rucio, rucio_mode, conveyor_cert, scope, settings
 ):
     """Rucio mode goes through the push loop like every other path: the cycle plans the product, sets the
     lane's link limit on the FTS3 endpoint the RSEs name, and hands the leg on as a rule; Rucio's daemons
@@ -110,8 +110,6 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     from topology.models import Telescope
     from transfers.models import TransferAttempt, TransferJob
 
-    for key, value in rucio_server.platform_env().items():
-        monkeypatch.setenv(key, value)
     settings.SRCNET_PUSH_THROUGH = "rucio"
     telescope = Telescope.objects.get(name="SKA1-Low")
     ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)

@@ -2,8 +2,8 @@
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
 
 from srcnet.views import Column, object_list
 
@@ -95,5 +95,20 @@ def storage(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def network_map(request: HttpRequest) -> HttpResponse:
-    """The world map of sites and links; its data comes from the operations JSON endpoints."""
-    return render(request, "topology/map.html")
+    """The world map of sites and links; its data comes from the operations JSON endpoints. With
+    ``?product=<id>``, the path its copies take is highlighted (``operations.product_route``), for a
+    product the user may see (another project's proprietary product is a 404)."""
+    route = None
+    if "product" in request.GET:
+        from operations.product_route import product_route
+        from projects.visibility import visible_products
+        from replicas.models import DataProduct
+
+        pk = request.GET["product"]
+        if not pk.isdigit():
+            raise Http404("No such product.")
+        product = get_object_or_404(
+            visible_products(request.user, DataProduct.objects.select_related("source")), pk=int(pk)
+        )
+        route = product_route(product)
+    return render(request, "topology/map.html", {"route": route})

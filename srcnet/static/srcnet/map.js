@@ -31,6 +31,11 @@
   let net = null;
   let chart = null;
   // PoPs first so that a telescope or SRC sharing their coordinates is drawn (and clicked) on top.
+  // A product's route (/topology/map/?product=<id>): the links and sites its copies' legs use, computed by
+  // the server (operations/product_route.py) and kept highlighted across refreshes and clicks.
+  const routeNode = document.getElementById("product-route");
+  const route = routeNode ? JSON.parse(routeNode.textContent) : null;
+  const routeLinks = new Set(route ? route.links : []), routeSites = new Set(route ? route.sites : []);
   const drawOrder = { pop: 0, distribution_centre: 1, src: 2, telescope: 3 };
   const radius = { pop: 3, distribution_centre: 5, src: 5, telescope: 7 };
 
@@ -52,7 +57,7 @@
       .attr("d", (d) => geoPath(linkGeometry(d, sites)))
       .attr("id", (d) => "link-" + d.name)
       .attr("data-link-name", (d) => d.name)
-      .attr("class", (d) => `link level-${d.level} kind-${d.kind}${d.is_up ? "" : " down"}`)
+      .attr("class", (d) => `link level-${d.level} kind-${d.kind}${d.is_up ? "" : " down"}${routeLinks.has(d.id) ? " route" : ""}`)
       .attr("stroke-width", (d) => Math.max(1.5, Math.log10(d.capacity_bps / 1e9 + 1) * 2.2))
       .on("click", (event, d) => showLink(d.id))
       .selectAll("title").data((d) => [d]).join("title")
@@ -66,7 +71,7 @@
         g.append("text");
         return g;
       })
-      .attr("class", (d) => `site kind-${d.kind}`)
+      .attr("class", (d) => `site kind-${d.kind}${routeSites.has(d.id) ? " route" : ""}`)
       .attr("id", (d) => "site-" + d.name)
       .attr("data-site-name", (d) => d.name)
       .attr("transform", siteTransform)

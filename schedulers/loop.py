@@ -135,7 +135,11 @@ def _measurements() -> tuple[Measurement, ...]:
     rows = PathMeasurement.objects.filter(succeeded=True)[:MEASUREMENT_HISTORY]
     return tuple(
         Measurement(
-            source=m.source, destination=m.destination, streams=m.streams, throughput_bps=m.throughput_bps
+            source=m.source,
+            destination=m.destination,
+            streams=m.streams,
+            throughput_bps=m.throughput_bps,
+            copy_dead_s=m.copy_dead_s,
         )
         for m in rows
     )

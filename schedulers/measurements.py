@@ -7,6 +7,7 @@ measurement means the same whoever moved the bytes, and recording the same job t
 from __future__ import annotations
 
 import datetime as dt
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,7 @@ def record_lane_measurement(
     if PathMeasurement.objects.filter(job_id=job_id).exists():
         return None
     longest = max((f.duration or 0.0) for f in done)
+    dead = copy_dead_seconds(done, metadata)
     seconds = max((max(ends) - min(starts)).total_seconds(), longest, 1e-3)
     total = sum(f.bytes for f in done)
     return PathMeasurement.objects.create(
@@ -55,6 +57,31 @@ def record_lane_measurement(
         bytes=total,
         seconds=seconds,
         throughput_bps=total * 8 / seconds,
+        copy_dead_s=dead,
         succeeded=succeeded,
         job_id=job_id,
     )
+
+
+def copy_dead_seconds(files: Sequence[FileSpan], metadata: Mapping[str, Any]) -> float | None:
+    """How much longer the job's copies took than their bytes at their share of the lane's planned rate
+    (the rate over the lane's copies in flight): the median over its finished files, never below 0.
+
+    That excess is what each copy costs before and besides carrying its share (the service's admission,
+    the round trips before the first byte, slow start, and what TCP loses to the queue). None when the job
+    does not say its planned rate or a file's time is not known."""
+    planned = float(metadata.get("planned_bps") or 0.0)
+    copies = max(1, int(metadata.get("lane_files") or 1))
+    if planned <= 0:
+        return None
+    share = planned / copies
+    excess = []
+    for f in files:
+        if f.duration is not None:
+            took = f.duration
+        elif f.start and f.end:
+            took = (f.end - f.start).total_seconds()
+        else:
+            continue
+        excess.append(max(0.0, took - f.bytes * 8 / share))
+    return statistics.median(excess) if excess else None

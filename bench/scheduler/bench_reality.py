@@ -45,6 +45,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,6 +60,7 @@ from reality_score import (  # noqa: E402
     CONDITIONS,
     conditions_summary,
     diagnose_real,
+    lane_dead_times,
     percentile,
     score_real,
     waiting_condition,
@@ -198,6 +200,18 @@ def disk_used(paths: list[Path]) -> int:
     return total
 
 
+@contextlib.contextmanager
+def hystart(setting: str) -> Iterator[None]:
+    """CUBIC's HyStart as asked for the real run (bench/wan/tuning.py: kernel-wide, restored after)."""
+    from localnet.longhaul import wannet
+
+    wannet()  # puts bench/wan on the path
+    import tuning
+
+    with tuning.cubic_hystart(None if setting == "keep" else setting == "on"):
+        yield
+
+
 def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
     from django.db import transaction
 
@@ -208,8 +222,9 @@ def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
 
     user = prepare_database(state, args.src_budget_gbps * 1e9 if args.src_budget_gbps > 0 else None)
     plan = plan_network(ENDPOINTS)
+    plan.spec.cc = args.congestion_control
     samples: list[dict[str, Any]] = []
-    with long_haul(state, plan) as network:
+    with hystart(args.hystart), long_haul(state, plan) as network:
         network.start_sites(names={e: f"BR-{e}" for e in ENDPOINTS})
         bind_endpoints(network.sites)
         hop = network.net.spec.hops(network.site_of(SDP), network.site_of(UK))[0]
@@ -379,6 +394,9 @@ def run_simulated(campaign_id: int, out: Path, label: str, **model: Any) -> dict
         **conditions_summary(cond, capacity),
         "utilisation_in_duration": sum(per_second[: int(duration)]) * 8 / (duration * capacity),
         "compute_seconds": wall,
+        "copy_dead_s": lane_dead_times(
+            (f"{m.source}->{m.destination}", m.copy_dead_s) for m in result.measurements
+        ),
     }
 
 
@@ -410,6 +428,18 @@ def main() -> int:
         default=100.0,
         help="UKSRC's and AUSRC's per-telescope budget and peak, unscaled Gbit/s (0: the reference's 20 "
         "and 70); 100 lets the plan fill the access link with either SRC alone",
+    )
+    parser.add_argument(
+        "--congestion-control",
+        choices=("cubic", "bbr"),
+        default="cubic",
+        help="the sites' congestion control on the emulated routes (the emulator's per-route congctl)",
+    )
+    parser.add_argument(
+        "--hystart",
+        choices=("on", "off", "keep"),
+        default="keep",
+        help="CUBIC's HyStart for the real run (kernel-wide, restored afterwards); keep: as the kernel is",
     )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "scheduler" / "results" / "reality")
     parser.add_argument("--simulate-only", type=int, default=0, help="campaign id: re-run the simulator only")
@@ -451,6 +481,22 @@ def main() -> int:
         campaign_id = args.simulate_only or real["campaign_id"]
         sims = [run_simulated(campaign_id, args.out, "simulator")]
         sims += [run_simulated(campaign_id, args.out, label, **model) for label, model in MODELS.items()]
+        # The copy model corrected by the real lanes' measured dead time (what each copy took beyond its
+        # bytes at its share): each lane's copies wait what the real ones measured beyond the simulator's.
+        modelled = sims[-1]["copy_dead_s"]
+        extra = tuple(
+            (*lane.split("->"), max(0.0, (dead["p50"] or 0.0) - (modelled.get(lane, {}).get("p50") or 0.0)))
+            for lane, dead in real["diagnosis"].get("copy_dead_s", {}).items()
+        )
+        sims.append(
+            run_simulated(
+                campaign_id,
+                args.out,
+                "copies, dead time fitted",
+                **MODELS["corrected, copies"],
+                lane_extra_dead_s=extra,
+            )
+        )
     finally:
         down(state)
     result = {
@@ -467,6 +513,8 @@ def main() -> int:
             "copies_in_flight": args.copies_in_flight,
             "src_budget_gbps": args.src_budget_gbps,
             "file_mib": [args.min_mib, args.max_mib],
+            "congestion_control": args.congestion_control,
+            "hystart": args.hystart,
         },
         "real": real,
         "simulated": sims,

@@ -55,6 +55,10 @@ def markdown(result: dict[str, Any]) -> str:
         for key, what in (("bytes_in_duration", "within the duration"), ("bytes_total", "in all")):
             values = [r["per_src"].get(src, {}).get(key, 0) / 1e6 for r in runs]
             lines.append(row(f"MB to {src} {what}", [f"{v:.0f}" for v in values]))
+    real_dead = real.get("diagnosis", {}).get("copy_dead_s", {})
+    for lane in real_dead:
+        cells = [sec((r.get("diagnosis", r).get("copy_dead_s") or {}).get(lane, {}).get("p50")) for r in runs]
+        lines.append(row(f"copy dead time p50, {lane}", cells))
     busy = real["utilisation_while_waiting"]["any"]
     lines.append(
         row(

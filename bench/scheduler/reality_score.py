@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from reality_report import AU, BIN_S, UK
@@ -191,6 +192,13 @@ def diagnose_real(c: Any) -> dict[str, Any]:
         {"lane": "->".join((meta or {}).get("lane") or ["?"]), "reason": reason[:300]}
         for meta, reason in failed
     ]
+    # Each lane's measured copy dead time (schedulers/measurements.py), which the planner sizes its copies
+    # in flight by and the simulator is fitted to.
+    from schedulers.models import PathMeasurement
+
+    out["copy_dead_s"] = lane_dead_times(
+        (f"{m.source}->{m.destination}", m.copy_dead_s) for m in PathMeasurement.objects.all()
+    )
     out["lane_events"] = [
         e
         for cycle in PushCycle.objects.order_by("created")
@@ -198,3 +206,15 @@ def diagnose_real(c: Any) -> dict[str, Any]:
         if e.get("kind") != "degrade"
     ][:50]
     return out
+
+
+def lane_dead_times(samples: Iterable[tuple[str, float | None]]) -> dict[str, dict[str, float | None]]:
+    """Per lane, the p50 and p90 of the copy dead times measured (those that are known)."""
+    by_lane: dict[str, list[float]] = {}
+    for lane, dead in samples:
+        if dead is not None:
+            by_lane.setdefault(lane, []).append(dead)
+    return {
+        lane: {"p50": percentile(values, 0.5), "p90": percentile(values, 0.9), "copies": len(values)}
+        for lane, values in sorted(by_lane.items())
+    }

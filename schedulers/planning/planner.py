@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .lanes import build_lanes, normalised_shares
 from .policies import DegradeStep, Hop, ReplicaPolicy, replicas_of, routes
-from .tuning import copies_at_once, effective_stream_bps, streams_and_files
+from .tuning import copies_at_once, effective_stream_bps, measured_dead_time_s, streams_and_files
 from .types import (
     Lane,
     Leg,
@@ -96,6 +96,7 @@ class Planner:
             )
             for key, lane in self.lanes.items()
         }
+        self.dead_s = {key: measured_dead_time_s(state.measurements, *key) for key in self.lanes}
         self.pressure = {
             t.name: _Pressure(
                 t.sdp_buffer_bytes,
@@ -196,7 +197,12 @@ class Planner:
         file_bytes = product.size_bytes / max(1, product.files)
         copies = files
         if self.config.copies_in_flight:
-            copies = max(files, copies_at_once(file_bytes, lane.rtt_ms, max(burst, 1.0), self.config))
+            copies = max(
+                files,
+                copies_at_once(
+                    file_bytes, lane.rtt_ms, max(burst, 1.0), self.config, self.dead_s.get(lane.key)
+                ),
+            )
         files = min(copies, max(1, product.files))  # this product's part of the lane's copies
         leg = Leg(
             product.id,

@@ -6,9 +6,12 @@ Model (docs/scheduler.md):
              in [0.0001, 1]; a transfer that kept up with its pace (>= 85 %) only bounds k from below
   streams  = ceil(rate / (k * ceiling)),                        1 <= streams <= max_streams
   files    = max(ceil(rate / per_file_bps), ceil(streams / max_streams_per_file)), <= max_files, <= files
-  copies   = the lane's copies in flight: the fewest that keep it busy despite each copy's cold start
+  copies   = the lane's copies in flight: the fewest that keep it busy despite each copy's dead time
              (copies_at_once), at least ``files``, <= max_files
-With no measurement k = 1: the plan trusts physics until the path says otherwise."""
+  dead     = max(the model's cold start (copy_dead_time_s), the median over the lane's last measurements
+             of what its copies took beyond their bytes at their share)
+With no measurement k = 1 and the dead time is the model's: the plan trusts physics until the path says
+otherwise."""
 
 from __future__ import annotations
 
@@ -90,6 +93,20 @@ def streams_and_files(
     return streams, max(1, min(files, config.max_files, product_files))
 
 
+def measured_dead_time_s(measurements: Sequence[Measurement], source: str, destination: str) -> float | None:
+    """The lane's measured copy dead time: the median over its last HISTORY measurements that carry one
+    (None while none does). What it holds beyond the model is what the model does not know: on the
+    long-haul local network a 223 ms copy's flows leave slow start early (CUBIC's HyStart) and lose to the
+    queue, so its copies idle the lane far longer than handshakes and slow start say (docs/benchmarks.md,
+    "Copy dead time measured")."""
+    recent = [
+        m.copy_dead_s
+        for m in measurements
+        if m.source == source and m.destination == destination and m.copy_dead_s is not None
+    ][-HISTORY:]
+    return statistics.median(recent) if recent else None
+
+
 def copy_dead_time_s(file_bytes: float, rtt_ms: float, share_bps: float, config: PlanConfig) -> float:
     """The time one cold copy costs beyond its bytes at ``share_bps``: the fixed overhead, the round trips
     before its first byte, and slow start (the window doubles each round trip from the initial window up
@@ -103,20 +120,33 @@ def copy_dead_time_s(file_bytes: float, rtt_ms: float, share_bps: float, config:
 
 
 def lane_utilisation(
-    copies: int, file_bytes: float, rtt_ms: float, rate_bps: float, config: PlanConfig
+    copies: int,
+    file_bytes: float,
+    rtt_ms: float,
+    rate_bps: float,
+    config: PlanConfig,
+    measured_dead_s: float | None = None,
 ) -> float:
     """The share of time a lane that always has ``copies`` copies in flight carries its rate.
 
     On a full lane each copy gets rate/copies, so its bytes take ``copies * file_bytes * 8 / rate``; a copy
     spends the dead time (``copy_dead_time_s``) before that. The lane idles only while every copy is in its
-    dead time: with copies at independent phases, (dead / (dead + bytes time)) ** copies of the time."""
+    dead time: with copies at independent phases, (dead / (dead + bytes time)) ** copies of the time. A
+    measured dead time replaces the model's where it is longer (the model is the floor: no copy skips its
+    handshakes)."""
     share = rate_bps / copies
-    dead = copy_dead_time_s(file_bytes, rtt_ms, share, config)
+    dead = max(copy_dead_time_s(file_bytes, rtt_ms, share, config), measured_dead_s or 0.0)
     busy = copies * file_bytes * 8 / rate_bps
     return 1.0 - (dead / (dead + busy)) ** copies
 
 
-def copies_at_once(file_bytes: float, rtt_ms: float, rate_bps: float, config: PlanConfig) -> int:
+def copies_at_once(
+    file_bytes: float,
+    rtt_ms: float,
+    rate_bps: float,
+    config: PlanConfig,
+    measured_dead_s: float | None = None,
+) -> int:
     """The fewest copies in flight that keep a lane at ``target_utilisation`` (at most ``max_files``).
 
     A long path with small files needs several: at 223 ms a 32 MiB copy on a 100 Mbit/s lane spends about
@@ -125,6 +155,7 @@ def copies_at_once(file_bytes: float, rtt_ms: float, rate_bps: float, config: Pl
     if file_bytes <= 0 or rate_bps <= 0:
         return 1
     for copies in range(1, config.max_files + 1):
-        if lane_utilisation(copies, file_bytes, rtt_ms, rate_bps, config) >= config.target_utilisation:
+        utilisation = lane_utilisation(copies, file_bytes, rtt_ms, rate_bps, config, measured_dead_s)
+        if utilisation >= config.target_utilisation:
             return copies
     return config.max_files

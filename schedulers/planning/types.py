@@ -215,13 +215,16 @@ class Measurement:
     """One observed transfer: what ``streams`` TCP streams achieved together on a path.
 
     ``paced_bps``: the rate the transfer was held to, if any; a paced transfer is judged against its pace,
-    not against what its streams could have carried."""
+    not against what its streams could have carried. ``copy_dead_s``: how much longer its copies took than
+    their bytes at their share of the lane's planned rate (the median over its files; None: not known),
+    the measured counterpart of ``tuning.copy_dead_time_s``."""
 
     source: str
     destination: str
     streams: int
     throughput_bps: float
     paced_bps: float | None = None
+    copy_dead_s: float | None = None
 
 
 @dataclass(frozen=True)

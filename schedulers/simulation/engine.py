@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -75,6 +76,11 @@ class SimConfig:
     # lane (Leg.lane_copies), the next legs' files taking each copy slot as it frees, as the push loop runs
     # them through the transfer service's link limit. False: one flow per leg, one leg at a time.
     copies_in_flight: bool = False
+    # (source, destination, seconds): each copy on that lane carries nothing for this much longer than
+    # the model above says: what the real stack's copies measured beyond it (copy dead time, fitted by
+    # bench_reality from the lane's PathMeasurement.copy_dead_s: a 223 ms lane's CUBIC flows leave slow
+    # start early and lose to the queue, which the flow model does not know).
+    lane_extra_dead_s: tuple[tuple[str, str, float], ...] = ()
 
 
 # How the platform's own stack moves a leg, as measured on the long-haul local network (bench_reality.py,
@@ -112,15 +118,17 @@ class SimResult:
     events: list[PlanEvent]
     plans: int
     sim_events: int
+    measurements: list[Measurement] = field(default_factory=list)
 
 
 class _Task:
-    __slots__ = ("done", "files_done", "files_opened", "index", "leg", "opened_s", "upstream")
+    __slots__ = ("dead_s", "done", "files_done", "files_opened", "index", "leg", "opened_s", "upstream")
 
     def __init__(self, leg: Leg, upstream: _Task | None) -> None:
         self.leg, self.upstream, self.done, self.index = leg, upstream, False, 0
         self.files_opened = self.files_done = 0
         self.opened_s = math.inf
+        self.dead_s: list[float] = []  # each finished copy's time beyond its bytes at its planned share
 
 
 class Simulator:
@@ -143,6 +151,7 @@ class Simulator:
         self.lanes: dict[tuple[str, str], Lane] = {}
         self.plan: Plan | None = None
         self.measurements: list[Measurement] = []
+        self._extra_dead = {(a, b): s for a, b, s in config.lane_extra_dead_s}
         self.degraded: dict[str, int] = {}
         self.placed: dict[str, float] = {}
         self.telescopes = {t.name for t in topology.telescopes}
@@ -295,7 +304,9 @@ class Simulator:
             or now - self.idle_since.get(key, -math.inf) > rtt + RTO_FLOOR_S
         )
         rec = self.records[leg.product_id]
-        overhead = self.config.leg_overhead_s + self.config.leg_setup_rtts * rtt
+        overhead = (
+            self.config.leg_overhead_s + self.config.leg_setup_rtts * rtt + self._extra_dead.get(key, 0.0)
+        )
         copy_pace = pace / copies
         flow = Flow(
             leg,
@@ -312,6 +323,7 @@ class Simulator:
             initial_bps=connections * self.config.initial_window_bytes * 8 / rtt,
         )
         flow.planned_bps = copy_pace
+        flow.opened_s = now
         self._serial += 1
         self.flows[self._serial] = flow
         self._task_of[self._serial] = task
@@ -349,6 +361,9 @@ class Simulator:
             self.idle_since[key] = now
         # The lane has room again.
         self._dirty.add(key)
+        if flow.planned_bps > 0:  # as the push loop measures a real copy (schedulers/measurements.py)
+            size = self.records[flow.leg.product_id].product.size_bytes / self._files(flow.leg)
+            task.dead_s.append(max(0.0, now - flow.opened_s - size * 8 / flow.planned_bps))
         task.files_done += 1
         if task.files_done < self._files(task.leg):
             return
@@ -366,8 +381,9 @@ class Simulator:
         if active > 0:
             size = rec.product.size_bytes
             planned = flow.planned_bps * self._copies(leg)
+            dead = statistics.median(task.dead_s) if task.dead_s else None
             self.measurements.append(
-                Measurement(leg.source, leg.destination, leg.streams, size * 8 / active, planned)
+                Measurement(leg.source, leg.destination, leg.streams, size * 8 / active, planned, dead)
             )
 
     # -- accounting -----------------------------------------------------------------------------------
@@ -461,6 +477,7 @@ class Simulator:
             self.events,
             self.plans,
             self.sim_events,
+            self.measurements,
         )
 
 

@@ -34,6 +34,7 @@ class Flow:
     rate_bps: float = 0.0
     sent_bytes: float = 0.0  # not yet credited to the lane and link totals
     planned_bps: float = 0.0  # the pace it was opened with, for its measurement
+    opened_s: float = 0.0  # when it was opened: its copy's time, for the measured dead time
     share_weight: float = 0.0  # its weight where a link is short (0: its streams)
     idle_until_s: float | None = None  # a leg's fixed overhead: it sends nothing before then
     # Slow start from an initial window (bit/s in the first round trip, all streams): the rate doubles each

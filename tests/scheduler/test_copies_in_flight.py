@@ -11,7 +11,13 @@ import pytest
 from schedulers.lane_load import LaneLoad
 from schedulers.planning import PlanConfig, PlanInputError, Product, ReplicaPolicy, plan
 from schedulers.planning.dispatch import job_hints
-from schedulers.planning.tuning import copies_at_once, copy_dead_time_s, lane_utilisation
+from schedulers.planning.tuning import (
+    copies_at_once,
+    copy_dead_time_s,
+    lane_utilisation,
+    measured_dead_time_s,
+)
+from schedulers.planning.types import LiveState, Measurement
 from schedulers.planning.validate import validate_config
 
 from .helpers import one_path
@@ -48,6 +54,37 @@ def test_a_long_path_with_small_files_needs_more_copies_than_a_short_one() -> No
     assert lane_utilisation(3, 32 * MIB, 223.0, 97e6, CONFIG) >= CONFIG.target_utilisation
     # Never more than max_files, however far the goal is (1 GiB at 97 Gbit/s: each copy's bytes take 89 ms).
     assert copies_at_once(2**30, 223.0, 97e9, CONFIG) == CONFIG.max_files
+
+
+def test_a_measured_dead_time_longer_than_the_model_asks_for_more_copies() -> None:
+    # The model gives 3 copies for 32 MiB at 223 ms; a lane whose copies measured 10 s beyond their bytes
+    # (bench_reality's 223 ms lane) needs more. By hand: 33.55 MB at 97 Mbit/s take 2.767 s; with c copies
+    # the lane idles (10 / (10 + c * 2.767)) ** c of the time: 16 % with 3, 5.1 % with 4, 1.3 % with 5.
+    assert copies_at_once(32 * MIB, 223.0, 97e6, CONFIG, measured_dead_s=10.0) == 5
+    assert lane_utilisation(3, 32 * MIB, 223.0, 97e6, CONFIG, measured_dead_s=10.0) == pytest.approx(
+        1 - (10 / (10 + 3 * 2.767)) ** 3, abs=1e-3
+    )
+    # A measured dead time below the model's cold start is not believed: no copy skips its handshakes.
+    assert copies_at_once(32 * MIB, 223.0, 97e6, CONFIG, measured_dead_s=0.0) == 3
+
+
+def test_the_lanes_measured_dead_time_is_the_median_of_its_own_measurements() -> None:
+    ms = [Measurement("T", "A", 2, 50e6, copy_dead_s=dead) for dead in (1.0, 9.0, 4.0)] + [
+        Measurement("T", "B", 2, 50e6, copy_dead_s=30.0),
+        Measurement("T", "A", 2, 50e6),
+    ]
+    assert measured_dead_time_s(ms, "T", "A") == 4.0
+    assert measured_dead_time_s(ms, "T", "B") == 30.0
+    assert measured_dead_time_s(ms, "T", "C") is None
+
+
+def test_the_plan_sizes_a_lanes_copies_by_its_measured_dead_time() -> None:
+    products = [Product(f"p{i}", "T", 64 * MIB, 0.0, files=2) for i in range(4)]
+    path = far_path()
+    measured = LiveState(measurements=(Measurement("T", "A", 2, 20e6, copy_dead_s=10.0),) * 3)
+    slow = plan(products, path, ReplicaPolicy(), state=measured)
+    assert {leg.lane_copies for leg in slow.legs} == {5}
+    assert {leg.lane_copies for leg in plan(products, path, ReplicaPolicy()).legs} == {3}
 
 
 def test_the_plan_gives_the_lane_more_copies_than_a_product_has_files() -> None:

@@ -67,3 +67,25 @@ def test_fts_times_read_back_as_written() -> None:
     stamp = fts_date(T0)
     assert stamp == "2026-11-23T12:00:00" and parse_fts_date(stamp) == T0
     assert parse_fts_date(None) is None and parse_fts_date("23/11/2026 12:00") is None
+
+
+def test_a_copys_dead_time_is_its_time_beyond_its_bytes_at_its_share() -> None:
+    # The lane was planned at 40 Mbit/s with 2 copies in flight: each copy's share is 20 Mbit/s, so 10 MB
+    # take 4 s. The copies took 5 s and 7 s: 1 s and 3 s beyond their bytes, median 2 s.
+    planned = {**LANE, "planned_bps": 40e6, "lane_files": 2}
+    files = [_span(0, 5, 10**7), _span(1, 8, 10**7)]
+    m = record_lane_measurement(job_id="j5", metadata=planned, files=files, succeeded=True)
+    assert m is not None and m.copy_dead_s == pytest.approx(2.0)
+    # A copy faster than its share (the lane had room) counts as no dead time, not less than none.
+    quick = record_lane_measurement(job_id="j6", metadata=planned, files=[_span(0, 2, 10**7)], succeeded=True)
+    assert quick is not None and quick.copy_dead_s == 0.0
+    # FTS3's own duration is the copy's time where it reports one (its times are whole seconds).
+    timed = record_lane_measurement(
+        job_id="j7", metadata=planned, files=[_span(0, 9, 10**7, duration=4.5)], succeeded=True
+    )
+    assert timed is not None and timed.copy_dead_s == pytest.approx(0.5)
+
+
+def test_no_dead_time_without_the_plans_rate() -> None:
+    m = record_lane_measurement(job_id="j8", metadata=LANE, files=[_span(0, 5, 10**7)], succeeded=True)
+    assert m is not None and m.copy_dead_s is None

@@ -111,3 +111,22 @@ def test_copies_in_flight_keep_a_long_lane_of_small_files_busier() -> None:
 
     one_product, planned = busy(PlanConfig(copies_in_flight=False)), busy(PlanConfig())
     assert one_product < 0.6 and planned > 0.85, (one_product, planned)
+
+
+def test_a_lanes_extra_dead_time_delays_its_copies_and_is_what_the_simulator_measures() -> None:
+    # Paced at the plan's rate on a path whose one stream carries it, a copy takes its bytes at its pace:
+    # nothing beyond them but the lane's extra dead time, which its measurement then reports.
+    topo = one_path(capacity_bps=10e9, rtt_ms=100.0, window_bytes=125e6)
+    products = [Product("p", "T", 1.25e9, 0.0)]
+    plain = simulate(topo, ReplicaPolicy(), products, SimConfig(duration_s=60, plan=CONFIG))
+    config = SimConfig(duration_s=60, plan=CONFIG, lane_extra_dead_s=(("T", "A", 2.5),))
+    slow = simulate(topo, ReplicaPolicy(), products, config)
+    assert slow.records["p"].delivered_s["A"] == pytest.approx(plain.records["p"].delivered_s["A"] + 2.5)
+    dead = [m.copy_dead_s for m in slow.measurements]
+    base = [m.copy_dead_s for m in plain.measurements]
+    assert len(dead) == 1 and dead[0] == pytest.approx(base[0] + 2.5)
+    # Another lane's extra dead time does not touch this one.
+    other = SimConfig(duration_s=60, plan=CONFIG, lane_extra_dead_s=(("T", "B", 2.5),))
+    assert simulate(topo, ReplicaPolicy(), products, other).records["p"].delivered_s["A"] == pytest.approx(
+        plain.records["p"].delivered_s["A"]
+    )

@@ -124,7 +124,8 @@ def test_a_lanes_extra_dead_time_delays_its_copies_and_is_what_the_simulator_mea
     assert slow.records["p"].delivered_s["A"] == pytest.approx(plain.records["p"].delivered_s["A"] + 2.5)
     dead = [m.copy_dead_s for m in slow.measurements]
     base = [m.copy_dead_s for m in plain.measurements]
-    assert len(dead) == 1 and dead[0] == pytest.approx(base[0] + 2.5)
+    assert len(dead) == len(base) == 1 and dead[0] is not None and base[0] is not None
+    assert dead[0] == pytest.approx(base[0] + 2.5)
     # Another lane's extra dead time does not touch this one.
     other = SimConfig(duration_s=60, plan=CONFIG, lane_extra_dead_s=(("T", "B", 2.5),))
     assert simulate(topo, ReplicaPolicy(), products, other).records["p"].delivered_s["A"] == pytest.approx(

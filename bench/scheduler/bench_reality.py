@@ -442,6 +442,12 @@ def main() -> int:
         help="CUBIC's HyStart for the real run (kernel-wide, restored afterwards); keep: as the kernel is",
     )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "scheduler" / "results" / "reality")
+    parser.add_argument(
+        "--fit-from",
+        type=Path,
+        default=None,
+        help="another run's result.json: fit the simulator's dead times to its real lanes, not this one's",
+    )
     parser.add_argument("--simulate-only", type=int, default=0, help="campaign id: re-run the simulator only")
     args = parser.parse_args()
     WORKER_ENV["SRCNET_LANE_DEPTH"] = str(args.lane_depth)
@@ -483,10 +489,12 @@ def main() -> int:
         sims += [run_simulated(campaign_id, args.out, label, **model) for label, model in MODELS.items()]
         # The copy model corrected by the real lanes' measured dead time (what each copy took beyond its
         # bytes at its share): each lane's copies wait what the real ones measured beyond the simulator's.
+        # --fit-from: the dead times of another run's real lanes, so the fit is checked out of sample.
         modelled = sims[-1]["copy_dead_s"]
+        fitted_on = json.loads(args.fit_from.read_text())["real"] if args.fit_from else real
         extra = tuple(
             (*lane.split("->"), max(0.0, (dead["p50"] or 0.0) - (modelled.get(lane, {}).get("p50") or 0.0)))
-            for lane, dead in real["diagnosis"].get("copy_dead_s", {}).items()
+            for lane, dead in fitted_on["diagnosis"].get("copy_dead_s", {}).items()
         )
         sims.append(
             run_simulated(
@@ -515,6 +523,7 @@ def main() -> int:
             "file_mib": [args.min_mib, args.max_mib],
             "congestion_control": args.congestion_control,
             "hystart": args.hystart,
+            "dead_time_fitted_on": str(args.fit_from) if args.fit_from else "this run",
         },
         "real": real,
         "simulated": sims,

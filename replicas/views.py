@@ -53,7 +53,13 @@ def product(request: HttpRequest, pk: int) -> HttpResponse:
         visible_products(request.user, DataProduct.objects.select_related("telescope", "source", "project")),
         pk=pk,
     )
-    replicas = item.replicas.select_related("endpoint__site", "policy")
+    from schedulers.arrivals import copy_arrivals
+
+    replicas = list(item.replicas.select_related("endpoint__site", "policy", "upstream__endpoint__site"))
+    # Each copy still to come: when it is predicted to arrive and why not sooner.
+    found = copy_arrivals(replicas)
+    for r in replicas:
+        r.arrival = found.get(r.pk)  # type: ignore[attr-defined]
     transfers = (
         TransferFile.objects.filter(job__metadata__product=item.did)
         .select_related("job")

@@ -31,7 +31,9 @@ def rule_replicas(rule: Rule) -> list[Replica]:
         queryset = Replica.objects.filter(named, product__in=rule.products.all())
     else:
         queryset = rule.replicas.all()
-    return list(queryset.select_related("product", "endpoint__site", "upstream__endpoint").order_by("id"))
+    return list(
+        queryset.select_related("product", "endpoint__site", "upstream__endpoint__site").order_by("id")
+    )
 
 
 def rule_state(rule: Rule, replicas: list[Replica]) -> str:

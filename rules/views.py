@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
+
+from schedulers.arrivals import copy_arrivals
 
 from .forms import RuleForm
 from .selectors import rule_replicas, rule_state, visible_rules
@@ -35,10 +39,14 @@ def rules(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"Rule {rule.pk} made: {rule.products.count()} product(s).")
             return redirect("rules:list")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for rule in visible_rules(request.user)[:200]:
         copies = rule_replicas(rule)
         rows.append({"rule": rule, "state": rule_state(rule, copies), "copies": copies})
+    # Each copy still to come with its predicted arrival and why not sooner (schedulers/arrivals.py).
+    found = copy_arrivals(c for row in rows for c in row["copies"])
+    for row in rows:
+        row["copies"] = [{"replica": c, "arrival": found.get(c.pk)} for c in row["copies"]]
     return render(
         request, "rules/rules.html", {"form": form, "rows": rows}, status=400 if form.errors else 200
     )

@@ -21,15 +21,21 @@ import datetime as dt
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
+from django.conf import settings
 from django.db.models import Q, Sum
 
 from replicas.choices import ReplicaState
-from replicas.models import DataProduct, Replica
+from replicas.models import DataProduct, ProductFile, Replica
 from topology.choices import StorageRole
+from topology.models import NetworkPath, StorageEndpoint
+from topology.physics import tcp_ceiling_bps
+from transfers.choices import FileState
+from transfers.models import TransferFile
 
 from .lane_load import Lane, LaneLoad
-from .models import PathMeasurement
+from .models import PathMeasurement, PlannedRule
 from .planning.types import Leg, LegRole
 
 FIRST_COPY = (LegRole.PRIMARY, LegRole.FORWARD)
@@ -182,3 +188,168 @@ def record(found: dict[str, tuple[float, str]], now: dt.datetime) -> int:
         product.arrival_note = why[:300]
     DataProduct.objects.bulk_update(products, ["predicted_arrival", "arrival_note"])
     return len(products)
+
+
+# Copies other than a product's first: a second copy made SRC -> SRC (``Replica.upstream``) and a copy
+# Rucio's conveyor makes for a Rucio rule. Predicted when asked (the Rules page, a product's page, the rules
+# API), from the same figures the cycle uses: each lane's measured rate (``lane_rates``) and its queue.
+
+
+@dataclass(frozen=True)
+class CopyArrival:
+    """When a copy is predicted to arrive, and why not sooner."""
+
+    at: dt.datetime | None
+    note: str
+
+
+RUCIO_RULE_REASON = "rucio rule"
+IN_FLIGHT_FILES = (FileState.SUBMITTED, FileState.ACTIVE)
+WINDOW_BYTES = 2**30  # the per-flow TCP ceiling's window where a lane has no measurement (topology.physics)
+
+
+def copy_arrivals(replicas: Iterable[Replica], now: dt.datetime | None = None) -> dict[int, CopyArrival]:
+    """Replica id -> its predicted arrival, for every copy still planned or copying: a first copy by the
+    push loop's prediction on its product (``predicted_arrival``); a second copy by its upstream's arrival
+    and its lane's queue drained at the lane's measured rate; a Rucio rule's copy by the plan of the rule
+    (``PlannedRule``) or else by Rucio's jobs at the platform's FTS3 endpoint and their link's queue."""
+    now = now or dt.datetime.now(dt.UTC)
+    pending = [
+        r
+        for r in replicas
+        if r.state in (ReplicaState.PLANNED, ReplicaState.COPYING) and r.endpoint.role != StorageRole.SDP
+    ]
+    if not pending:
+        return {}
+    rates = lane_rates(now)
+    out: dict[int, CopyArrival] = {}
+    for replica in sorted(pending, key=lambda r: (r.upstream_id is not None, r.pk)):
+        if RUCIO_RULE_REASON in replica.reason:
+            out[replica.pk] = _rucio_copy(replica, now, rates)
+        elif replica.upstream_id is not None:
+            out[replica.pk] = _second_copy(replica, now, rates, out)
+        elif replica.product.predicted_arrival is not None:
+            out[replica.pk] = CopyArrival(replica.product.predicted_arrival, replica.product.arrival_note)
+        else:
+            out[replica.pk] = CopyArrival(None, "first copy, not planned yet: the next push cycle plans it")
+    return out
+
+
+def _size(product_id: int) -> int:
+    return int(ProductFile.objects.filter(product_id=product_id).aggregate(s=Sum("size_bytes"))["s"] or 0)
+
+
+def _lane_rate(lane: Lane, rates: Mapping[Lane, float]) -> tuple[float, str]:
+    """(bit/s, how it is known): measured lately, else the carrier path's per-flow TCP ceiling."""
+    measured = rates.get(lane, 0.0)
+    if measured > 0:
+        return measured, f"the lane delivers {measured / 1e6:.0f} Mbit/s lately"
+    path = (
+        NetworkPath.objects.filter(source__name=lane[0], destination__name=lane[1])
+        .order_by("-is_computed", "rtt_ms", "id")
+        .first()
+    )
+    if path is None:
+        return 0.0, f"no network path {lane[0]} -> {lane[1]}"
+    # On a scaled-down network (the long-haul local network) the wire carries capacity / scale, as planned.
+    capacity = float(path.capacity_bps) / settings.SRCNET_NETWORK_SCALE
+    ceiling = min(tcp_ceiling_bps(WINDOW_BYTES, path.rtt_ms), capacity)
+    return ceiling, (
+        f"nothing measured on the lane in the last {RATE_WINDOW.seconds // 60} min: its path's per-flow "
+        f"ceiling, {ceiling / 1e6:.0f} Mbit/s"
+    )
+
+
+def _second_copy(
+    replica: Replica, now: dt.datetime, rates: Mapping[Lane, float], known: Mapping[int, CopyArrival]
+) -> CopyArrival:
+    upstream = replica.upstream
+    assert upstream is not None
+    lane = (upstream.endpoint.site.name, replica.endpoint.site.name)
+    rate, how = _lane_rate(lane, rates)
+    if rate <= 0:
+        return CopyArrival(None, how)
+    if upstream.state == ReplicaState.AVAILABLE:
+        ready, waits = now, f"from {upstream.endpoint.name}"
+    elif upstream.state == ReplicaState.FAILED:
+        return CopyArrival(None, f"its upstream copy at {upstream.endpoint.name} failed")
+    else:
+        before = known.get(upstream.pk)
+        if before is None or before.at is None:
+            return CopyArrival(
+                None, f"waits for {upstream.endpoint.name}, whose arrival is not predicted yet"
+            )
+        ready = max(now, before.at)
+        waits = f"waits for {upstream.endpoint.name} (predicted {ready:%H:%M:%S})"
+    # The lane's queue: the copies on it ahead of this one (in flight first, then planned, oldest first).
+    ahead = list(
+        Replica.objects.filter(
+            state__in=(ReplicaState.PLANNED, ReplicaState.COPYING),
+            upstream__endpoint__site__name=lane[0],
+            endpoint__site__name=lane[1],
+        )
+        .exclude(pk=replica.pk)
+        .values_list("pk", "state", "product_id", "updated")
+    )
+    mine = (replica.state != ReplicaState.COPYING, replica.pk)
+    ahead = [row for row in ahead if (row[1] != ReplicaState.COPYING, row[0]) < mine]
+    in_flight = max(1, sum(1 for row in ahead if row[1] == ReplicaState.COPYING))
+    queued = 0.0
+    for _, state, product_id, updated in ahead:
+        size = float(_size(product_id))
+        if state == ReplicaState.COPYING:
+            size -= max(0.0, (now - updated).total_seconds()) * rate / 8 / in_flight
+        queued += max(0.0, size)
+    own = float(_size(replica.product_id))
+    drained = now + dt.timedelta(seconds=queued * 8 / rate)
+    at = max(ready, drained) + dt.timedelta(seconds=own * 8 / rate)
+    note = (
+        f"second copy {waits} on {lane[0]} -> {lane[1]}: {len(ahead)} copy(ies) ahead on the lane, "
+        f"{(queued + own) / 1e6:.0f} MB to go up to this copy; {how}"
+    )
+    return CopyArrival(at, note)
+
+
+def _rucio_copy(replica: Replica, now: dt.datetime, rates: Mapping[Lane, float]) -> CopyArrival:
+    plan = (
+        PlannedRule.objects.filter(product_id=replica.product_id, rse=replica.endpoint.name)
+        .order_by("-created", "-id")
+        .first()
+    )
+    if plan is not None and plan.predicted_arrival is not None:
+        return CopyArrival(
+            dt.datetime.fromtimestamp(plan.predicted_arrival, dt.UTC),
+            f"Rucio rule {plan.rule_id} placed by the push plan on {plan.source_site} -> "
+            f"{plan.destination_site}, {plan.streams} stream(s), {plan.planned_bps / 1e6:.0f} Mbit/s planned",
+        )
+    product = replica.product
+    mine = list(
+        TransferFile.objects.filter(
+            state__in=IN_FLIGHT_FILES,
+            metadata__scope=product.scope,
+            metadata__name__startswith=f"{product.name}/",
+            metadata__dst_rse=replica.endpoint.name,
+        ).values_list("source_se", "dest_se", "job__created", "metadata__src_rse")
+    )
+    if not mine:
+        return CopyArrival(None, "waits for Rucio's conveyor to submit its transfers to the FTS3 endpoint")
+    source_se, dest_se = mine[0][0], mine[0][1]
+    last_submitted = max(row[2] for row in mine)
+    # The link's queue at the FTS3 endpoint: its files in flight submitted up to this copy's last one.
+    ahead = TransferFile.objects.filter(
+        state__in=IN_FLIGHT_FILES, source_se=source_se, dest_se=dest_se, job__created__lte=last_submitted
+    ).values_list("filesize", "transferred_bytes")
+    queued = sum(max(0, (size or 0) - (sent or 0)) for size, sent in ahead)
+    others = len(ahead) - len(mine)
+    source = StorageEndpoint.objects.filter(name=str(mine[0][3])).select_related("site").first()
+    lane = (source.site.name if source else source_se, replica.endpoint.site.name)
+    rate, how = _lane_rate(lane, rates)
+    if rate <= 0:
+        return CopyArrival(None, how)
+    at = now + dt.timedelta(seconds=queued * 8 / rate)
+    note = (
+        f"Rucio's conveyor: {len(mine)} file(s) at the FTS3 endpoint on {lane[0]} -> {lane[1]}, "
+        f"{others} file(s) of other jobs ahead on the link, {queued / 1e6:.0f} MB to go up to this copy; "
+        f"{how}"
+    )
+    return CopyArrival(at, note)

@@ -87,7 +87,18 @@ class RuleSerializer(serializers.ModelSerializer):
         return str(rule_state(rule, self._copies(rule)))
 
     def get_copies_made(self, rule: Rule) -> list[dict[str, Any]]:
-        return list(RuleCopySerializer(self._copies(rule), many=True).data)
+        """Each copy, with its predicted arrival while it is still to come (``schedulers/arrivals.py``)."""
+        from schedulers.arrivals import copy_arrivals
+
+        copies = self._copies(rule)
+        found = copy_arrivals(copies)
+        rows = []
+        for replica, row in zip(copies, RuleCopySerializer(copies, many=True).data, strict=True):
+            arrival = found.get(replica.pk)
+            row["predicted_arrival"] = arrival.at.isoformat() if arrival and arrival.at else None
+            row["arrival_note"] = arrival.note if arrival else ""
+            rows.append(row)
+        return rows
 
 
 class SubscriptionRequestSerializer(serializers.Serializer):

@@ -183,3 +183,136 @@ def test_a_product_in_flight_counts_what_its_share_of_the_lane_has_not_sent_yet(
     backlog = lane_backlog_bytes(now, {("SKA1-Low", "UKSRC"): 800e6})
     assert backlog == {("SKA1-Low", "UKSRC"): pytest.approx(2 * GB)}
     assert lane_backlog_bytes(now, {}) == {("SKA1-Low", "UKSRC"): pytest.approx(4 * GB)}
+
+
+# Copies other than a product's first: a second copy made SRC -> SRC, and a Rucio rule's copy.
+
+
+def _measured(lane: tuple[str, str], bps: float) -> None:
+    """A push job that delivered ``bps`` on ``lane`` over the last 10 s (what lane_rates reads)."""
+    from schedulers.models import PathMeasurement
+
+    PathMeasurement.objects.create(
+        source=lane[0],
+        destination=lane[1],
+        streams=4,
+        bytes=int(bps * 10 / 8),
+        seconds=10,
+        throughput_bps=bps,
+    )
+
+
+def _copies():  # type: ignore[no-untyped-def]
+    from replicas.models import Replica
+
+    return Replica.objects.select_related("product", "endpoint__site", "upstream__endpoint__site")
+
+
+def test_a_second_copy_arrives_after_its_upstream_and_the_copies_ahead_on_its_lane(
+    reference_topology,
+) -> None:  # type: ignore[no-untyped-def]
+    from replicas.models import Replica
+    from schedulers.arrivals import copy_arrivals
+    from topology.models import StorageEndpoint
+
+    au, uk = (StorageEndpoint.objects.get(name=n) for n in ("AUSRC_DISK", "UKSRC_DISK"))
+    _measured(("AUSRC", "UKSRC"), 800e6)  # 100 MB/s
+    now = dt.datetime.now(dt.UTC)
+    # Ahead on AUSRC -> UKSRC: a second copy in flight for 5 s (alone on the lane: 500 MB sent of 2 GB).
+    earlier = _product("earlier", 3, 2 * GB)
+    source = Replica.objects.create(product=earlier, endpoint=au, state="available")
+    going = Replica.objects.create(product=earlier, endpoint=uk, state="copying", upstream=source)
+    Replica.objects.filter(pk=going.pk).update(updated=now - dt.timedelta(seconds=5))
+    # This one: its first copy is at AUSRC already; 1 GB to copy after the 1.5 GB ahead.
+    mine = _product("mine", 3, GB)
+    first = Replica.objects.create(product=mine, endpoint=au, state="available")
+    second = Replica.objects.create(product=mine, endpoint=uk, state="planned", upstream=first)
+    # A third whose first copy is still on its way, predicted in 60 s: its copy waits for it.
+    later = _product("later", 3, GB)
+    DataProduct.objects.filter(pk=later.pk).update(
+        predicted_arrival=now + dt.timedelta(seconds=60), arrival_note="moving on SKA1-Low -> AUSRC"
+    )
+    later.refresh_from_db()
+    coming = Replica.objects.create(product=later, endpoint=au, state="copying")
+    after = Replica.objects.create(product=later, endpoint=uk, state="planned", upstream=coming)
+    found = copy_arrivals(_copies(), now)
+    assert set(found) == {going.pk, second.pk, coming.pk, after.pk}  # the available copies need none
+    mine_at = found[second.pk]
+    assert mine_at.at == pytest.approx(now + dt.timedelta(seconds=25), abs=dt.timedelta(seconds=0.5))
+    assert "second copy from AUSRC_DISK on AUSRC -> UKSRC: 1 copy(ies) ahead on the lane" in mine_at.note
+    assert "2500 MB to go up to this copy; the lane delivers 800 Mbit/s lately" in mine_at.note
+    # The first copy's own prediction is the push loop's; the copy after it waits for it (60 s), by which
+    # time the 2.5 GB ahead of it have drained (25 s), then takes its own 10 s.
+    assert found[coming.pk].at == later.predicted_arrival
+    assert found[after.pk].at == pytest.approx(now + dt.timedelta(seconds=70), abs=dt.timedelta(seconds=0.5))
+    assert "waits for AUSRC_DISK (predicted" in found[after.pk].note
+    # Without a measurement the lane's path's per-flow ceiling stands in, and says so.
+    from schedulers.models import PathMeasurement
+
+    PathMeasurement.objects.all().delete()
+    unmeasured = copy_arrivals([second], now)[second.pk]
+    assert unmeasured.at is not None and unmeasured.at > now
+    assert "nothing measured on the lane in the last 30 min: its path's per-flow ceiling" in unmeasured.note
+    # An upstream that failed: no time, and why.
+    Replica.objects.filter(pk=first.pk).update(state="failed")
+    second.refresh_from_db()
+    failed = copy_arrivals(
+        Replica.objects.filter(pk=second.pk).select_related(
+            "product", "endpoint__site", "upstream__endpoint__site"
+        ),
+        now,
+    )[second.pk]
+    assert failed.at is None and failed.note == "its upstream copy at AUSRC_DISK failed"
+
+
+def test_a_rucio_rules_copy_arrives_when_its_links_queue_at_the_fts3_endpoint_drains(  # type: ignore[no-untyped-def]
+    reference_topology, operator
+) -> None:
+    from django.test import Client
+    from rest_framework.authtoken.models import Token
+
+    from replicas.models import Replica
+    from schedulers.arrivals import copy_arrivals
+    from schedulers.models import PlannedRule
+    from tests.monitoring.test_rucio_jobs import rucio_job
+    from topology.models import StorageEndpoint
+
+    token, _ = Token.objects.get_or_create(user=operator)
+    fts = Client(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+    uk = StorageEndpoint.objects.get(name="UKSRC_DISK")
+    _measured(("SKA1-Low", "UKSRC"), 800e6)
+    ahead, mine, waiting = _product("ahead", 3, GB), _product("sci-mine", 3, GB), _product("sci-wait", 3, GB)
+    reason = "rucio rule 9a1b2c (SKA User Request, UKSRC_DISK): REPLICATING"
+    copy = Replica.objects.create(product=mine, endpoint=uk, state="copying", reason=reason)
+    idle = Replica.objects.create(product=waiting, endpoint=uk, state="planned", reason=reason)
+    # Rucio's conveyor's jobs as it submits them to the platform's FTS3 endpoint: another product's file
+    # first, then this copy's two files (one job each), all on SKA1-LOW_SDP -> UKSRC_DISK.
+    rucio_job(fts, scope="ska", dataset=ahead.name, file="x.ms", size=GB)
+    for name in ("a.ms", "b.ms"):
+        rucio_job(fts, scope="ska", dataset=mine.name, file=name, size=GB // 2)
+    now = dt.datetime.now(dt.UTC)
+    found = copy_arrivals(_copies(), now)
+    # 2 GB on the link up to this copy's last file, at 100 MB/s: 20 s.
+    assert found[copy.pk].at == pytest.approx(now + dt.timedelta(seconds=20), abs=dt.timedelta(seconds=0.5))
+    assert found[copy.pk].note == (
+        "Rucio's conveyor: 2 file(s) at the FTS3 endpoint on SKA1-Low -> UKSRC, "
+        "1 file(s) of other jobs ahead on the link, 2000 MB to go up to this copy; "
+        "the lane delivers 800 Mbit/s lately"
+    )
+    assert found[idle.pk].at is None
+    assert found[idle.pk].note == "waits for Rucio's conveyor to submit its transfers to the FTS3 endpoint"
+    # A rule the push loop placed through Rucio has the plan's own prediction.
+    planned_at = now + dt.timedelta(seconds=42)
+    PlannedRule.objects.create(
+        rule_id="77aa",
+        product=waiting,
+        rse="UKSRC_DISK",
+        source_site="SKA1-Low",
+        destination_site="UKSRC",
+        planned_bps=3e9,
+        streams=4,
+        predicted_arrival=planned_at.timestamp(),
+    )
+    planned = copy_arrivals([idle], now)[idle.pk]
+    assert planned.at == pytest.approx(planned_at, abs=dt.timedelta(milliseconds=1))
+    assert planned.note.startswith("Rucio rule 77aa placed by the push plan on SKA1-Low -> UKSRC")

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from replicas.choices import ReplicaState
 from replicas.models import Replica
 from replicas.services import FileSpec, register_product
+from schedulers.loop import push_cycle
 from schedulers.services import push_product
+from tests.conftest import drive_push_loop
+from tests.integration.conftest import bound_topology, put_file, unique  # noqa: F401 (the fixture)
 from topology.models import NetworkPath, StorageEndpoint, Telescope
 
 from .conftest import wait
+
+MIB = 1024 * 1024
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -76,3 +82,103 @@ def test_the_map_highlights_the_path_of_a_products_copies(browser, live_server, 
     browser.get(live_server.url + "/topology/map/")
     wait(browser, "#network-map[data-ready='1']")
     assert route_links(browser) == set()
+
+
+@pytest.mark.integration
+def test_a_scientist_asks_for_data_on_the_rules_page_and_watches_it_arrive(  # type: ignore[no-untyped-def]
+    browser,
+    live_server,
+    login,
+    users,
+    celery_worker,
+    bound_topology,  # noqa: F811 (the fixture)
+    shoot,
+):
+    """A real push: the product's files are on the SKA1-Low SDP's XRootD server, the push loop's cycles run
+    here and the Celery worker copies them to AUSRC's and UKSRC's XRootD servers."""
+    from rules.models import Rule
+
+    sdp = bound_topology["SKA1-LOW_SDP"]
+    name = unique("asked")
+    files = [
+        FileSpec(f, size, put_file(sdp, f"ska/{name}/{f}", size))
+        for f, size in (("cube.fits", 24 * MIB), ("weights.fits", 8 * MIB + 7))
+    ]
+    product = register_product(
+        scope="ska",
+        name=name,
+        telescope=Telescope.objects.get(name="SKA1-Low"),
+        files=files,
+        product_type="spectral_cube",
+        observation_id="SB-5150",
+    )
+    login("scientist")
+    browser.get(live_server.url + "/rules/")
+    assert "No rules yet." in browser.find_element(By.ID, "rules").text
+    # A bad rule: the message on the field it names, nothing made.
+    fill_rule(browser, product="ska:no-such-product", srcs="AUSRC, UKSRC", copies=2)
+    refused = wait(browser, "#rule-form p.field.invalid")
+    assert "Product" in refused.text and "No product 'ska:no-such-product' that you may see." in refused.text
+    assert not Rule.objects.exists()
+    shoot("rules-refused")
+    # The rule: two copies, at AUSRC and UKSRC, of the product still waiting at its SDP.
+    fill_rule(browser, product=product.did, srcs="AUSRC, UKSRC", copies=2)
+    made = Rule.objects.first()
+    assert made is not None, browser.find_element(By.ID, "rule-form").text
+    rule = made
+    assert f"Rule {rule.pk} made: 1 product(s)." in wait(browser, "ul.messages").text
+    row = browser.find_element(By.CSS_SELECTOR, "#rules tbody tr").text
+    assert (
+        "REPLICATING" in row
+        and f"{name} @ AUSRC_DISK: planned" in row
+        and f"{name} @ UKSRC_DISK: planned" in row
+    )
+    # One push cycle plans it: each copy gets its predicted arrival and why not sooner.
+    cycle = push_cycle()
+    assert not cycle.error, cycle.error
+    browser.get(live_server.url + "/rules/")
+    copies = copy_texts(browser)
+    for endpoint, text in copies.items():
+        assert ": available" in text or ("predicted 20" in text and "(" in text), (endpoint, text)
+    assert "predicted 20" in copies["UKSRC_DISK"] or ": available" in copies["UKSRC_DISK"]
+    shoot("rules")
+
+    def rule_settled() -> bool:
+        return all(r.state == "available" for r in rule.replicas.all()) and rule.replicas.count() == 2
+
+    drive_push_loop(rule_settled, timeout=180, what="the rule's copies")
+    browser.get(live_server.url + "/rules/")
+    assert browser.find_element(By.CSS_SELECTOR, "#rules tbody td.state").text == "OK"
+    assert set(copy_texts(browser)) == {"AUSRC_DISK", "UKSRC_DISK"}
+    assert all(": available" in t and "predicted" not in t for t in copy_texts(browser).values())
+    # Where it went, on the map: SKA1-Low -> AUSRC over the access link, then AUSRC -> UKSRC.
+    open_route_from_product_page(browser, live_server, product)
+    assert route_links(browser) == carrier_links("SKA1-Low", "AUSRC") | carrier_links("AUSRC", "UKSRC")
+    legs = browser.find_element(By.ID, "route-legs").text
+    assert "SKA1-Low → AUSRC" in legs and "AUSRC → UKSRC" in legs and "FINISHED" in legs
+    shoot("map-product-route")
+    # Removed from the Rules page.
+    browser.get(live_server.url + "/rules/")
+    browser.find_element(By.CSS_SELECTOR, "#rules tbody form button").click()
+    WebDriverWait(browser, 15).until(
+        lambda d: f"Rule {rule.pk} removed." in d.find_element(By.TAG_NAME, "main").text
+    )
+    assert "No rules yet." in browser.find_element(By.ID, "rules").text and not Rule.objects.exists()
+
+
+def fill_rule(browser, *, product: str, srcs: str, copies: int) -> None:  # type: ignore[no-untyped-def]
+    form = browser.find_element(By.ID, "rule-form")
+    for field, value in (("product", product), ("srcs", srcs), ("copies", str(copies)), ("lifetime", "7")):
+        box = form.find_element(By.NAME, field)
+        box.clear()
+        box.send_keys(value)
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(browser, 15).until(ec.staleness_of(form))  # the answer's page replaced the form's
+    wait(browser, "#rule-form")
+
+
+def copy_texts(browser) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {
+        e.get_attribute("data-endpoint"): e.text
+        for e in browser.find_elements(By.CSS_SELECTOR, "#rules span.copy")
+    }

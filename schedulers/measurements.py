@@ -65,7 +65,7 @@ def record_lane_measurement(
 
 def copy_dead_seconds(files: Sequence[FileSpan], metadata: Mapping[str, Any]) -> float | None:
     """How much longer the job's copies took than their bytes at their share of the lane's planned rate
-    (the rate over the lane's copies in flight): the median over its finished files, never below 0.
+    (the rate over the lane's copies in flight): the mean over its finished files, each at least 0.
 
     That excess is what each copy costs before and besides carrying its share (the service's admission,
     the round trips before the first byte, slow start, and what TCP loses to the queue). None when the job
@@ -84,4 +84,4 @@ def copy_dead_seconds(files: Sequence[FileSpan], metadata: Mapping[str, Any]) ->
         else:
             continue
         excess.append(max(0.0, took - f.bytes * 8 / share))
-    return statistics.median(excess) if excess else None
+    return statistics.fmean(excess) if excess else None

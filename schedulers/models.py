@@ -36,7 +36,7 @@ class PathMeasurement(models.Model):
     seconds = models.FloatField()
     throughput_bps = models.FloatField()
     rtt_ms = models.FloatField(null=True, blank=True)
-    # Seconds its copies took beyond their bytes at their share of the lane's planned rate (median over
+    # Seconds its copies took beyond their bytes at their share of the lane's planned rate (mean over
     # the job's files): the copy dead time the planner sizes a lane's copies in flight with.
     copy_dead_s = models.FloatField(null=True, blank=True)
     succeeded = models.BooleanField(default=True)

@@ -212,6 +212,11 @@ def hystart(setting: str) -> Iterator[None]:
         yield
 
 
+def mean_dead(lane: dict[str, Any]) -> float:
+    """A lane's mean copy dead time (the p50 in results written before the bench recorded the mean)."""
+    return float(lane.get("mean", lane.get("p50")) or 0.0)
+
+
 def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
     from django.db import transaction
 
@@ -493,7 +498,7 @@ def main() -> int:
         modelled = sims[-1]["copy_dead_s"]
         fitted_on = json.loads(args.fit_from.read_text())["real"] if args.fit_from else real
         extra = tuple(
-            (*lane.split("->"), max(0.0, (dead["p50"] or 0.0) - (modelled.get(lane, {}).get("p50") or 0.0)))
+            (*lane.split("->"), max(0.0, mean_dead(dead) - mean_dead(modelled.get(lane, {}))))
             for lane, dead in fitted_on["diagnosis"].get("copy_dead_s", {}).items()
         )
         sims.append(

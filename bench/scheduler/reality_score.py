@@ -209,12 +209,17 @@ def diagnose_real(c: Any) -> dict[str, Any]:
 
 
 def lane_dead_times(samples: Iterable[tuple[str, float | None]]) -> dict[str, dict[str, float | None]]:
-    """Per lane, the p50 and p90 of the copy dead times measured (those that are known)."""
+    """Per lane, the mean, p50 and p90 of the copy dead times measured (those that are known)."""
     by_lane: dict[str, list[float]] = {}
     for lane, dead in samples:
         if dead is not None:
             by_lane.setdefault(lane, []).append(dead)
     return {
-        lane: {"p50": percentile(values, 0.5), "p90": percentile(values, 0.9), "copies": len(values)}
+        lane: {
+            "mean": sum(values) / len(values),
+            "p50": percentile(values, 0.5),
+            "p90": percentile(values, 0.9),
+            "copies": len(values),
+        }
         for lane, values in sorted(by_lane.items())
     }

@@ -8,7 +8,7 @@ Model (docs/scheduler.md):
   files    = max(ceil(rate / per_file_bps), ceil(streams / max_streams_per_file)), <= max_files, <= files
   copies   = the lane's copies in flight: the fewest that keep it busy despite each copy's dead time
              (copies_at_once), at least ``files``, <= max_files
-  dead     = max(the model's cold start (copy_dead_time_s), the median over the lane's last measurements
+  dead     = max(the model's cold start (copy_dead_time_s), the mean over the lane's last measurements
              of what its copies took beyond their bytes at their share)
 With no measurement k = 1 and the dead time is the model's: the plan trusts physics until the path says
 otherwise."""
@@ -94,17 +94,19 @@ def streams_and_files(
 
 
 def measured_dead_time_s(measurements: Sequence[Measurement], source: str, destination: str) -> float | None:
-    """The lane's measured copy dead time: the median over its last HISTORY measurements that carry one
-    (None while none does). What it holds beyond the model is what the model does not know: on the
-    long-haul local network a 223 ms copy's flows leave slow start early (CUBIC's HyStart) and lose to the
-    queue, so its copies idle the lane far longer than handshakes and slow start say (docs/benchmarks.md,
-    "Copy dead time measured")."""
+    """The lane's measured copy dead time: the mean over its last HISTORY measurements that carry one
+    (None while none does). The mean, not the median: the share of its time a copy slot spends dead is
+    E[dead] / (E[dead] + E[busy]) over its copies one after the other (renewal-reward), and a long lane's
+    dead times are skewed (p50 3.3 s, p90 8.1 s on the 223 ms lane). What it holds beyond the model is what
+    the model does not know: on the long-haul local network a 223 ms copy's flows leave slow start early
+    (CUBIC's HyStart) and lose to the queue, so its copies idle the lane far longer than handshakes and slow
+    start say (docs/benchmarks.md, "Copy dead time measured")."""
     recent = [
         m.copy_dead_s
         for m in measurements
         if m.source == source and m.destination == destination and m.copy_dead_s is not None
     ][-HISTORY:]
-    return statistics.median(recent) if recent else None
+    return statistics.fmean(recent) if recent else None
 
 
 def copy_dead_time_s(file_bytes: float, rtt_ms: float, share_bps: float, config: PlanConfig) -> float:

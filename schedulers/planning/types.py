@@ -216,7 +216,7 @@ class Measurement:
 
     ``paced_bps``: the rate the transfer was held to, if any; a paced transfer is judged against its pace,
     not against what its streams could have carried. ``copy_dead_s``: how much longer its copies took than
-    their bytes at their share of the lane's planned rate (the median over its files; None: not known),
+    their bytes at their share of the lane's planned rate (the mean over its files; None: not known),
     the measured counterpart of ``tuning.copy_dead_time_s``."""
 
     source: str

@@ -381,7 +381,7 @@ class Simulator:
         if active > 0:
             size = rec.product.size_bytes
             planned = flow.planned_bps * self._copies(leg)
-            dead = statistics.median(task.dead_s) if task.dead_s else None
+            dead = statistics.fmean(task.dead_s) if task.dead_s else None
             self.measurements.append(
                 Measurement(leg.source, leg.destination, leg.streams, size * 8 / active, planned, dead)
             )

@@ -71,7 +71,7 @@ def test_fts_times_read_back_as_written() -> None:
 
 def test_a_copys_dead_time_is_its_time_beyond_its_bytes_at_its_share() -> None:
     # The lane was planned at 40 Mbit/s with 2 copies in flight: each copy's share is 20 Mbit/s, so 10 MB
-    # take 4 s. The copies took 5 s and 7 s: 1 s and 3 s beyond their bytes, median 2 s.
+    # take 4 s. The copies took 5 s and 7 s: 1 s and 3 s beyond their bytes, 2 s on average.
     planned = {**LANE, "planned_bps": 40e6, "lane_files": 2}
     files = [_span(0, 5, 10**7), _span(1, 8, 10**7)]
     m = record_lane_measurement(job_id="j5", metadata=planned, files=files, succeeded=True)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from replicas.choices import ProductState, ReplicaState
+from replicas.choices import PolicyKind, ProductState, ReplicaState
 from replicas.models import DataProduct, Replica
-from replicas.services import current_replicas, place_replica
+from replicas.services import active_policy, current_replicas, place_replica
 from topology.choices import StorageRole
 from topology.models import NetworkPath, StorageEndpoint
 
@@ -104,11 +104,44 @@ def _place_one(rule: Rule, product: DataProduct, destinations: list[StorageEndpo
                 reason=f"{why}: copied from {(first or upstream).endpoint.name} once it is available",  # type: ignore[union-attr]
             )
         )
+    if first is not None:
+        _policy_copy(product, first, {r.endpoint.site_id for r in [*current.values(), *made]})
     if rule.priority > product.priority:
         # The plan orders by the product's priority: a rule that asks for more raises it (an operator's).
         product.priority = rule.priority
         product.save(update_fields=["priority"])
     return have + made
+
+
+def _policy_copy(product: DataProduct, pin: Replica, sites: set[int]) -> Replica | None:
+    """The second or full copy the telescope's policy asks for, from the first copy a rule pinned: the push
+    loop places it with the first copy it plans, but a pinned first copy is kept as it is and gets none
+    (``schedulers.leg_submission.submit_first``). Not when the product already has or gets a copy there."""
+    from schedulers.leg_submission import copy_placement, site_endpoint
+    from schedulers.planning.types import PlanInputError
+    from schedulers.snapshot import second_copy_site
+    from schedulers.transfertool import TransfertoolError
+
+    policy = active_policy(product.telescope)
+    if policy.kind not in (PolicyKind.TWO_REPLICAS, PolicyKind.FULL_COPY):
+        return None
+    primary = pin.endpoint.site.name
+    try:
+        site = second_copy_site(policy, primary)
+        endpoint = site_endpoint(site) if site is not None else None
+    except (PlanInputError, TransfertoolError):
+        return None  # the policy names no copy for this SRC: the first copy is all it gets
+    if site is None or endpoint is None or endpoint.site_id in sites:
+        return None
+    return place_replica(
+        product=product,
+        endpoint=endpoint,
+        after_any_failure=True,
+        state=ReplicaState.PLANNED,
+        policy=policy,
+        upstream=pin,
+        reason=copy_placement(policy, primary, site),
+    )
 
 
 def _nearest_source(
@@ -142,9 +175,12 @@ def release_rule(rule: Rule) -> int:
     planned = rule.replicas.select_for_update().filter(state=ReplicaState.PLANNED, policy__isnull=True)
     # Copies that wait for another first: deleting a first copy deletes those waiting for it (CASCADE).
     for replica in sorted(planned, key=lambda r: r.upstream_id is None):
+        # The policy's copy planned from a first copy the rule pinned goes with it: the product is queued
+        # again and its policy places both.
+        others = replica.downstream.exclude(state=ReplicaState.FAILED).exclude(rules=rule)
         if (
             replica.rules.exclude(pk=rule.pk).exists()
-            or replica.downstream.exclude(state=ReplicaState.FAILED).exclude(rules=rule).exists()
+            or others.exclude(state=ReplicaState.PLANNED, policy__isnull=False).exists()
         ):
             continue
         replica.delete()

@@ -80,6 +80,8 @@ class TpcSites:
         argv = ["xrdcp", "-f", "--tpc", "only", self.source.root_url(SOURCE_NAME), site.root_url(name)]
         sampler = _Sampler(self.path)
         sampler.start()
+        servers = {"source": self.source.proc.pid, "destination": site.proc.pid}
+        cpu_before = _machine_busy(), {k: _process_cpu(pid) for k, pid in servers.items()}
         started = time.monotonic()
         try:
             result = self.path.run_a(
@@ -88,6 +90,9 @@ class TpcSites:
         finally:
             seconds = time.monotonic() - started
             sampler.finish()
+        busy = _machine_busy() - cpu_before[0]
+        # CPU seconds of each server during the copy; the destination's include its finished xrdcp-wan.
+        cpu = {k: round(_process_cpu(pid) - cpu_before[1][k], 1) for k, pid in servers.items()}
         if result.returncode != 0:
             raise RuntimeError(f"TPC {label}/{reads} failed: {result.stderr[-2000:]} | {site.log_tail()}")
         copied = site.local_path(name)
@@ -97,6 +102,8 @@ class TpcSites:
         gbps = round(self.size * 8 / seconds / 1e9, 3)
         row: dict[str, object] = {"seconds": round(seconds, 2), "gbps": gbps}
         row.update(sampler.data_phase(self.size))
+        row["cpus_busy"] = round(busy / seconds / (os.cpu_count() or 1), 2)  # every process, all CPUs
+        row["cpu_seconds"] = cpu
         return row
 
     def close(self) -> None:
@@ -141,6 +148,21 @@ class _Sampler(threading.Thread):
         before = max((t for t, _ in self.samples if t < first), default=first)
         wire = last - before
         return {"wire_seconds": round(wire, 2), "wire_gbps": round(size * 8 / wire / 1e9, 3)}
+
+
+def _machine_busy() -> float:
+    """CPU seconds all CPUs spent busy since boot (/proc/stat: everything but idle and iowait)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds of a process and of its children it has waited for (utime, stime, cutime, cstime)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def _write_random(path: str, size: int) -> None:

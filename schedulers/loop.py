@@ -132,7 +132,9 @@ def _waiting_copies() -> list[WaitingCopy]:
 
 
 def _measurements() -> tuple[Measurement, ...]:
-    rows = PathMeasurement.objects.filter(succeeded=True)[:MEASUREMENT_HISTORY]
+    """The newest MEASUREMENT_HISTORY lane measurements, oldest first: the tuning model takes each lane's
+    last ones as its most recent (tuning.HISTORY, DEAD_HISTORY), as the simulator appends them."""
+    rows = list(PathMeasurement.objects.filter(succeeded=True)[:MEASUREMENT_HISTORY])[::-1]
     return tuple(
         Measurement(
             source=m.source,

@@ -24,6 +24,10 @@ from topology.physics import tcp_ceiling_bps
 from .types import Measurement, PlanConfig
 
 HISTORY = 20  # measurements per path that count: recent enough to follow a path that changes
+# A lane's copy dead time follows its share, which changes as soon as another lane into the same access link
+# drains (the 223 ms lane's copies lost 13 s each alone on the link, about none while sharing it): only its
+# last few jobs describe the lane as it is now.
+DEAD_HISTORY = 5
 # The floor of k: a path may deliver a ten-thousandth of what physics says (a host whose TCP buffers are far
 # below the topology's window, a long path's slow start on every copy: the long-haul local network's 223 ms
 # lane delivered 40 Mbit/s per stream against a 38 Gbit/s window ceiling). A floor of 0.01 kept such a lane
@@ -94,7 +98,7 @@ def streams_and_files(
 
 
 def measured_dead_time_s(measurements: Sequence[Measurement], source: str, destination: str) -> float | None:
-    """The lane's measured copy dead time: the mean over its last HISTORY measurements that carry one
+    """The lane's measured copy dead time: the mean over its last DEAD_HISTORY measurements that carry one
     (None while none does). The mean, not the median: the share of its time a copy slot spends dead is
     E[dead] / (E[dead] + E[busy]) over its copies one after the other (renewal-reward), and a long lane's
     dead times are skewed (p50 3.3 s, p90 8.1 s on the 223 ms lane). What it holds beyond the model is what
@@ -105,7 +109,7 @@ def measured_dead_time_s(measurements: Sequence[Measurement], source: str, desti
         m.copy_dead_s
         for m in measurements
         if m.source == source and m.destination == destination and m.copy_dead_s is not None
-    ][-HISTORY:]
+    ][-DEAD_HISTORY:]
     return statistics.fmean(recent) if recent else None
 
 

@@ -12,6 +12,7 @@ from schedulers.lane_load import LaneLoad
 from schedulers.planning import PlanConfig, PlanInputError, Product, ReplicaPolicy, plan
 from schedulers.planning.dispatch import job_hints
 from schedulers.planning.tuning import (
+    DEAD_HISTORY,
     copies_at_once,
     copy_dead_time_s,
     lane_utilisation,
@@ -76,6 +77,12 @@ def test_the_lanes_measured_dead_time_is_the_mean_of_its_own_measurements() -> N
     assert measured_dead_time_s(ms, "T", "A") == pytest.approx(14.0 / 3)
     assert measured_dead_time_s(ms, "T", "B") == 30.0
     assert measured_dead_time_s(ms, "T", "C") is None
+    # Only the lane's last DEAD_HISTORY jobs count: its dead time follows its share, which changes as soon
+    # as another lane into the access link drains.
+    history = [Measurement("T", "A", 2, 50e6, copy_dead_s=0.0)] * 10 + [
+        Measurement("T", "A", 2, 50e6, copy_dead_s=13.0)
+    ] * DEAD_HISTORY
+    assert measured_dead_time_s(history, "T", "A") == 13.0
 
 
 def test_the_plan_sizes_a_lanes_copies_by_its_measured_dead_time() -> None:

@@ -89,3 +89,18 @@ def test_a_copys_dead_time_is_its_time_beyond_its_bytes_at_its_share() -> None:
 def test_no_dead_time_without_the_plans_rate() -> None:
     m = record_lane_measurement(job_id="j8", metadata=LANE, files=[_span(0, 5, 10**7)], succeeded=True)
     assert m is not None and m.copy_dead_s is None
+
+
+def test_the_push_loop_hands_the_planner_its_measurements_oldest_first() -> None:
+    # The tuning model takes a lane's last measurements as its newest (tuning.HISTORY, DEAD_HISTORY): the
+    # loop must not hand them newest first, or the plan would follow the lane as it was long ago.
+    from schedulers.loop import _measurements
+
+    for i, dead in enumerate((30.0, 20.0, 1.0)):  # recorded in this order: 1.0 is the newest
+        record_lane_measurement(
+            job_id=f"order-{i}",
+            metadata={**LANE, "planned_bps": 8e7, "lane_files": 1},
+            files=[_span(0, 1 + dead, 10**7)],
+            succeeded=True,
+        )
+    assert [m.copy_dead_s for m in _measurements()] == pytest.approx([30.0, 20.0, 1.0])

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-import zlib
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -26,17 +25,10 @@ sys.path[:0] = [str(ROOT / "bench" / "wan")]
 
 import wanpath  # noqa: E402
 import xrdsite  # noqa: E402
+from matrix import adler32_file as adler32  # noqa: E402  (bench/wan's, for the same files)
 
 READS = ("deployed", "bdp")
 SOURCE_NAME = "dtn-tpc-source.bin"
-
-
-def adler32(path: str) -> str:
-    value = 1
-    with open(path, "rb") as f:
-        while block := f.read(1 << 22):
-            value = zlib.adler32(block, value)
-    return f"{value:08x}"
 
 
 class TpcSites:

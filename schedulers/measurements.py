@@ -7,6 +7,7 @@ measurement means the same whoever moved the bytes, and recording the same job t
 from __future__ import annotations
 
 import datetime as dt
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,9 +35,12 @@ def record_lane_measurement(
     """One measurement for a push job: the finished files' bytes over the span from the first start to
     the last end (at least the longest file's own duration), with the streams and files the plan gave
     the lane. Nothing for a job that is not a lane's (no ``lane`` in its metadata), a relay (its two hops
-    are not one lane's throughput), a job with no finished file, or a job already recorded."""
-    lane = metadata.get("lane")
-    if not lane or metadata.get("multihop"):
+    are not one lane's throughput), a job with no finished file, or a job already recorded. A job's
+    metadata is what its submitter wrote (any client of the FTS3 endpoint may write some): a lane that is
+    not two site names or counts that are not small positive integers make no measurement, never an error."""
+    lane = _lane(metadata.get("lane"))
+    streams, files_at_once = _count(metadata, "streams"), _count(metadata, "files")
+    if lane is None or metadata.get("multihop") or streams is None or files_at_once is None:
         return None
     done = [f for f in files if f.finished]
     starts = [f.start for f in done if f.start]
@@ -52,8 +56,8 @@ def record_lane_measurement(
     return PathMeasurement.objects.create(
         source=lane[0],
         destination=lane[1],
-        streams=int(metadata.get("streams") or 1),
-        files=int(metadata.get("files") or 1),
+        streams=streams,
+        files=files_at_once,
         bytes=total,
         seconds=seconds,
         throughput_bps=total * 8 / seconds,
@@ -70,9 +74,11 @@ def copy_dead_seconds(files: Sequence[FileSpan], metadata: Mapping[str, Any]) ->
     That excess is what each copy costs before and besides carrying its share (the service's admission,
     the round trips before the first byte, slow start, and what TCP loses to the queue). None when the job
     does not say its planned rate or a file's time is not known."""
-    planned = float(metadata.get("planned_bps") or 0.0)
-    copies = max(1, int(metadata.get("lane_files") or 1))
-    if planned <= 0:
+    planned = metadata.get("planned_bps")
+    copies = _count(metadata, "lane_files")
+    if isinstance(planned, bool) or not isinstance(planned, int | float) or copies is None:
+        return None
+    if not math.isfinite(planned) or planned <= 0:
         return None
     share = planned / copies
     excess = []
@@ -85,3 +91,25 @@ def copy_dead_seconds(files: Sequence[FileSpan], metadata: Mapping[str, Any]) ->
             continue
         excess.append(max(0.0, took - f.bytes * 8 / share))
     return statistics.fmean(excess) if excess else None
+
+
+MAX_COUNT = 32767  # PathMeasurement's small integer fields
+
+
+def _lane(value: Any) -> tuple[str, str] | None:
+    """``[source site, destination site]`` as the push loop writes it, or None."""
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        return None
+    if not all(isinstance(name, str) and 0 < len(name) <= 64 for name in value):
+        return None
+    return value[0], value[1]
+
+
+def _count(metadata: Mapping[str, Any], key: str) -> int | None:
+    """A count the push loop wrote (1 when absent), or None when it is not a small positive integer."""
+    value = metadata.get(key, 1)
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_COUNT:
+        return None
+    return value

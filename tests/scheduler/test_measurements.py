@@ -47,6 +47,15 @@ def test_whole_second_times_never_shorten_a_copy_below_its_own_duration() -> Non
         ({**LANE, "multihop": True}, [_span(0, 1)]),  # a relay: two hops, not one lane
         (LANE, [_span(0, 1, finished=False)]),  # nothing arrived
         (LANE, [FileSpan(finished=True, bytes=1, start=None, end=None)]),  # no times
+        # What any client of the FTS3 endpoint could write into a job's metadata: no measurement, no error.
+        ({**LANE, "lane": "SKA1-Low"}, [_span(0, 1)]),  # a string, not two sites
+        ({**LANE, "lane": ["SKA1-Low", 7]}, [_span(0, 1)]),
+        ({**LANE, "lane": ["SKA1-Low", "U" * 65]}, [_span(0, 1)]),  # longer than a site name may be
+        ({**LANE, "lane": ["A", "B", "C"]}, [_span(0, 1)]),
+        ({**LANE, "streams": "four"}, [_span(0, 1)]),
+        ({**LANE, "streams": 10**9}, [_span(0, 1)]),  # beyond the small integer field
+        ({**LANE, "files": -2}, [_span(0, 1)]),
+        ({**LANE, "files": True}, [_span(0, 1)]),
     ],
 )
 def test_what_is_not_a_lane_measurement(metadata: dict, files: list[FileSpan]) -> None:  # type: ignore[type-arg]
@@ -86,9 +95,23 @@ def test_a_copys_dead_time_is_its_time_beyond_its_bytes_at_its_share() -> None:
     assert timed is not None and timed.copy_dead_s == pytest.approx(0.5)
 
 
-def test_no_dead_time_without_the_plans_rate() -> None:
-    m = record_lane_measurement(job_id="j8", metadata=LANE, files=[_span(0, 5, 10**7)], succeeded=True)
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},  # a job the plan gave no rate
+        {"planned_bps": "fast", "lane_files": 2},
+        {"planned_bps": float("nan"), "lane_files": 2},
+        {"planned_bps": -1.0, "lane_files": 2},
+        {"planned_bps": 4e7, "lane_files": "two"},
+        {"planned_bps": 4e7, "lane_files": 0},
+    ],
+)
+def test_no_dead_time_without_a_sound_planned_rate_and_copies(extra: dict) -> None:  # type: ignore[type-arg]
+    m = record_lane_measurement(
+        job_id="j8", metadata={**LANE, **extra}, files=[_span(0, 5, 10**7)], succeeded=True
+    )
     assert m is not None and m.copy_dead_s is None
+    assert m.throughput_bps == pytest.approx(10**7 * 8 / 5)  # the throughput is still measured
 
 
 def test_the_push_loop_hands_the_planner_its_measurements_oldest_first() -> None:

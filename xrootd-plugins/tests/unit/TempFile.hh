@@ -12,11 +12,18 @@
 #include <system_error>
 #include <vector>
 
+// mkstemp/mkdtemp's template in the system's temporary folder ($TMPDIR, else /tmp): the six X's are
+// what those calls replace with a unique name.
+inline std::string TempTemplate(const char* prefix) {
+    return (std::filesystem::temp_directory_path() / (std::string(prefix) + "XXXXXX")).string();
+}
+
 class TempFile {
   public:
     TempFile() {
-        char name[] = "/tmp/wanio-unit-XXXXXX";
-        fd_ = mkstemp(name);
+        std::string name = TempTemplate("wanio-unit-");
+        fd_ = mkstemp(name.data());
+        if (fd_ < 0) throw std::runtime_error("mkstemp failed in " + name);
         path_ = name;
     }
     ~TempFile() {
@@ -47,10 +54,9 @@ class TempFile {
 class TempDir {
   public:
     TempDir() {
-        char name[] = "/tmp/wanio-unit-dir-XXXXXX";  // mkdtemp's template
-        const char* made = mkdtemp(name);
-        if (!made) throw std::runtime_error("mkdtemp failed");
-        path_ = made;
+        std::string name = TempTemplate("wanio-unit-dir-");
+        if (!mkdtemp(name.data())) throw std::runtime_error("mkdtemp failed in " + name);
+        path_ = name;
     }
     ~TempDir() {
         std::error_code ignored;

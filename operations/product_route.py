@@ -26,7 +26,7 @@ from topology.choices import StorageRole
 from topology.models import Link, NetworkPath, PathHop, Site
 from transfers.models import TransferFile
 
-from .selectors import _carrier_paths, element_sites
+from .selectors import carrier_paths, element_sites
 
 
 @dataclass
@@ -79,7 +79,7 @@ def product_route(product: DataProduct) -> dict[str, Any]:
             leg = legs.setdefault((s, d), _Leg(s, d, "plan"))
             leg.states[replica.state] += 1
         legs[(hops[-2], site)].copies.add(name)
-    carriers = _carrier_paths(legs)
+    carriers = carrier_paths(legs)
     hops_of: dict[int, list[int]] = {}
     for hop in PathHop.objects.filter(path__in=[p.pk for p in carriers.values()]).order_by("position"):
         hops_of.setdefault(hop.path_id, []).append(hop.link_id)

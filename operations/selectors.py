@@ -67,7 +67,7 @@ class PathLoad:
     links: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _carrier_paths(pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], NetworkPath]:
+def carrier_paths(pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], NetworkPath]:
     """The path that carries each (source site, destination site) pair's flows."""
     pairs = set(pairs)
     if not pairs:
@@ -109,7 +109,7 @@ def path_loads() -> dict[int, PathLoad]:
         s, d = sites.get(row["source_se"]), sites.get(row["dest_se"])
         if s is not None and d is not None and s != d:
             by_pair[(s, d)].append(row)
-    carriers = _carrier_paths(by_pair)
+    carriers = carrier_paths(by_pair)
     rates = measured_rates()
     loads: dict[int, PathLoad] = {}
     for pair, rows in by_pair.items():

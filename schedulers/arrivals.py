@@ -289,14 +289,15 @@ def _second_copy(
             endpoint__site__name=lane[1],
         )
         .exclude(pk=replica.pk)
-        .values_list("pk", "state", "product_id", "updated")
+        .annotate(total=Sum("product__files__size_bytes"))
+        .values_list("pk", "state", "total", "updated")
     )
     mine = (replica.state != ReplicaState.COPYING, replica.pk)
     ahead = [row for row in ahead if (row[1] != ReplicaState.COPYING, row[0]) < mine]
     in_flight = max(1, sum(1 for row in ahead if row[1] == ReplicaState.COPYING))
     queued = 0.0
-    for _, state, product_id, updated in ahead:
-        size = float(_size(product_id))
+    for _, state, total, updated in ahead:
+        size = float(total or 0)
         if state == ReplicaState.COPYING:
             size -= max(0.0, (now - updated).total_seconds()) * rate / 8 / in_flight
         queued += max(0.0, size)

@@ -15,7 +15,7 @@ from replicas.services import FileSpec, register_product
 from schedulers.loop import push_cycle
 from schedulers.services import push_product
 from tests.conftest import drive_push_loop
-from tests.integration.conftest import bound_topology, put_file, unique  # noqa: F401 (the fixture)
+from tests.integration.conftest import bound_topology, spectral_cube_at_sdp, unique  # noqa: F401 (the fixture)
 from topology.models import NetworkPath, StorageEndpoint, Telescope
 
 from .conftest import wait
@@ -101,18 +101,7 @@ def test_a_scientist_asks_for_data_on_the_rules_page_and_watches_it_arrive(  # t
 
     sdp = bound_topology["SKA1-LOW_SDP"]
     name = unique("asked")
-    files = [
-        FileSpec(f, size, put_file(sdp, f"ska/{name}/{f}", size))
-        for f, size in (("cube.fits", 24 * MIB), ("weights.fits", 8 * MIB + 7))
-    ]
-    product = register_product(
-        scope="ska",
-        name=name,
-        telescope=Telescope.objects.get(name="SKA1-Low"),
-        files=files,
-        product_type="spectral_cube",
-        observation_id="SB-5150",
-    )
+    product = spectral_cube_at_sdp(sdp, name, (24 * MIB, 8 * MIB + 7), "SB-5150")
     login("scientist")
     browser.get(live_server.url + "/rules/")
     assert "No rules yet." in browser.find_element(By.ID, "rules").text

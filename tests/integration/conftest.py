@@ -55,6 +55,25 @@ def put_file(site: LocalSite, relative: str, size: int) -> str:
     return write_file(site.root_url(f"srcnet/{relative}"), size, seed=hash(relative) & 0x7FFFFFFF)
 
 
+def spectral_cube_at_sdp(sdp: LocalSite, name: str, sizes: tuple[int, int], observation_id: str):  # type: ignore[no-untyped-def]
+    """A SKA1-Low spectral cube registered with its two files (cube, weights) written at its SDP."""
+    from replicas.services import FileSpec, register_product
+    from topology.models import Telescope
+
+    files = [
+        FileSpec(f, size, put_file(sdp, f"ska/{name}/{f}", size))
+        for f, size in zip(("cube.fits", "weights.fits"), sizes, strict=True)
+    ]
+    return register_product(
+        scope="ska",
+        name=name,
+        telescope=Telescope.objects.get(name="SKA1-Low"),
+        files=files,
+        product_type="spectral_cube",
+        observation_id=observation_id,
+    )
+
+
 @pytest.fixture
 def to_uksrc(bound_topology):  # type: ignore[no-untyped-def]
     """Every SKA1-Low product to UKSRC (the policy's only share): one lane, one link."""

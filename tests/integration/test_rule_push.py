@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from replicas.services import FileSpec, register_product
 from schedulers.models import PushCycle
 from tests.conftest import drive_push_loop
-from topology.models import Telescope
 
-from .conftest import adler32_of, put_file, unique
+from .conftest import adler32_of, spectral_cube_at_sdp, unique
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 MIB = 1024 * 1024
@@ -21,18 +19,7 @@ def test_a_rule_is_planned_by_the_push_loop_and_its_copies_arrive(  # type: igno
 ):
     sdp = bound_topology["SKA1-LOW_SDP"]
     name = unique("ruled")
-    files = [
-        FileSpec(f, size, put_file(sdp, f"ska/{name}/{f}", size))
-        for f, size in (("cube.fits", 2 * MIB), ("weights.fits", MIB + 7))
-    ]
-    product = register_product(
-        scope="ska",
-        name=name,
-        telescope=Telescope.objects.get(name="SKA1-Low"),
-        files=files,
-        product_type="spectral_cube",
-        observation_id="SB-4242",
-    )
+    product = spectral_cube_at_sdp(sdp, name, (2 * MIB, MIB + 7), "SB-4242")
     # Found by its metadata, then asked for at two SRCs while it still waits at the SDP.
     found = scientist_client.get("/api/replicas/products/", {"observation_id": "SB-4242"}).json()["results"]
     assert [p["did"] for p in found] == [product.did]

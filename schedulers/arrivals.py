@@ -155,22 +155,66 @@ def _union_seconds(spans: list[tuple[float, float]]) -> float:
 
 def lane_backlog_bytes(now: dt.datetime, rates: Mapping[Lane, float]) -> dict[Lane, float]:
     """Lane -> bytes still to copy of the products in flight on it (first copies going straight to their
-    SRC), from the platform's own replicas, whichever transfer service carries them: each in-flight
-    product has had its share of the lane's measured rate since its copy began (none where the lane has
-    no measurement, so its whole size)."""
+    SRC), from the platform's own replicas, whichever transfer service carries them.
+
+    Where the transfer service reports the copy's files (its job carries the replica's id), a finished
+    file has nothing left, a file not started yet all of its bytes, and an active one its bytes less what
+    its share of the lane's measured rate (the rate over the lane's active files) has sent since it
+    started: a job can wait at the service for a copy slot, and counting from its submission would call
+    bytes sent that have not left. Elsewhere (a Rucio rule, a job with no files reported yet) the product
+    has had its share of the lane since its copy was submitted (none where the lane has no measurement,
+    so its whole size)."""
     rows = list(
         Replica.objects.filter(state=ReplicaState.COPYING, upstream__isnull=True, via__isnull=True)
         .exclude(endpoint__role=StorageRole.SDP)
-        .values_list("product__telescope__name", "endpoint__site__name", "created")
+        .values_list("pk", "product__telescope__name", "endpoint__site__name", "created")
         .annotate(total=Sum("product__files__size_bytes"))
     )
-    in_flight = Counter((telescope, site) for telescope, site, _, _ in rows)
+    lane_of = {pk: (telescope, site) for pk, telescope, site, _, _ in rows}
+    files = _copy_files(list(lane_of))
+    active = Counter(
+        lane_of[pk]
+        for pk, copies in files.items()
+        for _, state, started in copies
+        if state == FileState.ACTIVE and started is not None
+    )
+    in_flight = Counter(lane for pk, lane in lane_of.items() if pk not in files)
     out: dict[Lane, float] = {}
-    for telescope, site, created, total in rows:
+    for pk, telescope, site, created, total in rows:
         lane = (telescope, site)
-        sent = max(0.0, (now - created).total_seconds()) * rates.get(lane, 0.0) / 8 / in_flight[lane]
-        out[lane] = out.get(lane, 0.0) + max(0.0, float(total or 0) - sent)
+        rate = rates.get(lane, 0.0)
+        if pk in files:
+            left = 0.0
+            for size, state, started in files[pk]:
+                if state == FileState.FINISHED:
+                    continue
+                sent = 0.0
+                if state == FileState.ACTIVE and started is not None:
+                    sent = max(0.0, (now - started).total_seconds()) * rate / 8 / max(1, active[lane])
+                left += max(0.0, size - sent)
+        else:
+            sent = max(0.0, (now - created).total_seconds()) * rate / 8 / in_flight[lane]
+            left = max(0.0, float(total or 0) - sent)
+        out[lane] = out.get(lane, 0.0) + left
     return out
+
+
+def _copy_files(replica_ids: list[int]) -> dict[int, list[tuple[float, str, dt.datetime | None]]]:
+    """Replica id -> (bytes, state, start) of each file of its latest push job at the transfer service,
+    for the replicas whose job the service reports (the job's metadata names the replica)."""
+    if not replica_ids:
+        return {}
+    latest: dict[int, int] = {}
+    found: dict[tuple[int, int], list[tuple[float, str, dt.datetime | None]]] = {}
+    rows = TransferFile.objects.filter(job__metadata__replica_id__in=replica_ids).values_list(
+        "job__metadata__replica_id", "job_id", "filesize", "state", "start_time"
+    )
+    for replica_id, job_id, size, state, started in rows:
+        if not isinstance(replica_id, int) or state == FileState.NOT_USED:
+            continue
+        latest[replica_id] = max(latest.get(replica_id, job_id), job_id)
+        found.setdefault((replica_id, job_id), []).append((float(size or 0), state, started))
+    return {replica_id: found[(replica_id, job_id)] for replica_id, job_id in latest.items()}
 
 
 def record(found: dict[str, tuple[float, str]], now: dt.datetime) -> int:

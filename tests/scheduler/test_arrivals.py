@@ -185,6 +185,42 @@ def test_a_product_in_flight_counts_what_its_share_of_the_lane_has_not_sent_yet(
     assert lane_backlog_bytes(now, {}) == {("SKA1-Low", "UKSRC"): pytest.approx(4 * GB)}
 
 
+def test_a_copy_whose_files_the_service_reports_counts_what_they_have_not_sent(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """A job that waits at the transfer service for a copy slot has sent nothing, however long ago it was
+    submitted; a finished file has nothing left; an active one has had its share of the lane's rate (the
+    rate over the lane's active files) since it started."""
+    from replicas.models import Replica
+    from topology.models import StorageEndpoint
+    from transfers.models import TransferFile, TransferJob
+
+    now = dt.datetime.now(dt.UTC)
+    uk = StorageEndpoint.objects.get(name="UKSRC_DISK")
+
+    def copy(name: str, files: list[tuple[str, float | None]]) -> None:
+        product = _product(name, 3, 2 * GB)
+        replica = Replica.objects.create(product=product, endpoint=uk, state="copying")
+        Replica.objects.filter(pk=replica.pk).update(created=now - dt.timedelta(seconds=60))
+        job = TransferJob.objects.create(metadata={"replica_id": replica.pk, "lane": ["SKA1-Low", "UKSRC"]})
+        for index, (state, started_s_ago) in enumerate(files):
+            TransferFile.objects.create(
+                job=job,
+                file_index=index,
+                source_surl=f"davs://sdp/{name}/{index}",
+                dest_surl=f"davs://uk/{name}/{index}",
+                filesize=GB,
+                state=state,
+                start_time=None if started_s_ago is None else now - dt.timedelta(seconds=started_s_ago),
+            )
+
+    # Two active files on the lane at 800 Mbit/s: 50 MB/s each. "moving": one file done, one active for
+    # 10 s (0.5 GB sent); "waiting": submitted 60 s ago, both files still queued at the service.
+    copy("moving", [("FINISHED", 20.0), ("ACTIVE", 10.0)])
+    copy("waiting", [("SUBMITTED", None), ("SUBMITTED", None)])
+    copy("other", [("ACTIVE", 4.0), ("SUBMITTED", None)])  # 0.2 GB of its active file sent
+    backlog = lane_backlog_bytes(now, {("SKA1-Low", "UKSRC"): 800e6})
+    assert backlog[("SKA1-Low", "UKSRC")] == pytest.approx(0.5 * GB + 2 * GB + 0.8 * GB + GB, rel=1e-3)
+
+
 # Copies other than a product's first: a second copy made SRC -> SRC, and a Rucio rule's copy.
 
 

@@ -41,6 +41,8 @@ SHOW_KEYS = [
     "arrival_note",
 ]
 REPLICA_COLUMNS = ["endpoint", "site", "state", "policy", "reason"]
+# Each replica still to come (planned or copying, not at the SDP): when it is predicted and why then.
+ARRIVAL_COLUMNS = ["endpoint", "state", "predicted_arrival", "arrival_note"]
 TRANSFER_COLUMNS = ["job_id", "state", "activity", "sources", "destinations", "files", "done", "created"]
 FILE_COLUMNS = ["name", "size", "adler32"]
 
@@ -158,6 +160,13 @@ def _emit_product(ctx: Context, product: Row) -> None:
     ctx.out(render_table(files, FILE_COLUMNS))
     ctx.out("\nREPLICAS")
     ctx.out(render_table(product.get("replicas") or [], REPLICA_COLUMNS))
+    # The server gives a note (and a time when it can) to each pending replica, "" to the others.
+    pending = [
+        r for r in product.get("replicas") or [] if r.get("arrival_note") or r.get("predicted_arrival")
+    ]
+    if pending:
+        ctx.out("\nARRIVALS")
+        ctx.out(render_table(pending, ARRIVAL_COLUMNS))
     if "transfers" in product:
         ctx.out("\nTRANSFERS")
         ctx.out(render_table([_transfer_row(t) for t in product["transfers"]], TRANSFER_COLUMNS))

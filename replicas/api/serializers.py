@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError
+from django.db.models import Manager
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from projects.models import Project
@@ -22,6 +26,40 @@ class ProductFileSerializer(serializers.ModelSerializer):
         fields = ["name", "size_bytes", "adler32"]
 
 
+# The serializer context's key for the predicted arrivals of the replicas in one response: replica id ->
+# its ``schedulers.arrivals.CopyArrival``, None when it is not pending; worked out once for all of them.
+ARRIVALS = "copy_arrivals"
+
+
+def _items(data: Any) -> list[Any]:
+    return list(data.all() if isinstance(data, Manager) else data)
+
+
+def predict_arrivals(context: Mapping[str, Any], replicas: Iterable[Replica]) -> None:
+    """Predict, in one call, when each pending replica of ``replicas`` not predicted yet in this response
+    will arrive; a replica's upstream copy is predicted with it (a second copy waits for its upstream)."""
+    # The root serializer's context: a dict (DRF types it as a Mapping), shared by the nested serializers.
+    found: dict[int, Any] = cast(dict[str, Any], context).setdefault(ARRIVALS, {})
+    replicas = [r for r in replicas if r.pk not in found]
+    if not replicas:
+        return
+    from schedulers.arrivals import copy_arrivals
+
+    known = {r.pk for r in replicas}
+    upstreams = {r.upstream_id: r.upstream for r in replicas if r.upstream_id and r.upstream_id not in known}
+    predicted = copy_arrivals([*(u for u in upstreams.values() if u is not None), *replicas])
+    found.update({r.pk: predicted.get(r.pk) for r in replicas})
+
+
+class ReplicaListSerializer(serializers.ListSerializer):
+    """Replicas, with one prediction of arrivals for all of them (not one per replica)."""
+
+    def to_representation(self, data: Any) -> list[Any]:
+        items = _items(data)
+        predict_arrivals(self.context, items)
+        return super().to_representation(items)
+
+
 class ReplicaSerializer(serializers.ModelSerializer):
     product = serializers.CharField(source="product.did", read_only=True)
     endpoint: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="name", read_only=True)
@@ -34,9 +72,17 @@ class ReplicaSerializer(serializers.ModelSerializer):
         help_text="The storage it is copied from (a second or full copy); null: from the SDP",
     )
     via: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    predicted_arrival = serializers.SerializerMethodField(
+        help_text="When this copy is predicted to arrive (planned or copying, not at the SDP); null: "
+        "it is not pending, or no time can be predicted yet (arrival_note says why)"
+    )
+    arrival_note = serializers.SerializerMethodField(
+        help_text="Why it arrives then and not sooner (schedulers/arrivals.py); empty when not pending"
+    )
 
     class Meta:
         model = Replica
+        list_serializer_class = ReplicaListSerializer
         fields = [
             "id",
             "product",
@@ -47,9 +93,36 @@ class ReplicaSerializer(serializers.ModelSerializer):
             "upstream",
             "via",
             "reason",
+            "predicted_arrival",
+            "arrival_note",
             "created",
             "updated",
         ]
+
+    def _arrival(self, replica: Replica) -> Any:
+        # Nested in a product or in a list, the parent has predicted every replica of the response already.
+        predict_arrivals(self.context, [replica])
+        return self.context[ARRIVALS].get(replica.pk)
+
+    @extend_schema_field(OpenApiTypes.DATETIME)
+    def get_predicted_arrival(self, replica: Replica) -> str | None:
+        arrival = self._arrival(replica)
+        if arrival is None or arrival.at is None:
+            return None
+        return serializers.DateTimeField().to_representation(arrival.at)
+
+    def get_arrival_note(self, replica: Replica) -> str:
+        arrival = self._arrival(replica)
+        return arrival.note if arrival is not None else ""
+
+
+class DataProductListSerializer(serializers.ListSerializer):
+    """Products, with one prediction of arrivals for all their replicas (not one per product)."""
+
+    def to_representation(self, data: Any) -> list[Any]:
+        items = _items(data)
+        predict_arrivals(self.context, [r for product in items for r in product.replicas.all()])
+        return super().to_representation(items)
 
 
 class DataProductSerializer(serializers.ModelSerializer):
@@ -89,6 +162,11 @@ class DataProductSerializer(serializers.ModelSerializer):
             "replicas",
         ]
         read_only_fields = ["state", "created", "predicted_arrival", "arrival_note"]
+        list_serializer_class = DataProductListSerializer
+
+    def to_representation(self, instance: DataProduct) -> dict[str, Any]:
+        predict_arrivals(self.context, instance.replicas.all())
+        return super().to_representation(instance)
 
     def create(self, validated_data: dict[str, Any]) -> DataProduct:
         files = [

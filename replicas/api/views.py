@@ -31,8 +31,9 @@ class DataProductViewSet(
         "files",
         Prefetch(
             "replicas",
+            # upstream's site: a second copy's lane, for its predicted arrival (schedulers/arrivals.py)
             queryset=Replica.objects.select_related(
-                "endpoint__site", "policy", "product", "upstream__endpoint", "via"
+                "endpoint__site", "policy", "product", "upstream__endpoint__site", "via"
             ),
         ),
     )
@@ -68,7 +69,7 @@ class DataProductViewSet(
 
 class ReplicaViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Replica.objects.select_related(
-        "product", "endpoint__site", "policy", "upstream__endpoint", "via"
+        "product", "endpoint__site", "policy", "upstream__endpoint__site", "upstream__product", "via"
     )
     serializer_class = s.ReplicaSerializer
     filterset_class = filtersets.ReplicaFilterSet

@@ -136,3 +136,46 @@ def test_a_scientist_sees_another_projects_proprietary_product_nowhere(srcnet, s
     refused = _create(srcnet, "obs-bad", "--project", "ZZ99")
     assert refused.code == ExitCode.VALIDATION and "project" in refused.err
     assert not DataProduct.objects.filter(name="obs-bad").exists()
+
+
+def test_products_show_prints_each_pending_replicas_predicted_arrival(srcnet, topology):  # type: ignore[no-untyped-def]
+    """The ARRIVALS table: each replica still to come with its own prediction and note (the SDP's copy,
+    already there, is not in it)."""
+    import datetime as dt
+
+    from replicas.models import Replica
+    from schedulers.models import PathMeasurement
+    from topology.models import StorageEndpoint
+
+    assert _create(srcnet, "obs-arrive").code == ExitCode.OK
+    product = DataProduct.objects.get(name="obs-arrive")
+    predicted = dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    DataProduct.objects.filter(pk=product.pk).update(
+        predicted_arrival=predicted, arrival_note="moving on SKA1-Low -> AUSRC since this cycle"
+    )
+    PathMeasurement.objects.create(
+        source="AUSRC", destination="UKSRC", streams=4, bytes=10**9, seconds=10, throughput_bps=800e6
+    )
+    au, uk = (StorageEndpoint.objects.get(name=n) for n in ("AUSRC_DISK", "UKSRC_DISK"))
+    first = Replica.objects.create(product=product, endpoint=au, state="copying")
+    Replica.objects.create(product=product, endpoint=uk, state="planned", upstream=first)
+
+    shown = srcnet("products", "show", str(product.pk))
+    assert shown.code == ExitCode.OK, shown.err
+    arrivals = shown.out.split("\nARRIVALS\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert arrivals[0].split() == ["ENDPOINT", "STATE", "PREDICTED_ARRIVAL", "ARRIVAL_NOTE"]
+    au_row, uk_row = arrivals[2:]
+    assert au_row.split(None, 3) == [
+        "AUSRC_DISK",
+        "copying",
+        "2030-01-02T03:04:05Z",
+        "moving on SKA1-Low -> AUSRC since this cycle",
+    ]
+    # Its 1126 MB (the two files) at 100 MB/s after the first copy's arrival: 11.26 s.
+    assert uk_row.split(None, 3) == [
+        "UKSRC_DISK",
+        "planned",
+        "2030-01-02T03:04:16.261706Z",
+        "second copy waits for AUSRC_DISK (predicted 03:04:05) on AUSRC -> UKSRC: 0 copy(ies) ahead on "
+        "the lane, 1126 MB to go up to this copy; the lane delivers 800 Mbit/s lately",
+    ]

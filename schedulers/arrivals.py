@@ -193,8 +193,6 @@ def lane_calibration(now: dt.datetime) -> dict[Lane, float]:
             submitted[replica_id] = min(submitted.get(replica_id, created), created)
     ratios: dict[Lane, list[float]] = {}
     for pk, telescope, site, created, arrived, predicted, factor in rows:
-        if predicted is None:  # filtered out above; the type does not know it
-            continue
         lane = (telescope, site)
         start = submitted.get(pk, created)
         # The model's own figure: the prediction without the calibration it was made with.

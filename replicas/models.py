@@ -57,9 +57,6 @@ class DataProduct(models.Model):
         help_text="When its first copy reaches its SRC, by the push loop's plan (schedulers/arrivals.py)",
     )
     arrival_note = models.CharField(max_length=300, blank=True, help_text="Why it arrives then, not sooner")
-    # What the lane's calibration multiplied the model's time to arrival by (schedulers.arrivals
-    # .lane_calibration), kept so that later calibrations compare arrivals with the model's own figure.
-    arrival_factor = models.FloatField(default=1.0)
     observation_id = models.CharField(
         max_length=64,
         blank=True,

@@ -19,7 +19,6 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import math
-import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from topology.choices import StorageRole
 from topology.models import NetworkPath, StorageEndpoint
 from topology.physics import tcp_ceiling_bps
 from transfers.choices import FileState
-from transfers.models import TransferFile, TransferJob
+from transfers.models import TransferFile
 
 from .lane_load import Lane, LaneLoad
 from .models import PathMeasurement, PlannedRule
@@ -49,17 +48,13 @@ def predictions(
     *,
     rates: Mapping[Lane, float] | None = None,
     backlog: Mapping[Lane, float] | None = None,
-    calibration: Mapping[Lane, float] | None = None,
-) -> dict[str, tuple[float, str, float]]:
-    """Product id -> (seconds from now to its arrival at its SRC, why then, the calibration factor in
-    those seconds), for every product the plan
+) -> dict[str, tuple[float, str]]:
+    """Product id -> (seconds from now to its arrival at its SRC, why then), for every product the plan
     carries to an SRC; ``due``: the indices of the legs this cycle submits; ``rates``: what each lane
-    delivered lately (bit/s), ``backlog``: the bytes still to copy on each lane's jobs in flight;
-    ``calibration``: how much longer than predicted each lane's recent arrivals took (``lane_calibration``),
-    applied to the predictions from its measured rate."""
+    delivered lately (bit/s), ``backlog``: the bytes still to copy on each lane's jobs in flight."""
     legs = list(legs)
     due = set(due)
-    rates, backlog, calibration = rates or {}, backlog or {}, calibration or {}
+    rates, backlog = rates or {}, backlog or {}
     queued = _bytes_ahead(legs, backlog)
     # Start times on each lane, sorted: how many legs start before a given one is a bisection.
     starts: dict[tuple[str, str], list[float]] = {}
@@ -67,7 +62,7 @@ def predictions(
         starts.setdefault((other.source, other.destination), []).append(other.start_s)
     for times in starts.values():
         times.sort()
-    out: dict[str, tuple[float, str, float]] = {}
+    out: dict[str, tuple[float, str]] = {}
     for index, leg in enumerate(legs):
         if leg.role not in FIRST_COPY:
             continue
@@ -93,21 +88,18 @@ def predictions(
                 f"waits {start.start_s:.0f} s for {lane[0]} -> {lane[1]} ({ahead} product(s) ahead on it; "
                 f"{reason}), then {how}"
             )
-        arrival, factor = leg.finish_s, 1.0
+        arrival = leg.finish_s
         measured = rates.get(lane, 0.0)
         if not relayed and measured > 0 and index in queued:
-            factor = calibration.get(lane, 1.0)
-            arrival = queued[index] * 8 / measured * factor
+            arrival = queued[index] * 8 / measured
             why += (
                 f"; the lane delivers {measured / 1e6:.0f} Mbit/s lately, "
                 f"{queued[index] / 1e6:.0f} MB to go on it up to this product"
             )
-            if factor != 1.0:
-                why += f"; its recent arrivals took {factor:.2f} x their prediction"
         if leg.role == LegRole.FORWARD:
             why += f"; relayed through {leg.source}"
         if leg.product_id not in out or arrival > out[leg.product_id][0]:
-            out[leg.product_id] = (arrival, why, factor)
+            out[leg.product_id] = (arrival, why)
     return out
 
 
@@ -150,58 +142,6 @@ def lane_rates(now: dt.datetime) -> dict[Lane, float]:
         if busy > 0:
             rates[lane] = sum(size for _, _, size in jobs) * 8 / busy
     return rates
-
-
-# How a lane's predictions are calibrated: its last first copies that arrived within RATE_WINDOW, each
-# its time from submission to arrival over the time predicted then; the median, within these bounds (a
-# lane whose arrivals came at a tenth or ten times their prediction has changed, not drifted).
-CALIBRATION_ARRIVALS = 10
-CALIBRATION_BOUNDS = (0.5, 2.0)
-
-
-def lane_calibration(now: dt.datetime) -> dict[Lane, float]:
-    """Lane -> the median of (arrival - submission) / (predicted arrival - submission) over its recent
-    first copies straight to their SRC: what the queue-over-measured-rate model leaves out on that lane
-    (a product ends with its slowest file, which runs with fewer copies beside it than the lane's rate was
-    measured with; each copy's start). Submission is the copy's first push job at the transfer service
-    where it reports one (the prediction was made in that cycle), else the replica's creation."""
-    rows = list(
-        Replica.objects.filter(
-            state=ReplicaState.AVAILABLE,
-            upstream__isnull=True,
-            via__isnull=True,
-            updated__gte=now - RATE_WINDOW,
-            product__predicted_arrival__isnull=False,
-        )
-        .exclude(endpoint__role=StorageRole.SDP)
-        .order_by("-updated")
-        .values_list(
-            "pk",
-            "product__telescope__name",
-            "endpoint__site__name",
-            "created",
-            "updated",
-            "product__predicted_arrival",
-            "product__arrival_factor",
-        )[: CALIBRATION_ARRIVALS * 20]
-    )
-    submitted: dict[int, dt.datetime] = {}
-    for replica_id, created in TransferJob.objects.filter(
-        metadata__replica_id__in=[row[0] for row in rows]
-    ).values_list("metadata__replica_id", "created"):
-        if isinstance(replica_id, int):
-            submitted[replica_id] = min(submitted.get(replica_id, created), created)
-    ratios: dict[Lane, list[float]] = {}
-    for pk, telescope, site, created, arrived, predicted, factor in rows:
-        lane = (telescope, site)
-        start = submitted.get(pk, created)
-        # The model's own figure: the prediction without the calibration it was made with.
-        expected = (predicted - start).total_seconds() / (factor or 1.0)
-        if expected <= 1.0 or len(ratios.setdefault(lane, [])) >= CALIBRATION_ARRIVALS:
-            continue  # a prediction of about now says nothing about the model
-        ratios[lane].append((arrived - start).total_seconds() / expected)
-    low, high = CALIBRATION_BOUNDS
-    return {lane: min(high, max(low, statistics.median(r))) for lane, r in ratios.items() if r}
 
 
 def _union_seconds(spans: list[tuple[float, float]]) -> float:
@@ -277,7 +217,7 @@ def _copy_files(replica_ids: list[int]) -> dict[int, list[tuple[float, str, dt.d
     return {replica_id: found[(replica_id, job_id)] for replica_id, job_id in latest.items()}
 
 
-def record(found: dict[str, tuple[float, str, float]], now: dt.datetime) -> int:
+def record(found: dict[str, tuple[float, str]], now: dt.datetime) -> int:
     """Write each product's predicted arrival and its reason; returns how many products were updated."""
     if not found:
         return 0
@@ -287,11 +227,10 @@ def record(found: dict[str, tuple[float, str, float]], now: dt.datetime) -> int:
         wanted |= Q(scope=scope, name=name)
     products = list(DataProduct.objects.filter(wanted).only("pk", "scope", "name"))
     for product in products:
-        seconds, why, factor = found[product.did]
+        seconds, why = found[product.did]
         product.predicted_arrival = now + dt.timedelta(seconds=max(0.0, seconds))
         product.arrival_note = why[:300]
-        product.arrival_factor = factor
-    DataProduct.objects.bulk_update(products, ["predicted_arrival", "arrival_note", "arrival_factor"])
+    DataProduct.objects.bulk_update(products, ["predicted_arrival", "arrival_note"])
     return len(products)
 
 

@@ -316,13 +316,10 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         tool = transfertool or default_transfertool()
         rates = arrivals.lane_rates(now)
         backlog = arrivals.lane_backlog_bytes(now, rates)
-        calibration = arrivals.lane_calibration(now)
         for planned, load in cycle_plans(now=now, config=config, errors=report.errors):
             report.legs_planned += len(planned.result.legs)
             # Before the submissions take room on the lanes: why a leg waits is the lane as the plan saw it.
-            found = arrivals.predictions(
-                planned.result.legs, planned.due, load, rates=rates, backlog=backlog, calibration=calibration
-            )
+            found = arrivals.predictions(planned.result.legs, planned.due, load, rates=rates, backlog=backlog)
             arrivals.record(found, now)
             report.events += [
                 {"time_s": e.time_s, "telescope": e.telescope, "kind": e.kind, "detail": e.detail}

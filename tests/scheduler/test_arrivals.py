@@ -10,7 +10,7 @@ import pytest
 
 from replicas.models import DataProduct
 from replicas.services import FileSpec, register_product
-from schedulers.arrivals import lane_backlog_bytes, lane_calibration, lane_rates, predictions
+from schedulers.arrivals import lane_backlog_bytes, lane_rates, predictions
 from schedulers.lane_load import LaneLoad
 from schedulers.loop import push_cycle
 from schedulers.planning.types import Leg, LegRole
@@ -219,44 +219,6 @@ def test_a_copy_whose_files_the_service_reports_counts_what_they_have_not_sent(r
     copy("other", [("ACTIVE", 4.0), ("SUBMITTED", None)])  # 0.2 GB of its active file sent
     backlog = lane_backlog_bytes(now, {("SKA1-Low", "UKSRC"): 800e6})
     assert backlog[("SKA1-Low", "UKSRC")] == pytest.approx(0.5 * GB + 2 * GB + 0.8 * GB + GB, rel=1e-3)
-
-
-def test_a_lanes_predictions_are_calibrated_by_how_its_recent_arrivals_compared(reference_topology) -> None:  # type: ignore[no-untyped-def]
-    """Each recent arrival's time from its submission (its push job's) over the model's own prediction
-    then (the calibration it was made with taken out); the lane's median multiplies its next predictions."""
-    from replicas.models import Replica
-    from topology.models import StorageEndpoint
-    from transfers.models import TransferJob
-
-    now = dt.datetime.now(dt.UTC)
-    uk = StorageEndpoint.objects.get(name="UKSRC_DISK")
-    # (submitted s ago, the model's seconds to arrival, the factor applied, took): ratios 1.2, 1.3, 1.1,
-    # and 1.2 for the one predicted with a factor of 1.5 (15 s predicted, 10 s of them the model's).
-    for index, (ago, model_s, factor, took) in enumerate(
-        ((100, 10, 1.0, 12), (80, 10, 1.0, 13), (60, 10, 1.0, 11), (40, 10, 1.5, 12))
-    ):
-        product = _product(f"arrived-{index}", 3, GB)
-        submitted = now - dt.timedelta(seconds=ago)
-        DataProduct.objects.filter(pk=product.pk).update(
-            predicted_arrival=submitted + dt.timedelta(seconds=model_s * factor), arrival_factor=factor
-        )
-        replica = Replica.objects.create(product=product, endpoint=uk, state="available")
-        # The replica row is older than its job (a rule pinned it): submission is the job's.
-        Replica.objects.filter(pk=replica.pk).update(
-            created=submitted - dt.timedelta(seconds=500), updated=submitted + dt.timedelta(seconds=took)
-        )
-        job = TransferJob.objects.create(metadata={"replica_id": replica.pk})
-        TransferJob.objects.filter(pk=job.pk).update(created=submitted)
-    calibration = lane_calibration(now)
-    assert calibration == {("SKA1-Low", "UKSRC"): pytest.approx(1.2)}
-
-    legs = [_leg("next", 0.0, 100e6)]
-    found = predictions(
-        legs, [0], LaneLoad(depth=2), rates={("T", "A"): 100e6}, calibration={("T", "A"): 1.2}
-    )
-    seconds, why, factor = found["next"]
-    assert seconds == pytest.approx(100e6 * 8 / 100e6 * 1.2) and factor == 1.2
-    assert "its recent arrivals took 1.20 x their prediction" in why
 
 
 # Copies other than a product's first: a second copy made SRC -> SRC, and a Rucio rule's copy.

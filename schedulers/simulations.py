@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from .planning.types import PlanInputError, Product, Topology
 from .simulation.engine import MEASURED_STACK
 from .simulation.reference import reference_endpoints, reference_topology
@@ -109,6 +111,9 @@ def run_simulation(request: SimulationRequest, out: Path, *, progress: Any = Non
     return write_report(runs, duration, out)
 
 
+MAX_CAMPAIGN_PLANS = 500
+
+
 def simulate_workload(
     scenario: Scenario,
     topology: Topology,
@@ -123,9 +128,19 @@ def simulate_workload(
     returns the run with its result, for the caller's own figures. The workload runs as the platform's
     stack moves it (``MEASURED_STACK``: unpaced cold copies, the plan's copies in flight), so that a simulated
     campaign predicts what a real one does (checked by bench/scheduler/bench_reality.py)."""
+    # Replanned as often as the deployed push loop (its beat), up to MAX_CAMPAIGN_PLANS plans per run: a
+    # plan every 600 s (the simulator's default) cannot follow a lane's measured copy dead time within a
+    # campaign of minutes (bench_reality: the 223 ms lane stayed at 2-3 copies where the loop went to 4).
+    replan_s = max(settings.SRCNET_PUSH_INTERVAL, until_s / MAX_CAMPAIGN_PLANS)
     try:
         run = run_scenario(
-            scenario, topology, products, duration_s=until_s, with_lp=False, bin_s=bin_s, model=MEASURED_STACK
+            scenario,
+            topology,
+            products,
+            duration_s=until_s,
+            with_lp=False,
+            bin_s=bin_s,
+            model={**MEASURED_STACK, "replan_s": replan_s},
         )
     except PlanInputError as exc:
         raise SimulationRequestError(f"{scenario.name}: {exc}") from exc

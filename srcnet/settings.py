@@ -153,6 +153,9 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Beat runs with django_celery_beat's DatabaseScheduler (``localnet.stack.BEAT_SCHEDULER``): it copies
 # these entries into its PeriodicTask table at start and also fires the recurring campaigns' tasks.
+# Seconds between push cycles (the beat's; a cycle also runs when a push job ends, SRCNET_PUSH_ON_SETTLE).
+# Simulated campaigns replan as often (schedulers.simulations.simulate_workload).
+SRCNET_PUSH_INTERVAL = float(_env("PUSH_INTERVAL", "30"))
 CELERY_BEAT_SCHEDULE = {
     # A sweep that picks up retries whose back-off has elapsed and work whose message was lost.
     "transfers-dispatch-sweep": {"task": "transfers.dispatch", "schedule": 5.0},
@@ -168,7 +171,7 @@ CELERY_BEAT_SCHEDULE = {
     # The push loop: plan what waits at the SDPs and submit what is due.
     "schedulers-push-cycle": {
         "task": "schedulers.push_cycle",
-        "schedule": float(_env("PUSH_INTERVAL", "30")),
+        "schedule": SRCNET_PUSH_INTERVAL,
     },
     # Rule state and scientists' own rules into replicas; does nothing unless SRCNET_RUCIO_URL is set.
     "replicas-follow-rucio-rules": {

@@ -72,6 +72,41 @@ def markdown(result: dict[str, Any]) -> str:
             ["1"] + [f"{ratio(s['latency_s']['p50'], real['latency_s']['p50']) or 0:.3f}" for s in sims],
         )
     )
+    for src in (UK, AU):
+        mine = real["per_src"].get(src, {}).get("p50_s")
+        lines.append(
+            row(
+                f"simulated / real: p50 at {src}",
+                ["1"] + [f"{ratio(s['per_src'].get(src, {}).get('p50_s'), mine) or 0:.3f}" for s in sims],
+            )
+        )
+    runs_compared = result.get("real_runs") or []
+    if len(runs_compared) > 1:
+        n = len(runs_compared)
+        mean_busy = sum(r["busy_while_waiting"] for r in runs_compared) / n
+        mean_p50 = sum(r["p50_s"] for r in runs_compared) / n
+        lines += [
+            row(
+                f"simulated / mean of {n} real runs ({pct(mean_busy)}): busy while undelivered",
+                ["1"] + [f"{ratio(s['utilisation_while_waiting']['any'], mean_busy) or 0:.3f}" for s in sims],
+            ),
+            row(
+                f"simulated / mean of {n} real runs ({sec(mean_p50)}): p50",
+                ["1"] + [f"{ratio(s['latency_s']['p50'], mean_p50) or 0:.3f}" for s in sims],
+            ),
+        ]
+    fitted = next((s for s in sims if "fit" in s), None)
+    if fitted is not None:
+        model = fitted["model"]
+        dead = ", ".join(f"{a}->{b} {sec(x)}" for a, b, x in model.get("lane_extra_dead_s", ()))
+        lines += [
+            "",
+            f"Fitted lanes (to the real job rates p50 "
+            f"{', '.join(f'{k} {v / 1e6:.1f}' for k, v in fitted['fit']['job_rate_targets_bps'].items())} "
+            f"Mbit/s; simulated "
+            f"{', '.join(f'{k} {(v or 0) / 1e6:.1f}' for k, v in fitted['job_rate_bps'].items())}): RTT "
+            f"fairness {model.get('rtt_fairness')}, extra dead time per copy {dead or 'none'}.",
+        ]
     predicted = real.get("arrival_prediction")
     if predicted:
         lines += [
@@ -87,6 +122,32 @@ def markdown(result: dict[str, Any]) -> str:
             "",
             f"Mean signed error (arrival - prediction): {sec(predicted['error_s']['mean_signed'])}.",
         ]
+        for destination, d in (predicted.get("per_destination") or {}).items():
+            lines.append(
+                f"At {destination} ({d['products']} products): error p50 {sec(d['error_s_p50'])}, "
+                f"{pct(d['error_of_wait_p50'])} of the wait; mean signed {sec(d['mean_signed_s'])}."
+            )
+    stages = real.get("diagnosis", {}).get("stages_s") or {}
+    if stages:
+        lines += [
+            "",
+            "Where a delivered product's wait went in the real run, per lane (p50 / mean, seconds):",
+            "",
+            "| lane | registered to submitted | submitted to started | started to copied | copied to "
+            "AVAILABLE |",
+            "|---|---|---|---|---|",
+        ]
+        for lane, by_stage in sorted(stages.items()):
+            cells = [
+                f"{sec(by_stage[name]['p50'])} / {sec(by_stage[name]['mean'])}"
+                for name in (
+                    "registered_to_submitted",
+                    "submitted_to_started",
+                    "started_to_copied",
+                    "copied_to_available",
+                )
+            ]
+            lines.append(row(lane, cells))
     lines += ["", f"Access-link utilisation per {BIN_S:g} s bin (from the campaign's start):", ""]
     lines += [row("t (s)", cols), f"|---|{'---|' * len(cols)}"]
     for i in range(max(len(r["utilisation_bins"]) for r in runs)):

@@ -70,12 +70,19 @@ def score_real(c: Any, samples: list[dict[str, Any]], capacity: float, duration:
     latencies: list[float] = []
     per_src: dict[str, dict[str, Any]] = {}
     replicas = Replica.objects.filter(product_id__in=list(by_product), state=ReplicaState.AVAILABLE).values(
-        "product_id", "endpoint__name", "updated", "product__created", "product__predicted_arrival"
+        "product_id",
+        "endpoint__name",
+        "updated",
+        "product__created",
+        "product__predicted_arrival",
+        "product__arrival_note",
     )
     # The push loop's predicted arrival (schedulers/arrivals.py, the prediction at submission) against the
     # arrival: its error, and that error relative to the product's wait (created to arrival).
     prediction_errors: list[float] = []
     relative_errors: list[float] = []
+    per_destination: dict[str, list[tuple[float, float]]] = {}
+    each: list[dict[str, Any]] = []
     for r in replicas:
         row = by_product[r["product_id"]]
         if r["endpoint__name"] != row["destination"]:
@@ -85,6 +92,16 @@ def score_real(c: Any, samples: list[dict[str, Any]], capacity: float, duration:
             wait = (r["updated"] - r["product__created"]).total_seconds()
             prediction_errors.append(error)
             relative_errors.append(abs(error) / wait if wait > 0 else 0.0)
+            per_destination.setdefault(row["destination"], []).append((error, relative_errors[-1]))
+            each.append(
+                {
+                    "destination": row["destination"],
+                    "created_s": r["product__created"].timestamp() - t0,
+                    "wait_s": wait,
+                    "error_s": error,
+                    "note": r["product__arrival_note"],
+                }
+            )
         done_at = r["updated"].timestamp() - t0
         entry = per_src.setdefault(
             row["destination"], {"bytes_in_duration": 0, "bytes_total": 0, "products": 0}
@@ -115,6 +132,16 @@ def score_real(c: Any, samples: list[dict[str, Any]], capacity: float, duration:
                 "p50": percentile(relative_errors, 0.5),
                 "p90": percentile(relative_errors, 0.9),
             },
+            "per_destination": {
+                destination: {
+                    "products": len(pairs),
+                    "error_s_p50": percentile([abs(e) for e, _ in pairs], 0.5),
+                    "mean_signed_s": sum(e for e, _ in pairs) / len(pairs),
+                    "error_of_wait_p50": percentile([r for _, r in pairs], 0.5),
+                }
+                for destination, pairs in sorted(per_destination.items())
+            },
+            "products_each": sorted(each, key=lambda e: e["created_s"]),
         },
         "utilisation_bins": utilisation,
         **conditions_summary(cond, capacity),
@@ -146,6 +173,7 @@ def diagnose_real(c: Any) -> dict[str, Any]:
                 "files": r["job__metadata"].get("files"),
                 "lane_files": r["job__metadata"].get("lane_files"),
                 "spans": [],
+                "sizes": [],
                 "created": r["job__created"],
                 "start": r["start_time"],
                 "end": r["finish_time"],
@@ -155,6 +183,7 @@ def diagnose_real(c: Any) -> dict[str, Any]:
         j["start"], j["end"] = min(j["start"], r["start_time"]), max(j["end"], r["finish_time"])
         j["bytes"] += r["filesize"] or 0
         j["spans"].append((r["start_time"], r["finish_time"]))
+        j["sizes"].append(r["filesize"] or 0)
     lanes: dict[str, list[dict[str, Any]]] = {}
     for j in jobs.values():
         lanes.setdefault(j["lane"], []).append(j)
@@ -165,6 +194,12 @@ def diagnose_real(c: Any) -> dict[str, Any]:
         active = [(j["end"] - j["start"]).total_seconds() for j in js]
         queued = [(j["start"] - j["created"]).total_seconds() for j in js]
         rates = [j["bytes"] * 8 / a for j, a in zip(js, active, strict=True) if a > 0]
+        copy_rates = [
+            size * 8 / (end - start).total_seconds()
+            for j in js
+            for (start, end), size in zip(j["spans"], j["sizes"], strict=True)
+            if end > start
+        ]
         out[lane] = {
             "jobs": len(js),
             "streams": sorted({j["streams"] for j in js if j["streams"] is not None}),
@@ -181,6 +216,8 @@ def diagnose_real(c: Any) -> dict[str, Any]:
                 "p50": percentile(rates, 0.5),
                 "mean": sum(rates) / len(rates) if rates else None,
             },
+            # Each copy (file) alone: its bytes over its own time, whatever else ran beside it.
+            "copy_rate_bps": {"p50": percentile(copy_rates, 0.5), "p90": percentile(copy_rates, 0.9)},
         }
     # Why copies failed (attempts included: a retried copy's first failure is a cause too), and the
     # lanes the push loop took out: the replicas and their reasons go with the campaign's clean-up.
@@ -199,6 +236,7 @@ def diagnose_real(c: Any) -> dict[str, Any]:
     out["copy_dead_s"] = lane_dead_times(
         (f"{m.source}->{m.destination}", m.copy_dead_s) for m in PathMeasurement.objects.all()
     )
+    out["stages_s"] = product_stages()
     out["lane_events"] = [
         e
         for cycle in PushCycle.objects.order_by("created")
@@ -222,4 +260,52 @@ def lane_dead_times(samples: Iterable[tuple[str, float | None]]) -> dict[str, di
             "copies": len(values),
         }
         for lane, values in sorted(by_lane.items())
+    }
+
+
+STAGES = ("registered_to_submitted", "submitted_to_started", "started_to_copied", "copied_to_available")
+
+
+def product_stages() -> dict[str, dict[str, Any]]:
+    """Where each delivered product's wait went, per lane (p50 and mean of each stage): from its
+    registration to its push job's submission (the push loop's cycle and the lane's queue in the
+    platform), to its first file's start (the transfer service's queue), to its last file's end (the
+    copy), to its replica being AVAILABLE (the job's end reaching the platform, the checksum check)."""
+    from replicas.choices import ReplicaState
+    from replicas.models import Replica
+    from transfers.models import TransferFile
+
+    jobs: dict[int, dict[str, Any]] = {}
+    for row in TransferFile.objects.values(
+        "job__metadata", "job__created", "start_time", "finish_time"
+    ).order_by("job__created"):
+        replica_id = (row["job__metadata"] or {}).get("replica_id")
+        if not isinstance(replica_id, int):
+            continue
+        j = jobs.setdefault(replica_id, {"submitted": row["job__created"], "start": None, "end": None})
+        if row["start_time"] is not None:
+            j["start"] = row["start_time"] if j["start"] is None else min(j["start"], row["start_time"])
+        if row["finish_time"] is not None:
+            j["end"] = row["finish_time"] if j["end"] is None else max(j["end"], row["finish_time"])
+    per_lane: dict[str, dict[str, list[float]]] = {}
+    replicas = Replica.objects.filter(pk__in=list(jobs), state=ReplicaState.AVAILABLE).values_list(
+        "pk", "product__created", "updated", "product__telescope__name", "endpoint__site__name"
+    )
+    for pk, created, available, telescope, site in replicas:
+        j = jobs[pk]
+        if j["start"] is None or j["end"] is None:
+            continue
+        moments = (created, j["submitted"], j["start"], j["end"], available)
+        lane = per_lane.setdefault(f"{telescope}->{site}", {name: [] for name in STAGES})
+        for name, (a, b) in zip(STAGES, itertools.pairwise(moments), strict=True):
+            lane[name].append((b - a).total_seconds())
+    return {
+        lane: {
+            name: {
+                "p50": percentile(values, 0.5),
+                "mean": sum(values) / len(values) if values else None,
+            }
+            for name, values in stages.items()
+        }
+        for lane, stages in per_lane.items()
     }

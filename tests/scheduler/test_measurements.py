@@ -127,3 +127,39 @@ def test_the_push_loop_hands_the_planner_its_measurements_oldest_first() -> None
             succeeded=True,
         )
     assert [m.copy_dead_s for m in _measurements()] == pytest.approx([30.0, 20.0, 1.0])
+
+
+@pytest.mark.parametrize("submitter", ["in-process", "scheduler", "client"])
+def test_only_the_push_loops_own_jobs_make_measurements(submitter: str, django_user_model) -> None:  # type: ignore[no-untyped-def]
+    """A finished job with a lane in its metadata: measured when the push loop submitted it, in-process
+    (no submitter) or through the REST API as the scheduler's service account (it may configure the
+    service); not when another client of the FTS3 REST API did (any client may write a lane)."""
+    from srcnet.roles import grant_configure_transfers, grant_submit_transfers
+    from transfers.choices import FileState, JobState
+    from transfers.models import TransferFile, TransferJob
+    from transfers.signals import job_finished
+
+    account = None
+    if submitter != "in-process":
+        account = django_user_model.objects.create_user(submitter, password=submitter)
+        grant_submit_transfers(account)
+        if submitter == "scheduler":
+            grant_configure_transfers(account)
+    through_rest = submitter == "client"
+    job = TransferJob.objects.create(state=JobState.FINISHED, metadata=LANE, submitter=account)
+    TransferFile.objects.create(
+        job=job,
+        file_index=0,
+        source_surl="root://sdp/f",
+        dest_surl="root://uk/f",
+        filesize=10**9,
+        state=FileState.FINISHED,
+        transferred_bytes=10**9,
+        start_time=T0,
+        finish_time=T0 + dt.timedelta(seconds=10),
+    )
+    job_finished.send(sender=TransferJob, job=job)
+    measured = PathMeasurement.objects.filter(job_id=str(job.job_id))
+    assert measured.count() == (0 if through_rest else 1)
+    if not through_rest:
+        assert measured.get().throughput_bps == pytest.approx(8e8)

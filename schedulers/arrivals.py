@@ -36,6 +36,7 @@ from transfers.models import TransferFile
 
 from .lane_load import Lane, LaneLoad
 from .models import PathMeasurement, PlannedRule
+from .own_jobs import push_loop_submitters
 from .planning.types import Leg, LegRole
 
 FIRST_COPY = (LegRole.PRIMARY, LegRole.FORWARD)
@@ -201,16 +202,20 @@ def lane_backlog_bytes(now: dt.datetime, rates: Mapping[Lane, float]) -> dict[La
 
 def _copy_files(replica_ids: list[int]) -> dict[int, list[tuple[float, str, dt.datetime | None]]]:
     """Replica id -> (bytes, state, start) of each file of its latest push job at the transfer service,
-    for the replicas whose job the service reports (the job's metadata names the replica)."""
+    for the replicas whose job the service reports (the push loop's own job names the replica in its
+    metadata; another client's naming one does not count, ``own_jobs``)."""
     if not replica_ids:
         return {}
     latest: dict[int, int] = {}
     found: dict[tuple[int, int], list[tuple[float, str, dt.datetime | None]]] = {}
-    rows = TransferFile.objects.filter(job__metadata__replica_id__in=replica_ids).values_list(
-        "job__metadata__replica_id", "job_id", "filesize", "state", "start_time"
+    rows = list(
+        TransferFile.objects.filter(job__metadata__replica_id__in=replica_ids).values_list(
+            "job__metadata__replica_id", "job_id", "filesize", "state", "start_time", "job__submitter_id"
+        )
     )
-    for replica_id, job_id, size, state, started in rows:
-        if not isinstance(replica_id, int) or state == FileState.NOT_USED:
+    own = push_loop_submitters(row[5] for row in rows)
+    for replica_id, job_id, size, state, started, submitter in rows:
+        if not isinstance(replica_id, int) or state == FileState.NOT_USED or submitter not in own:
             continue
         latest[replica_id] = max(latest.get(replica_id, job_id), job_id)
         found.setdefault((replica_id, job_id), []).append((float(size or 0), state, started))

@@ -6,26 +6,19 @@ from __future__ import annotations
 from django.conf import settings
 from django.dispatch import receiver
 
-from srcnet.roles import may_configure_transfers
 from transfers.choices import FileState, JobState
 from transfers.signals import job_finished
 
 from .measurements import FileSpan, record_lane_measurement
+from .own_jobs import submitted_by_push_loop
 from .services import request_push_cycle
 
 
 @receiver(job_finished)
 def record_lane_throughput(sender, job, **kwargs):  # type: ignore[no-untyped-def]
-    """One measurement per finished push job (``measurements.record_lane_measurement``).
-
-    Only the push loop's own jobs: submitted in-process (no submitter), or through the FTS3 REST API by an
-    account that may configure the service (``transfers.configure_transfers``: the push scheduler's service
-    account, already trusted with the plan's link limits). Any other client of the endpoint (Rucio's
-    conveyor, a scientist's ``fts-rest-transfer-submit``) may write a ``lane`` into its job's metadata;
-    that does not make the tuning history."""
-    if not (job.metadata or {}).get("lane"):
-        return
-    if job.submitter_id is not None and not may_configure_transfers(job.submitter):
+    """One measurement per finished push job (``measurements.record_lane_measurement``), of the push
+    loop's own jobs only (``own_jobs``): any other client may write a ``lane`` into its job's metadata."""
+    if not (job.metadata or {}).get("lane") or not submitted_by_push_loop(job.submitter):
         return
     record_lane_measurement(
         job_id=str(job.job_id),

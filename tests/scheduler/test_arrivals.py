@@ -219,6 +219,22 @@ def test_a_copy_whose_files_the_service_reports_counts_what_they_have_not_sent(r
     copy("other", [("ACTIVE", 4.0), ("SUBMITTED", None)])  # 0.2 GB of its active file sent
     backlog = lane_backlog_bytes(now, {("SKA1-Low", "UKSRC"): 800e6})
     assert backlog[("SKA1-Low", "UKSRC")] == pytest.approx(0.5 * GB + 2 * GB + 0.8 * GB + GB, rel=1e-3)
+    # A job another FTS3 client submitted naming "moving"'s replica (its metadata is the client's) does
+    # not count: only the push loop's own jobs say how far a copy has got.
+    from django.contrib.auth import get_user_model
+
+    client = get_user_model().objects.create_user("fts3-client", password="x")
+    moving = Replica.objects.get(product__name="moving", endpoint=uk)
+    forged = TransferJob.objects.create(submitter=client, metadata={"replica_id": moving.pk})
+    TransferFile.objects.create(
+        job=forged,
+        file_index=0,
+        source_surl="davs://sdp/x",
+        dest_surl="davs://uk/x",
+        filesize=GB,
+        state="FINISHED",
+    )
+    assert lane_backlog_bytes(now, {("SKA1-Low", "UKSRC"): 800e6}) == backlog
 
 
 # Copies other than a product's first: a second copy made SRC -> SRC, and a Rucio rule's copy.

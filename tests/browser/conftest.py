@@ -88,5 +88,13 @@ def shoot(browser: WebDriver) -> Callable[[str], Path]:
     return _shoot
 
 
+def details_heading(browser: WebDriver) -> str | None:
+    """The map's details panel heading, read in one script: the panel is re-rendered on every click, so an
+    element found first and read after may be the old panel's, gone stale in between."""
+    return browser.execute_script(  # type: ignore[no-any-return]
+        "const h = document.querySelector('#details h2'); return h ? h.textContent : null;"
+    )
+
+
 def wait(browser: WebDriver, css: str, timeout: float = 15) -> WebElement:
     return WebDriverWait(browser, timeout).until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))

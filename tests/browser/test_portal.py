@@ -4,6 +4,7 @@ and a scientist can do none of it."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -23,7 +24,7 @@ from topology.models import Link, NetworkPath, Site, StorageEndpoint
 from transfers.choices import FileState, JobState
 from transfers.models import LinkPause, TransferFile, TransferJob
 
-from .conftest import wait
+from .conftest import details_heading, wait
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -114,26 +115,21 @@ def _open_map(browser, live_server, login, user: str) -> None:  # type: ignore[n
     wait(browser, "#network-map[data-ready='1']")
 
 
-def _show_mid_to_uk(browser) -> None:  # type: ignore[no-untyped-def]
-    _click(browser, "g.site[data-site-name='SKA1-Mid'] circle")
-    WebDriverWait(browser, 15).until(
-        lambda b: b.find_element(By.CSS_SELECTOR, "#details h2").text == "SKA1-Mid"
-    )
-    # The panel is re-rendered on every click: elements found before may go stale while we look.
-    link = WebDriverWait(browser, 15, ignored_exceptions=(StaleElementReferenceException,)).until(
+def _path_link(browser, text: str):  # type: ignore[no-untyped-def]
+    """The details panel's link to a path. The panel is re-rendered on every click: elements found before
+    may go stale while we look."""
+    return WebDriverWait(browser, 15, ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda b: next(
-            (
-                a
-                for a in b.find_elements(By.CSS_SELECTOR, "#details a.path-link")
-                if a.text == "SKA1-Mid → UKSRC"
-            ),
-            None,
+            (a for a in b.find_elements(By.CSS_SELECTOR, "#details a.path-link") if a.text == text), None
         )
     )
-    link.click()
-    WebDriverWait(browser, 15).until(
-        lambda b: b.find_element(By.CSS_SELECTOR, "#details h2").text == "SKA1-Mid → UKSRC"
-    )
+
+
+def _show_mid_to_uk(browser) -> None:  # type: ignore[no-untyped-def]
+    _click(browser, "g.site[data-site-name='SKA1-Mid'] circle")
+    WebDriverWait(browser, 15).until(lambda b: details_heading(b) == "SKA1-Mid")
+    _path_link(browser, "SKA1-Mid → UKSRC").click()
+    WebDriverWait(browser, 15).until(lambda b: details_heading(b) == "SKA1-Mid → UKSRC")
 
 
 def test_map_draws_every_site_and_link_coloured_by_load(browser, live_server, login, users, traffic, shoot):
@@ -196,10 +192,40 @@ def test_clicking_a_site_then_a_path_shows_its_details_and_history(
     assert highlighted == {lk.name for lk in path.ordered_links()}
     shoot("map-path-details")
     _click_line(browser, "path.link[data-link-name='capetown-london']")
-    WebDriverWait(browser, 15).until(
-        lambda b: b.find_element(By.CSS_SELECTOR, "#details h2").text == "Link capetown-london"
-    )
+    WebDriverWait(browser, 15).until(lambda b: details_heading(b) == "Link capetown-london")
     assert "145" in browser.find_element(By.ID, "details").text
+
+
+def test_the_details_panel_shows_the_latest_click_when_answers_come_back_out_of_order(
+    browser, live_server, login, users, traffic
+):
+    _open_map(browser, live_server, login, "scientist")
+    _click(browser, "g.site[data-site-name='SKA1-Mid'] circle")
+    WebDriverWait(browser, 15).until(lambda b: details_heading(b) == "SKA1-Mid")
+    # The path's answer is held back 1.5 s in the browser, so the site clicked after it answers first.
+    browser.execute_script(
+        """// The path URL's pattern is '.../paths/0/': its prefix, less the '0/'.
+        const pathUrl = document.getElementById('network-map').dataset.pathUrl.slice(0, -2);
+        const realFetch = window.fetch;
+        window.slowAnswers = 0;
+        window.fetch = async (url, options) => {
+          const response = await realFetch(url, options);
+          if (String(url).startsWith(pathUrl)) {
+            await new Promise((done) => setTimeout(done, 1500));
+            window.slowAnswers += 1;
+          }
+          return response;
+        };"""
+    )
+    _path_link(browser, "SKA1-Mid → UKSRC").click()
+    browser.find_element(By.CSS_SELECTOR, "g.site[data-site-name='UKSRC'] circle").click()
+    WebDriverWait(browser, 15).until(lambda b: details_heading(b) == "UKSRC")
+    WebDriverWait(browser, 15).until(lambda b: b.execute_script("return window.slowAnswers") == 1)
+    time.sleep(0.5)  # the held-back answer's JSON is parsed and would be drawn within this
+    assert details_heading(browser) == "UKSRC"
+    assert {
+        e.get_attribute("data-site-name") for e in browser.find_elements(By.CSS_SELECTOR, "g.site.highlight")
+    } == {"UKSRC"}
 
 
 def test_product_routing_page_shows_where_each_replica_is_and_why(

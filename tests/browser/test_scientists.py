@@ -18,7 +18,7 @@ from tests.conftest import drive_push_loop
 from tests.integration.conftest import bound_topology, spectral_cube_at_sdp, unique  # noqa: F401 (the fixture)
 from topology.models import NetworkPath, StorageEndpoint, Telescope
 
-from .conftest import wait
+from .conftest import details_heading, wait
 
 MIB = 1024 * 1024
 
@@ -71,9 +71,7 @@ def test_the_map_highlights_the_path_of_a_products_copies(browser, live_server, 
     assert f"SKA1-Low → {a}" in legs and f"{a} → {b}" in legs and "(planned)" in legs
     # A click on a site shows its details; the route stays highlighted, and after the 10 s refresh too.
     browser.find_element(By.CSS_SELECTOR, "g.site[data-site-name='SKA1-Low'] circle").click()
-    WebDriverWait(browser, 15).until(
-        lambda d: d.find_element(By.CSS_SELECTOR, "#details h2").text == "SKA1-Low"
-    )
+    WebDriverWait(browser, 15).until(lambda d: details_heading(d) == "SKA1-Low")
     browser.execute_script("document.getElementById('map-updated').textContent = ''")
     WebDriverWait(browser, 20).until(
         lambda d: d.find_element(By.ID, "map-updated").text.startswith("updated")

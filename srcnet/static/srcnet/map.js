@@ -28,6 +28,14 @@
   }));
   function siteTransform(d) { return `translate(${projection([d.longitude, d.latitude])}) scale(${1 / scale})`; }
   const details = document.getElementById("details");
+  // Each click asks the server for its details; answers can come back out of order (a slow path history
+  // after a quick site), so the panel shows only the answer to the latest click.
+  let latestClick = 0;
+  async function fetchForPanel(url) {
+    const ticket = ++latestClick;
+    const answer = await getJSON(url);
+    return ticket === latestClick ? answer : null;
+  }
   let net = null;
   let chart = null;
   // PoPs first so that a telescope or SRC sharing their coordinates is drawn (and clicked) on top.
@@ -104,7 +112,8 @@
   }
 
   async function showSite(id) {
-    const s = await getJSON(withId(cfg.siteUrl, id));
+    const s = await fetchForPanel(withId(cfg.siteUrl, id));
+    if (!s) return;
     highlight(s.links.map((l) => l.id), [s.id]);
     details.innerHTML = `<h2 class="site-title">${esc(s.name)}</h2><p>${esc(s.kind_display)}, ${esc(s.country)} ` +
       `(${s.latitude.toFixed(2)}, ${s.longitude.toFixed(2)})</p><p class="muted">${esc(s.description)}</p>` +
@@ -120,7 +129,8 @@
   }
 
   async function showLink(id) {
-    const l = await getJSON(withId(cfg.linkUrl, id));
+    const l = await fetchForPanel(withId(cfg.linkUrl, id));
+    if (!l) return;
     highlight([l.id], []);
     details.innerHTML = `<h2 class="link-title">Link ${esc(l.name)}</h2>` + facts([
       ["Ends", `${esc(l.a)} – ${esc(l.b)}`], ["Kind", esc(l.kind)], ["Owner", esc(l.owner)],
@@ -133,7 +143,8 @@
   }
 
   async function showPath(id) {
-    const p = await getJSON(withId(cfg.pathUrl, id));
+    const p = await fetchForPanel(withId(cfg.pathUrl, id));
+    if (!p) return;
     const path = net.paths.find((x) => x.id === p.id);
     highlight(path ? path.links : [], path ? [path.source, path.destination] : []);
     const next = "?next=" + encodeURIComponent(window.location.pathname);

@@ -17,6 +17,7 @@ from replicas.rucio_sync import RUCIO_RULE_REASON
 from replicas.services import active_policy, place_replica
 from topology.choices import StorageRole
 from topology.models import RegionalCentre, StorageEndpoint
+from topology.tpc_streams import streams_on_the_wire
 
 from .enforcement import enforce_links, hop_links
 from .lane_health import pinned_copy
@@ -173,6 +174,17 @@ def submit_copy(replica_id: int, leg: Leg, tool: Transfertool, *, note: str = ""
     }
 
 
+def wire_streams(scheme: str, hints: JobHints, file_sizes: list[int]) -> int:
+    """The lane's streams that run on the wire for this job: each of its copies at once runs what its file
+    takes of the streams asked (an HTTP-TPC copy: no more than its 16 MiB blocks), the mean over the
+    product's files. The job's metadata carries it, so the lane's measurement divides what the job
+    delivered by the streams that carried it, not by streams a small file never opened."""
+    if not file_sizes:
+        return hints.streams
+    runs = [streams_on_the_wire(scheme, hints.streams_per_file, size) for size in file_sizes]
+    return max(1, round(sum(runs) / len(runs) * hints.concurrent_files))
+
+
 def _in_plan_time(seconds: float) -> float:
     """Unix time of a moment ``seconds`` from now, as a plan's times count."""
     return timezone.now().timestamp() + seconds
@@ -193,9 +205,10 @@ def _submit_job(
     names it."""
     scheme = hops[-1][1].tpc_scheme
     multihop = len(hops) > 1
+    files = list(product.files.all())
     requests = []
     for source_endpoint, target in hops:
-        for f in product.files.all():
+        for f in files:
             requests.append(
                 TransferRequest(
                     source=source_endpoint.url(scheme, f.relative_path),
@@ -233,7 +246,7 @@ def _submit_job(
                 "replica_id": replica.pk,
                 "product": product.did,
                 "lane": lane,
-                "streams": hints.streams,
+                "streams": wire_streams(scheme, hints, [f.size_bytes for f in files]),
                 "streams_per_file": hints.streams_per_file,
                 "files": hints.concurrent_files,
                 "lane_files": hints.lane_files,

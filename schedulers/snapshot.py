@@ -18,8 +18,9 @@ from replicas.choices import PolicyKind as StoredKind
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica
 from replicas.models import ReplicaPolicy as StoredPolicy
-from topology.choices import LinkKind
-from topology.models import Dtn, Link, NetworkPath, PathHop, RegionalCentre, Telescope
+from topology.choices import LinkKind, StorageRole, TpcScheme
+from topology.models import Dtn, Link, NetworkPath, PathHop, RegionalCentre, StorageEndpoint, Telescope
+from topology.tpc_streams import HTTP_TPC_BLOCK_BYTES
 
 from .planning.policies import DegradeStep, PolicyKind, routes
 from .planning.policies import ReplicaPolicy as PlannerPolicy
@@ -44,6 +45,21 @@ PLANNER_KINDS = {
     StoredKind.FULL_COPY: PolicyKind.FULL_COPY,
     StoredKind.DISTRIBUTION: PolicyKind.DISTRIBUTION,
 }
+
+
+def tpc_block_bytes() -> dict[str, float]:
+    """Site -> the block size its landing storage pulls third-party copies in (HTTP-TPC's 16 MiB for a
+    davs:// endpoint; root:// has none), for the endpoint copies land on (as ``site_endpoint`` in
+    leg_submission: a distribution centre's buffer, an SRC's disk, the first by name)."""
+    landing: dict[str, str] = {}
+    rows = StorageEndpoint.objects.filter(
+        is_active=True, role__in=(StorageRole.DISK, StorageRole.BUFFER)
+    ).values_list("site__name", "name", "role", "tpc_scheme", "site__regionalcentre__is_distribution_centre")
+    for site, _, role, scheme, centre in sorted(rows, key=lambda r: (r[0], r[1])):
+        if role == (StorageRole.BUFFER if centre else StorageRole.DISK):
+            landing.setdefault(site, scheme)
+    block = float(HTTP_TPC_BLOCK_BYTES)
+    return {site: block if scheme == TpcScheme.DAVS else 0.0 for site, scheme in landing.items()}
 
 
 def planner_policy(stored: StoredPolicy, topology: Topology) -> PlannerPolicy:
@@ -116,6 +132,7 @@ def topology_snapshot() -> Topology:
         telescopes.append(
             TelescopeSpec(tel.name, access[0], float(tel.daily_volume_bytes), float(tel.sdp_buffer_bytes))
         )
+    blocks = tpc_block_bytes()
     sites = tuple(
         SiteSpec(
             name=rc.name,
@@ -123,6 +140,7 @@ def topology_snapshot() -> Topology:
             budget_per_telescope_bps=float(rc.budget_per_telescope_bps),
             peak_bps=float(rc.peak_bps),
             is_distribution_centre=rc.is_distribution_centre,
+            tpc_block_bytes=blocks.get(rc.name, 0.0),
         )
         for rc in RegionalCentre.objects.order_by("name")
     )

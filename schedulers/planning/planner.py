@@ -20,7 +20,13 @@ from dataclasses import dataclass
 
 from .lanes import build_lanes, normalised_shares
 from .policies import DegradeStep, Hop, ReplicaPolicy, replicas_of, routes
-from .tuning import copies_at_once, effective_stream_bps, measured_dead_time_s, streams_and_files
+from .tuning import (
+    copies_at_once,
+    effective_stream_bps,
+    measured_dead_time_s,
+    streams_and_files,
+    streams_per_copy,
+)
 from .types import (
     Lane,
     Leg,
@@ -97,6 +103,8 @@ class Planner:
             for key, lane in self.lanes.items()
         }
         self.dead_s = {key: measured_dead_time_s(state.measurements, *key) for key in self.lanes}
+        # How each site's storage pulls third-party copies (the streams one copy runs: streams_per_copy).
+        self.block_bytes = {site.name: site.tpc_block_bytes for site in topology.sites}
         self.pressure = {
             t.name: _Pressure(
                 t.sdp_buffer_bytes,
@@ -191,10 +199,11 @@ class Planner:
             start = finish = math.inf
             slot = -1
         burst = max((w.rate_bps for w in lane.windows), default=lane.rate_bps)
-        streams, files = streams_and_files(
-            max(burst, 1.0), self.stream_bps[lane.key], product.files, self.config
-        )
         file_bytes = product.size_bytes / max(1, product.files)
+        per_copy = streams_per_copy(file_bytes, self.block_bytes.get(destination, 0.0), self.config)
+        streams, files = streams_and_files(
+            max(burst, 1.0), self.stream_bps[lane.key], product.files, self.config, per_copy
+        )
         copies = files
         if self.config.copies_in_flight:
             copies = max(
@@ -202,7 +211,11 @@ class Planner:
                 copies_at_once(
                     file_bytes, lane.rtt_ms, max(burst, 1.0), self.config, self.dead_s.get(lane.key)
                 ),
+                # Streams a product's files cannot run go to more copies at once (the lane's next
+                # products' files): many copies beat one stream count on one file (AENEAS).
+                min(self.config.max_files, math.ceil(streams / per_copy)),
             )
+        streams = min(streams, copies * per_copy)  # what the lane's copies run, never more
         files = min(copies, max(1, product.files))  # this product's part of the lane's copies
         leg = Leg(
             product.id,

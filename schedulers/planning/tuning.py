@@ -5,9 +5,12 @@ Model (docs/scheduler.md):
   k        = median over the path's last stream-limited measurements of achieved / (streams * ceiling),
              in [0.0001, 1]; a transfer that kept up with its pace (>= 85 %) only bounds k from below
   streams  = ceil(rate / (k * ceiling)),                        1 <= streams <= max_streams
-  files    = max(ceil(rate / per_file_bps), ceil(streams / max_streams_per_file)), <= max_files, <= files
+  per file = max_streams_per_file, and no more than the file's blocks where the destination pulls in blocks
+             (HTTP-TPC: one stream per 16 MiB block in flight)
+  files    = max(ceil(rate / per_file_bps), ceil(streams / per file)), <= max_files, <= files
   copies   = the lane's copies in flight: the fewest that keep it busy despite each copy's dead time
-             (copies_at_once), at least ``files``, <= max_files
+             (copies_at_once), at least ``files`` and ``ceil(streams / per file)``, <= max_files; the
+             lane's streams are then at most copies x per file, what its copies can run
   dead     = max(the model's cold start (copy_dead_time_s), the mean over the lane's last measurements
              of what its copies took beyond their bytes at their share)
 With no measurement k = 1 and the dead time is the model's: the plan trusts physics until the path says
@@ -86,14 +89,25 @@ def effective_stream_bps(
     return ceiling * correction(measurements, source, destination, ceiling)
 
 
+def streams_per_copy(file_bytes: float, block_bytes: float, config: PlanConfig) -> int:
+    """The most streams one copy of a ``file_bytes`` file runs: ``max_streams_per_file``, and where the
+    destination pulls in blocks of ``block_bytes`` (HTTP-TPC), one per block. Asking a 32 MiB davs:// copy
+    for 5 streams runs 2: the plan would count streams that never reach the wire, and measure each as a
+    third of what it carried (docs/scheduler.md, "What runs on the wire")."""
+    limit = config.max_streams_per_file
+    if block_bytes > 0 and file_bytes > 0:
+        limit = min(limit, max(1, math.ceil(file_bytes / block_bytes - 1e-9)))
+    return max(1, limit)
+
+
 def streams_and_files(
-    rate_bps: float, stream_bps: float, product_files: int, config: PlanConfig
+    rate_bps: float, stream_bps: float, product_files: int, config: PlanConfig, per_copy: int | None = None
 ) -> tuple[int, int]:
-    """(streams, concurrent files) that carry ``rate_bps`` when one stream carries ``stream_bps``."""
+    """(streams, concurrent files) that carry ``rate_bps`` when one stream carries ``stream_bps``;
+    ``per_copy``: the most streams one file's copy runs (``streams_per_copy``; max_streams_per_file)."""
+    per_copy = per_copy or config.max_streams_per_file
     streams = min(config.max_streams, max(1, math.ceil(rate_bps / stream_bps - 1e-9)))
-    files = max(
-        math.ceil(rate_bps / config.per_file_bps - 1e-9), math.ceil(streams / config.max_streams_per_file)
-    )
+    files = max(math.ceil(rate_bps / config.per_file_bps - 1e-9), math.ceil(streams / per_copy))
     return streams, max(1, min(files, config.max_files, product_files))
 
 

@@ -55,6 +55,10 @@ class SiteSpec:
     budget_per_telescope_bps: float = 20e9
     peak_bps: float = 70e9
     is_distribution_centre: bool = False
+    # Its storage pulls third-party copies in blocks of this many bytes, one stream per block in flight
+    # (HTTP-TPC: 16 MiB, topology/tpc_streams.py), so a copy runs no more streams than its file has blocks;
+    # 0: any file runs the streams asked (root://).
+    tpc_block_bytes: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -121,3 +121,26 @@ def test_simulate_command_writes_the_report(reference_topology, tmp_path) -> Non
 def test_simulate_command_rejects_an_unknown_scenario(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(CommandError, match="scenario: unknown 'three_replicas'"):
         call_command("simulate", "--scenario", "three_replicas", "--out", str(tmp_path))
+
+
+def test_each_site_says_how_its_landing_storage_pulls_third_party_copies(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """davs:// (the default): HTTP-TPC's 16 MiB blocks, one stream each; root://: no block limit. The
+    endpoint that counts is the one copies land on: an SRC's disk, a distribution centre's buffer."""
+    from topology.choices import StorageRole
+    from topology.models import Site
+    from topology.tpc_streams import HTTP_TPC_BLOCK_BYTES
+
+    StorageEndpoint.objects.filter(name="UKSRC_DISK").update(tpc_scheme="root")
+    StorageEndpoint.objects.filter(name="LONDONDC_BUFFER").update(tpc_scheme="root")
+    # A disk at a distribution centre is not where copies land there: its scheme does not count.
+    StorageEndpoint.objects.create(
+        name="LONDONDC_DISK",
+        site=Site.objects.get(name="LondonDC"),
+        role=StorageRole.DISK,
+        hostname="d.example.org",
+    )
+    blocks = {site.name: site.tpc_block_bytes for site in topology_snapshot().sites}
+    assert blocks["UKSRC"] == 0.0 and blocks["LondonDC"] == 0.0
+    assert blocks["AUSRC"] == blocks["SingaporeDC"] == float(HTTP_TPC_BLOCK_BYTES)
+    StorageEndpoint.objects.filter(name="AUSRC_DISK").update(is_active=False)  # no landing storage: no limit
+    assert {site.name: site.tpc_block_bytes for site in topology_snapshot().sites}["AUSRC"] == 0.0

@@ -179,9 +179,13 @@ class LongHaul:
     def stats(self) -> dict[str, Any]:
         return dict(self.net.stats())
 
-    def start_sites(self, names: dict[str, str] | None = None, **site_options: Any) -> dict[str, LocalSite]:
+    def start_sites(
+        self, names: dict[str, str] | None = None, *, pacing: bool = True, **site_options: Any
+    ) -> dict[str, LocalSite]:
         """One XRootD server per endpoint in its site's namespace, reached at the namespace's address.
-        ``names`` maps an endpoint to the local site's name (default: the endpoint's own name)."""
+        ``names`` maps an endpoint to the local site's name (default: the endpoint's own name). Each site
+        paces the connections reading its files at its path bottleneck (``pacing_bps``), as a deployed site
+        is configured; ``pacing=False`` leaves them unpaced, for comparisons."""
         for endpoint in self.plan.endpoints:
             name = (names or {}).get(endpoint, endpoint)
             address = self.address(endpoint)
@@ -191,9 +195,25 @@ class LongHaul:
                 netns=self.netns(endpoint),
                 host=address,
                 credentials=address_credentials(self.state, address),
+                pacing_bps=self.pacing_bps(endpoint) if pacing else None,
                 **site_options,
             )
         return self.sites
+
+    def pacing_bps(self, endpoint: str) -> float | None:
+        """What the endpoint's site sends at most per connection: the widest bottleneck (scaled) of its
+        routes to the other sites, so that no route is paced below what it carries (the xrootd_site
+        Ansible role's ``xrootd_site_path_capacity_gbps``). None for a site with no route."""
+        spec = self.plan.spec
+        rates = {lk.name: lk.rate_bps for lk in spec.links}
+        site = self.site_of(endpoint)
+        routed = {*spec.routes, *((b, a) for a, b in spec.routes)}
+        bottlenecks = [
+            min(rates[name] for name in spec.route(site, other))
+            for other in spec.sites
+            if (site, other) in routed and spec.route(site, other)
+        ]
+        return max(bottlenecks, default=None)
 
     def stop_sites(self) -> None:
         for site in self.sites.values():

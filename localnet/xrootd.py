@@ -144,6 +144,18 @@ def plugin_metrics_lines(state: StateDir, name: str) -> list[str]:
 SUMMARY_EVERY_SECONDS = 5
 
 
+# The plugin's pacing range (wanio.net.pacing, xrootd-plugins README): 1 MiB/s to 64 GiB/s.
+PACING_MIN_BYTES_PER_S = 2**20
+PACING_MAX_BYTES_PER_S = 64 * 2**30
+
+
+def pacing_line(path_bps: float) -> str:
+    """The plugin's directive that paces every connection reading a file at the site's path bottleneck, as
+    the xrootd_site Ansible role configures a deployed site; clamped to the plugin's range."""
+    rate = int(min(PACING_MAX_BYTES_PER_S, max(PACING_MIN_BYTES_PER_S, path_bps / 8)))
+    return f"wanio.net.pacing {rate}"
+
+
 def summary_report_lines(state: StateDir) -> list[str]:
     return [f"xrd.report 127.0.0.1:{state.port('xrootd-summary')} every {SUMMARY_EVERY_SECONDS}s all"]
 
@@ -156,12 +168,14 @@ def ensure_site(
     netns: str | None = None,
     host: str = "127.0.0.1",
     credentials: tuple[Path, Path] | None = None,
+    pacing_bps: float | None = None,
 ) -> LocalSite:
     """Start the site's xrootd unless it is running; ports are recorded in the state's runtime file.
 
     With ``netns`` it runs inside that network namespace and is reached at ``host`` there (its certificate,
     ``credentials``, must name that address for HTTPS). A site of that name running elsewhere is stopped
-    first. The project's XRootD plugin is loaded unless SRCNET_XROOTD_PLUGIN=off."""
+    first. The project's XRootD plugin is loaded unless SRCNET_XROOTD_PLUGIN=off; with it, ``pacing_bps``
+    (the site's path bottleneck, bit/s) paces the connections that read its files (``pacing_line``)."""
     root_port = state.port(f"xrootd:{name}:root")
     http_port = state.port(f"xrootd:{name}:http")
     folder = site_folder(state, name)
@@ -196,6 +210,7 @@ def ensure_site(
             extra_lines=[
                 *plugin,
                 *(plugin_metrics_lines(state, name) if plugin else []),
+                *([pacing_line(pacing_bps)] if plugin and pacing_bps else []),
                 *summary_report_lines(state),
                 *(extra_lines or []),
             ],

@@ -304,8 +304,8 @@ def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
     plan.spec.cc = args.congestion_control
     samples: list[dict[str, Any]] = []
     with hystart(args.hystart), long_haul(state, plan) as network:
-        network.start_sites(names={e: f"BR-{e}" for e in ENDPOINTS})
-        bind_endpoints(network.sites)
+        network.start_sites(names={e: f"BR-{e}" for e in ENDPOINTS}, pacing=args.pacing == "on")
+        bind_endpoints(network.sites, tpc_scheme=args.scheme)
         hop = network.net.spec.hops(network.site_of(SDP), network.site_of(UK))[0]
         assert hop == network.net.spec.hops(network.site_of(SDP), network.site_of(AU))[0]
         capacity = {lk.name: lk.rate_bps for lk in plan.spec.links}[hop.split(">")[0]]
@@ -536,6 +536,20 @@ def main() -> int:
         choices=("on", "off", "keep"),
         default="keep",
         help="CUBIC's HyStart for the real run (kernel-wide, restored afterwards); keep: as the kernel is",
+    )
+    parser.add_argument(
+        "--pacing",
+        choices=("on", "off"),
+        default="on",
+        help="on: each site paces the connections reading its files at its path bottleneck, as deployed "
+        "(localnet.longhaul, wanio.net.pacing); off: unpaced, as the runs before 2026-11-26 07:00 UTC",
+    )
+    parser.add_argument(
+        "--scheme",
+        choices=("davs", "root"),
+        default="davs",
+        help="the endpoints' third-party-copy scheme (tpc_scheme): davs (XrdHttpTPC, one connection per 16 "
+        "MiB block in flight) or root (the sites' xrdcp-wan pull, N sub-streams on any file)",
     )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "scheduler" / "results" / "reality")
     parser.add_argument(

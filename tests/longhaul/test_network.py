@@ -112,6 +112,14 @@ def test_a_third_party_copy_crosses_the_emulator_at_the_scaled_capacity(
         floor_s,
     )
     assert row.duration_seconds < 4 * floor_s + 15, row.duration_seconds
+    # The source paced the connections that read the file at its path bottleneck, as a deployed site does
+    # (the xrootd_site role's pacing): its plugin logs each paced open, the pull's among them.
+    assert long_haul_topology.pacing_bps(SDP) == capacity
+    log = long_haul_topology.state.sub("log") / f"xrootd-{source.name}.out"
+    paced = [
+        line for line in log.read_text().splitlines() if f"wanio: pacing /srcnet/ska/{name}/f.ms" in line
+    ]
+    assert paced and all(f"max_pacing_rate={int(capacity / 8)} fd=" in line for line in paced), paced
 
 
 def _probe(long_haul: LongHaul, source: str, destination: str, count: int = 3) -> int:

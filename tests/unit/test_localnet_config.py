@@ -7,7 +7,7 @@ import pytest
 from localnet.__main__ import build_parser
 from localnet.__main__ import main as localnet_main
 from localnet.state import StateDir
-from localnet.xrootd import render_config
+from localnet.xrootd import pacing_line, render_config
 
 
 def test_site_config_enables_both_tpc_protocols_and_adler32(tmp_path: Path):
@@ -40,6 +40,12 @@ def test_extra_lines_are_appended(tmp_path: Path):
         extra_lines=["ofs.osslib ++ /lib/libExample.so"],
     )
     assert text.splitlines()[-1] == "ofs.osslib ++ /lib/libExample.so"
+
+
+def test_a_site_paces_its_readers_at_its_path_bottleneck_within_the_plugins_range():
+    assert pacing_line(100e6) == "wanio.net.pacing 12500000"  # the long-haul network's 100 Mbit/s access link
+    assert pacing_line(1e6) == "wanio.net.pacing 1048576"  # the plugin's floor, 1 MiB/s
+    assert pacing_line(1e15) == f"wanio.net.pacing {64 * 2**30}"  # and its ceiling, 64 GiB/s
 
 
 def test_ports_are_recorded_once_and_reused(tmp_path: Path):

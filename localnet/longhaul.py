@@ -204,14 +204,12 @@ class LongHaul:
         """What the endpoint's site sends at most per connection: the widest bottleneck (scaled) of its
         routes to the other sites, so that no route is paced below what it carries (the xrootd_site
         Ansible role's ``xrootd_site_path_capacity_gbps``). None for a site with no route."""
-        spec = self.plan.spec
-        rates = {lk.name: lk.rate_bps for lk in spec.links}
+        rates = {lk.name: lk.rate_bps for lk in self.plan.spec.links}
         site = self.site_of(endpoint)
-        routed = {*spec.routes, *((b, a) for a, b in spec.routes)}
         bottlenecks = [
-            min(rates[name] for name in spec.route(site, other))
-            for other in spec.sites
-            if (site, other) in routed and spec.route(site, other)
+            min(rates[name] for name in links)
+            for ends, links in self.plan.spec.routes.items()
+            if site in ends and links  # a route's bottleneck is the same either way
         ]
         return max(bottlenecks, default=None)
 

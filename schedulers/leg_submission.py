@@ -15,7 +15,7 @@ from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica, ReplicaPolicy
 from replicas.rucio_sync import RUCIO_RULE_REASON
 from replicas.services import active_policy, place_replica
-from topology.choices import StorageRole
+from topology.choices import landing_role
 from topology.models import RegionalCentre, StorageEndpoint
 from topology.tpc_streams import streams_on_the_wire
 
@@ -33,7 +33,7 @@ ACTIVITY = "SKA Data Products"  # FTS3's activity of every push job (activity sh
 def site_endpoint(site: str) -> StorageEndpoint:
     """Where copies land at ``site``: a distribution centre's buffer, else the SRC's disk."""
     centre = RegionalCentre.objects.filter(name=site, is_distribution_centre=True).exists()
-    role = StorageRole.BUFFER if centre else StorageRole.DISK
+    role = landing_role(centre)
     endpoint = StorageEndpoint.objects.filter(site__name=site, role=role, is_active=True).first()
     if endpoint is None:
         raise TransfertoolError(f"{site} has no active {role} storage endpoint")

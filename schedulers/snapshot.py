@@ -18,9 +18,9 @@ from replicas.choices import PolicyKind as StoredKind
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica
 from replicas.models import ReplicaPolicy as StoredPolicy
-from topology.choices import LinkKind, StorageRole, TpcScheme
+from topology.choices import LinkKind, landing_role
 from topology.models import Dtn, Link, NetworkPath, PathHop, RegionalCentre, StorageEndpoint, Telescope
-from topology.tpc_streams import HTTP_TPC_BLOCK_BYTES
+from topology.tpc_streams import pull_block_bytes
 
 from .planning.policies import DegradeStep, PolicyKind, routes
 from .planning.policies import ReplicaPolicy as PlannerPolicy
@@ -48,18 +48,19 @@ PLANNER_KINDS = {
 
 
 def tpc_block_bytes() -> dict[str, float]:
-    """Site -> the block size its landing storage pulls third-party copies in (HTTP-TPC's 16 MiB for a
-    davs:// endpoint; root:// has none), for the endpoint copies land on (as ``site_endpoint`` in
-    leg_submission: a distribution centre's buffer, an SRC's disk, the first by name)."""
+    """Site -> the block size its landing storage pulls third-party copies in (``pull_block_bytes`` of its
+    scheme), for the endpoint copies land on there (``landing_role``, the first by name, as
+    ``leg_submission.site_endpoint`` picks it)."""
     landing: dict[str, str] = {}
-    rows = StorageEndpoint.objects.filter(
-        is_active=True, role__in=(StorageRole.DISK, StorageRole.BUFFER)
-    ).values_list("site__name", "name", "role", "tpc_scheme", "site__regionalcentre__is_distribution_centre")
-    for site, _, role, scheme, centre in sorted(rows, key=lambda r: (r[0], r[1])):
-        if role == (StorageRole.BUFFER if centre else StorageRole.DISK):
+    rows = (
+        StorageEndpoint.objects.filter(is_active=True)
+        .order_by("site__name", "name")
+        .values_list("site__name", "role", "tpc_scheme", "site__regionalcentre__is_distribution_centre")
+    )
+    for site, role, scheme, centre in rows:
+        if centre is not None and role == landing_role(centre):
             landing.setdefault(site, scheme)
-    block = float(HTTP_TPC_BLOCK_BYTES)
-    return {site: block if scheme == TpcScheme.DAVS else 0.0 for site, scheme in landing.items()}
+    return {site: float(pull_block_bytes(scheme)) for site, scheme in landing.items()}
 
 
 def planner_policy(stored: StoredPolicy, topology: Topology) -> PlannerPolicy:

@@ -25,6 +25,11 @@ class StorageRole(models.TextChoices):
     BUFFER = "buffer", "Distribution centre buffer"
 
 
+def landing_role(is_distribution_centre: bool) -> StorageRole:
+    """The storage copies land on at a site: a distribution centre's buffer, else the SRC's disk."""
+    return StorageRole.BUFFER if is_distribution_centre else StorageRole.DISK
+
+
 class TpcScheme(models.TextChoices):
     ROOT = "root", "root:// (XRootD third-party copy)"
     DAVS = "davs", "davs:// (HTTP third-party copy)"

@@ -22,6 +22,19 @@ MAX_STREAMS_PER_FILE = ROOT_TPC_MAX_STREAMS
 ROOT_SCHEMES = ("root", "xroot")
 
 
+def pull_block_bytes(scheme: str) -> int:
+    """The block size a destination pulls a file in by this scheme, one stream per block in flight
+    (HTTP-TPC: 16 MiB); 0 where any file runs the streams asked (XRootD TPC)."""
+    return 0 if scheme in ROOT_SCHEMES else HTTP_TPC_BLOCK_BYTES
+
+
+def block_limited(streams: int, file_bytes: float, block_bytes: float) -> int:
+    """``streams``, but no more than the file has blocks when it is pulled in blocks (at least 1)."""
+    if block_bytes > 0:
+        streams = min(streams, math.ceil(file_bytes / block_bytes - 1e-9))
+    return max(1, streams)
+
+
 def streams_on_the_wire(scheme: str, asked: int | None, file_bytes: int | None = None) -> int:
     """The TCP streams that carry one file's data when ``asked`` streams are asked for (at least 1).
 
@@ -29,9 +42,9 @@ def streams_on_the_wire(scheme: str, asked: int | None, file_bytes: int | None =
     streams = max(1, int(asked or 1))
     if scheme in ROOT_SCHEMES:
         return min(streams, ROOT_TPC_MAX_STREAMS)
-    if file_bytes is not None:
-        streams = min(streams, max(1, math.ceil(file_bytes / HTTP_TPC_BLOCK_BYTES)))
-    return streams
+    if file_bytes is None:
+        return streams
+    return block_limited(streams, file_bytes, pull_block_bytes(scheme))
 
 
 def streams_per_file(lane_streams: int, concurrent_files: int) -> int:

@@ -103,8 +103,6 @@ class Planner:
             for key, lane in self.lanes.items()
         }
         self.dead_s = {key: measured_dead_time_s(state.measurements, *key) for key in self.lanes}
-        # How each site's storage pulls third-party copies (the streams one copy runs: streams_per_copy).
-        self.block_bytes = {site.name: site.tpc_block_bytes for site in topology.sites}
         self.pressure = {
             t.name: _Pressure(
                 t.sdp_buffer_bytes,
@@ -200,7 +198,7 @@ class Planner:
             slot = -1
         burst = max((w.rate_bps for w in lane.windows), default=lane.rate_bps)
         file_bytes = product.size_bytes / max(1, product.files)
-        per_copy = streams_per_copy(file_bytes, self.block_bytes.get(destination, 0.0), self.config)
+        per_copy = streams_per_copy(file_bytes, self.topology.site(destination).tpc_block_bytes, self.config)
         streams, files = streams_and_files(
             max(burst, 1.0), self.stream_bps[lane.key], product.files, self.config, per_copy
         )

@@ -23,6 +23,7 @@ import statistics
 from collections.abc import Sequence
 
 from topology.physics import tcp_ceiling_bps
+from topology.tpc_streams import block_limited
 
 from .types import Measurement, PlanConfig
 
@@ -94,10 +95,7 @@ def streams_per_copy(file_bytes: float, block_bytes: float, config: PlanConfig) 
     destination pulls in blocks of ``block_bytes`` (HTTP-TPC), one per block. Asking a 32 MiB davs:// copy
     for 5 streams runs 2: the plan would count streams that never reach the wire, and measure each as a
     third of what it carried (docs/scheduler.md, "What runs on the wire")."""
-    limit = config.max_streams_per_file
-    if block_bytes > 0 and file_bytes > 0:
-        limit = min(limit, max(1, math.ceil(file_bytes / block_bytes - 1e-9)))
-    return max(1, limit)
+    return block_limited(config.max_streams_per_file, file_bytes, block_bytes)
 
 
 def streams_and_files(

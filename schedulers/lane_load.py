@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -33,6 +34,9 @@ class LaneLoad:
     depth: int
     counts: Counter[Lane] = field(default_factory=Counter)
     depths: dict[Lane, int] = field(default_factory=dict)
+    # Bytes still to copy on each lane's first copies in flight (arrivals.lane_backlog_bytes): the plan
+    # gives a lane that is behind more of its telescope's link (planning.backlog).
+    bytes_left: dict[Lane, float] = field(default_factory=dict)
 
     def depth_of(self, lane: Lane) -> int:
         return self.depths.get(lane, self.depth)
@@ -63,9 +67,9 @@ def lane_depth() -> int:
     return max(1, int(getattr(settings, "SRCNET_LANE_DEPTH", 2)))
 
 
-def lane_load() -> LaneLoad:
-    """The products in flight on each lane now."""
-    load = LaneLoad(depth=lane_depth())
+def lane_load(bytes_left: Mapping[Lane, float] | None = None) -> LaneLoad:
+    """The products in flight on each lane now, with ``bytes_left`` to copy on each."""
+    load = LaneLoad(depth=lane_depth(), bytes_left=dict(bytes_left or {}))
     rows = (
         Replica.objects.filter(state__in=(ReplicaState.PLANNED, ReplicaState.COPYING))
         .exclude(endpoint__role=StorageRole.SDP)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -207,7 +207,12 @@ def _plan(
     # A copy placed before its policy changed may have no lane in the policy now: it goes outside the plan.
     unplanned = [c for c in waiting if (c.leg.source, c.leg.destination) not in lanes]
     down = unavailable_lanes(topology=topology)
-    state = LiveState(placed_bytes=_placed_bytes(), measurements=measurements, unavailable_lanes=down.keys())
+    state = LiveState(
+        placed_bytes=_placed_bytes(),
+        measurements=measurements,
+        unavailable_lanes=down.keys(),
+        lane_backlog_bytes=load.bytes_left,
+    )
     result = plan(products, topology, policy, state, config, carry_over=[c.leg for c in carried])
     # Broken lanes (lane_health.py) had no rate: the plan says so and where the products went instead.
     result = with_outage_events(result, down, stored.telescope.name)
@@ -256,17 +261,25 @@ def _pinned_plan(
 
 
 def cycle_plans(
-    *, now: dt.datetime, config: PlanConfig, errors: list[str]
+    *,
+    now: dt.datetime,
+    config: PlanConfig,
+    errors: list[str],
+    bytes_left: Mapping[tuple[str, str], float] | None = None,
 ) -> Iterator[tuple[TelescopePlan, LaneLoad]]:
     """The plans of one cycle, telescope by telescope, with the lanes' load (the caller takes the room it
-    fills before asking for the next plan). A telescope whose plan fails goes to ``errors``."""
+    fills before asking for the next plan). A telescope whose plan fails goes to ``errors``.
+    ``bytes_left``: what is still to copy on each lane's copies in flight (by default as
+    ``arrivals.lane_backlog_bytes`` reckons it now)."""
     products = queued_products(now=now)
     waiting = _waiting_copies()
     telescopes = sorted({p.telescope for p in products} | {w.telescope for w in waiting})
     if not telescopes:
         return
     topology = topology_snapshot()
-    load = lane_load()
+    if bytes_left is None:
+        bytes_left = arrivals.lane_backlog_bytes(now, arrivals.lane_rates(now))
+    load = lane_load(bytes_left)
     measurements = _measurements()
     outages = unavailable_lanes(topology=topology)  # their pinned products go by policy (lane_health)
     for telescope in telescopes:
@@ -316,7 +329,7 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         tool = transfertool or default_transfertool()
         rates = arrivals.lane_rates(now)
         backlog = arrivals.lane_backlog_bytes(now, rates)
-        for planned, load in cycle_plans(now=now, config=config, errors=report.errors):
+        for planned, load in cycle_plans(now=now, config=config, errors=report.errors, bytes_left=backlog):
             report.legs_planned += len(planned.result.legs)
             # Before the submissions take room on the lanes: why a leg waits is the lane as the plan saw it.
             found = arrivals.predictions(planned.result.legs, planned.due, load, rates=rates, backlog=backlog)

@@ -18,6 +18,12 @@ _FIELDS = {
     "SRCNET_PLAN_COPY_SETUP_RTTS": ("copy_setup_rtts", float),
 }
 
+# setting ("0" or "1") -> PlanConfig field; both are on unless the deployment turns them off
+_FLAGS = {
+    "SRCNET_PLAN_COPIES_IN_FLIGHT": "copies_in_flight",
+    "SRCNET_PLAN_DRAIN_TOGETHER": "drain_together",
+}
+
 
 def plan_config() -> PlanConfig:
     """PlanConfig's defaults with the deployment's SRCNET_PLAN_* settings; a bad value is an
@@ -29,10 +35,12 @@ def plan_config() -> PlanConfig:
             values[field] = parse(text)
         except ValueError:
             raise ImproperlyConfigured(f"{name}: {text!r} is not a number") from None
-    flag = str(getattr(settings, "SRCNET_PLAN_COPIES_IN_FLIGHT", "1"))
-    if flag not in ("0", "1"):
-        raise ImproperlyConfigured(f"SRCNET_PLAN_COPIES_IN_FLIGHT: {flag!r} is neither 0 nor 1")
-    config = replace(PlanConfig(), copies_in_flight=flag == "1", **values)  # type: ignore[arg-type]
+    for name, field in _FLAGS.items():
+        flag = str(getattr(settings, name, "1"))
+        if flag not in ("0", "1"):
+            raise ImproperlyConfigured(f"{name}: {flag!r} is neither 0 nor 1")
+        values[field] = flag == "1"
+    config = replace(PlanConfig(), **values)  # type: ignore[arg-type]
     try:
         validate_config(config)
     except PlanInputError as exc:

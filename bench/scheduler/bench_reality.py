@@ -408,6 +408,7 @@ def run_simulated(campaign_id: int, out: Path, label: str, **model: Any) -> dict
         plan = replace(
             place.scenario.plan,
             copies_in_flight=deployed.copies_in_flight,
+            drain_together=deployed.drain_together,
             max_files=deployed.max_files,
             copy_overhead_s=deployed.copy_overhead_s,
             copy_setup_rtts=deployed.copy_setup_rtts,
@@ -519,6 +520,13 @@ def main() -> int:
         "once (the plan before it, the baseline) (SRCNET_PLAN_COPIES_IN_FLIGHT)",
     )
     parser.add_argument(
+        "--drain-together",
+        choices=("0", "1"),
+        default="1",
+        help="1: a telescope's lanes share its link by their work in sight, so that they drain together; "
+        "0: by the policy's shares alone (the plan before it) (SRCNET_PLAN_DRAIN_TOGETHER)",
+    )
+    parser.add_argument(
         "--src-budget-gbps",
         type=float,
         default=100.0,
@@ -569,6 +577,7 @@ def main() -> int:
     WORKER_ENV["SRCNET_PLAN_COPIES_IN_FLIGHT"] = os.environ["SRCNET_PLAN_COPIES_IN_FLIGHT"] = (
         args.copies_in_flight
     )
+    WORKER_ENV["SRCNET_PLAN_DRAIN_TOGETHER"] = os.environ["SRCNET_PLAN_DRAIN_TOGETHER"] = args.drain_together
     from localnet.longhaul import CAPACITY_SCALE
 
     # The push loop (the worker's, this process's placement) plans on the capacities the emulator carries.
@@ -618,6 +627,7 @@ def main() -> int:
             "files_per_product": args.files,
             "lane_depth": args.lane_depth,
             "copies_in_flight": args.copies_in_flight,
+            "drain_together": args.drain_together,
             "src_budget_gbps": args.src_budget_gbps,
             "file_mib": [args.min_mib, args.max_mib],
             "congestion_control": args.congestion_control,

@@ -1,16 +1,19 @@
 """Lanes and their rates (pure): which (source, destination) pairs a policy uses and how fast each sends.
 
 Parallel mode: every lane sends continuously at a rate from two progressive-filling passes, first up to
-its demand (its share of the telescope's target rate), then, with what is left, up to its cap so a lane
+its demand (its share of the telescope's target rate, split again by the lanes' work in sight so that they
+drain together: backlog.py), then, with what is left, up to its cap so a lane
 whose path is short of capacity is made up by the others. Slot mode (burst switching): each slot is cut
 into sub-slots; in each, a telescope's few furthest-behind lanes send at full rate and the rest wait."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .allocation import progressive_fill
+from .backlog import drain_together
 from .policies import DegradeStep, ReplicaPolicy, routes, share_sites
 from .tuning import effective_stream_bps
 from .types import Lane, LegRole, LiveState, PlanConfig, PlanMode, Topology, Window
@@ -101,12 +104,17 @@ def build_lanes(
     *,
     deferring: bool = False,
     relaying: frozenset[str] = frozenset(),
+    work: Mapping[tuple[str, str], float] | None = None,
 ) -> dict[tuple[str, str], Lane]:
     """Every lane the policy (and its degrade steps) may use, with its planned rate and slot windows.
 
     ``deferring``: second copies get only what first copies leave; ``relaying``: telescopes that send
-    RELAY_SHARE of their target through their distribution centre."""
+    RELAY_SHARE of their target through their distribution centre; ``work``: each lane's bytes in sight
+    (``backlog.lane_work``), by which a telescope's lanes share its target when ``config.drain_together``."""
     demands = [d for _, d in sorted(lane_demands(policy, topology, config, relaying).items())]
+    wanted = [d.demand_bps for d in demands]
+    if work is not None and config.drain_together:
+        wanted = drain_together(demands, work, {t.name for t in topology.telescopes})
     capacity = constraint_capacities(topology, state, config)
     uses = [lane_constraints(topology, d) for d in demands]
     caps = []
@@ -125,7 +133,7 @@ def build_lanes(
         broken = (d.source, d.destination) in state.unavailable_lanes
         caps.append(0.0 if broken else min(config.max_streams * stream, topology.path_capacity_bps(path)))
     # Second copies yield to first copies while the SDP buffer is under pressure.
-    first = [0.0 if deferring and d.deferrable else d.demand_bps for d in demands]
+    first = [0.0 if deferring and d.deferrable else w for d, w in zip(demands, wanted, strict=True)]
     demanded = progressive_fill(first, [min(c, w) for c, w in zip(caps, first, strict=True)], uses, capacity)
     # Spare capacity goes first to lanes out of a telescope (utilisation), then to the others.
     from_telescope = [d.source in {t.name for t in topology.telescopes} for d in demands]

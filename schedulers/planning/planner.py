@@ -18,7 +18,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .lanes import build_lanes, normalised_shares
+from .backlog import lane_work
+from .lanes import RELAY_SHARE, build_lanes, normalised_shares
 from .policies import DegradeStep, Hop, ReplicaPolicy, replicas_of, routes
 from .tuning import (
     copies_at_once,
@@ -63,7 +64,12 @@ class Planner:
     """One planning run; use :func:`plan`."""
 
     def __init__(
-        self, topology: Topology, policy: ReplicaPolicy, state: LiveState, config: PlanConfig
+        self,
+        topology: Topology,
+        policy: ReplicaPolicy,
+        state: LiveState,
+        config: PlanConfig,
+        products: Sequence[Product] = (),
     ) -> None:
         self.topology, self.policy, self.state, self.config = topology, policy, state, config
         order = policy.degrade_order
@@ -76,9 +82,14 @@ class Planner:
             for t, level in levels.items()
             if DegradeStep.RELAY in order and level > order.index(DegradeStep.RELAY)
         )
-        self.lanes = build_lanes(policy, topology, state, config, deferring=deferring, relaying=relaying)
         self.shares = normalised_shares(topology)
         self.telescope_shares = {t.name: normalised_shares(topology, t.name) for t in topology.telescopes}
+        # The lanes share each telescope's target by the work they have in sight (backlog.py).
+        relayed = {t: (policy.relays[t], RELAY_SHARE) for t in relaying if t in policy.relays}
+        work = lane_work(products, policy, topology, state, self.telescope_shares, relayed)
+        self.lanes = build_lanes(
+            policy, topology, state, config, deferring=deferring, relaying=relaying, work=work
+        )
         self.placed = {name: float(state.placed_bytes.get(name, 0.0)) for name in self.shares}
         self.placed_total = sum(self.placed.values())
         self.free = {
@@ -336,7 +347,7 @@ def plan(
     state = state or LiveState()
     config = config or PlanConfig()
     validate_all(products, topology, policy, state, config)
-    planner = Planner(topology, policy, state, config)
+    planner = Planner(topology, policy, state, config, products)
     for product in sorted(products, key=lambda p: (p.arrival_s, -p.priority, planner._deadline(p), p.id)):
         planner.place(product)
     return planner.finish(carry_over)

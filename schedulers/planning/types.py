@@ -241,6 +241,8 @@ class LiveState:
     placed_bytes: Mapping[str, float] = field(default_factory=dict)
     sdp_backlog_bytes: Mapping[str, float] = field(default_factory=dict)
     lane_busy_until_s: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    # Bytes still to copy on each lane's copies in flight (planning.backlog: the lanes drain together).
+    lane_backlog_bytes: Mapping[tuple[str, str], float] = field(default_factory=dict)
     degraded_level: Mapping[str, int] = field(default_factory=dict)
     # Lanes that are broken now (schedulers/lane_health.py): rate 0, so no product is planned on them.
     unavailable_lanes: AbstractSet[tuple[str, str]] = frozenset()
@@ -266,6 +268,9 @@ class PlanConfig:
     initial_window_bytes: float = 14480.0
     # False: a lane keeps only one product's files in flight (the plan before the copy model).
     copies_in_flight: bool = True
+    # True: a telescope's target is split among its lanes by their work in sight, so that they drain
+    # together (planning.backlog); False: by the policy's shares alone.
+    drain_together: bool = True
 
 
 @dataclass(frozen=True)

@@ -203,6 +203,7 @@ class Simulator:
             placed_bytes=dict(self.placed),
             sdp_backlog_bytes=backlog,
             lane_busy_until_s=busy,
+            lane_backlog_bytes=self._bytes_left(),
             degraded_level=dict(self.degraded),
         )
         # Legs of products already out of the SDP that found no lane capacity last time go to the planner
@@ -234,6 +235,22 @@ class Simulator:
         self._dirty.update(self.queues)
         for queue in self.queues.values():
             queue.sort(key=lambda t: (t.leg.start_s, -t.leg.priority))
+
+    def _bytes_left(self) -> dict[tuple[str, str], float]:
+        """Bytes still to copy on each lane of the products already started: their copies' remaining
+        bytes and their files not opened yet (as the push loop reckons its copies in flight)."""
+        left: dict[tuple[str, str], float] = {}
+        for flow in self.flows.values():
+            left[flow.lane] = left.get(flow.lane, 0.0) + flow.remaining_bytes
+        for key, queue in self.queues.items():
+            for task in queue:
+                record = self.records[task.leg.product_id]
+                if record.started and not task.done:
+                    unopened = self._files(task.leg) - task.files_opened
+                    if unopened > 0:
+                        share = record.product.size_bytes / self._files(task.leg)
+                        left[key] = left.get(key, 0.0) + unopened * share
+        return left
 
     # -- lanes and flows ------------------------------------------------------------------------------
     def _window_rate(self, key: tuple[str, str], now: float) -> float:

@@ -1,0 +1,80 @@
+"""Each lane's work in sight, and a telescope's target split so that its lanes drain it together (pure).
+
+The policy's shares split a telescope's target rate among its lanes. On paths of unequal length that
+leaves the long lane behind: its copies are slower to start and slower per connection, and the short lane's
+connections take more than their share of the access link. The long lane's queue then grows while the
+short one's empties, and the push ends with the long lane alone on the access link, far from filling it
+(docs/benchmarks.md, "Lanes that drain together"). So the target is split in proportion to each lane's
+work in sight instead: the bytes still to copy on it and the bytes of the products the plan sends on it.
+Every lane then has the same time to drain; a lane that falls behind gets a larger part of the link, hence
+more copies in flight, until it catches up, and a lane with nothing to carry holds no part of it. The
+shares still decide where products go, so the bytes each SRC receives do not change."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from .policies import ReplicaPolicy, routes
+from .types import LiveState, Product, Topology
+
+Lane = tuple[str, str]
+
+
+class _Demand(Protocol):
+    source: str
+    destination: str
+    demand_bps: float
+
+
+def lane_work(
+    products: Sequence[Product],
+    policy: ReplicaPolicy,
+    topology: Topology,
+    state: LiveState,
+    shares: Mapping[str, Mapping[str, float]],
+    relayed: Mapping[str, tuple[str, float]] | None = None,
+) -> dict[Lane, float]:
+    """Bytes each lane out of a telescope has to carry: what is still to copy on its copies in flight
+    (``state.lane_backlog_bytes``) and the first copies of ``products``. A product with no destination
+    counts on each of its telescope's SRCs by ``shares`` (telescope -> SRC -> share), as the planner will
+    place it; ``relayed``: telescope -> (its distribution centre, the part of its products sent through
+    it), for telescopes whose backpressure relays them."""
+    work: dict[Lane, float] = dict(state.lane_backlog_bytes)
+    relayed = relayed or {}
+
+    def add(telescope: str, site: str, size: float) -> None:
+        centre, part = relayed.get(telescope, ("", 0.0))
+        hops = routes(policy, topology, telescope, site)
+        if hops:
+            lane = hops[0].source_destination()
+            work[lane] = work.get(lane, 0.0) + size * (1 - part)
+        if part > 0:
+            work[(telescope, centre)] = work.get((telescope, centre), 0.0) + size * part
+
+    for product in sorted(products, key=lambda p: p.id):  # the same sums whatever the input order
+        if product.destination is not None:
+            add(product.telescope, product.destination, product.size_bytes)
+            continue
+        for site, share in shares[product.telescope].items():
+            add(product.telescope, site, product.size_bytes * share)
+    return work
+
+
+def drain_together(
+    demands: Sequence[_Demand], work: Mapping[Lane, float], telescopes: set[str]
+) -> list[float]:
+    """Each lane's demand (bit/s): a telescope's lanes share the sum of their policy demands in proportion
+    to their work in sight; a telescope with nothing in sight, and lanes not out of a telescope, keep the
+    policy's demands."""
+    out = [d.demand_bps for d in demands]
+    for telescope in telescopes:
+        mine = [i for i, d in enumerate(demands) if d.source == telescope]
+        total = sum(demands[i].demand_bps for i in mine)
+        weight = {i: work.get((demands[i].source, demands[i].destination), 0.0) for i in mine}
+        weights = sum(weight.values())
+        if total <= 0 or weights <= 0:
+            continue
+        for i in mine:
+            out[i] = total * weight[i] / weights
+    return out

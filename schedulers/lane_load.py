@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db.models import Count, Sum
 
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import Replica
@@ -37,6 +38,9 @@ class LaneLoad:
     # Bytes still to copy on each lane's first copies in flight (arrivals.lane_backlog_bytes): the plan
     # gives a lane that is behind more of its telescope's link (planning.backlog).
     bytes_left: dict[Lane, float] = field(default_factory=dict)
+    # The mean file size of each lane's first copies in flight (going straight to their SRC): what the plan
+    # sizes the lane's copies for when it has no new leg on it (Plan.lane_copies).
+    file_bytes: dict[Lane, float] = field(default_factory=dict)
 
     def depth_of(self, lane: Lane) -> int:
         return self.depths.get(lane, self.depth)
@@ -75,14 +79,17 @@ def lane_load(bytes_left: Mapping[Lane, float] | None = None) -> LaneLoad:
         .exclude(endpoint__role=StorageRole.SDP)
         .exclude(product__state=ProductState.REGISTERED)  # a pinned first copy still in the queue
         .values_list(
+            "pk",
             "state",
             "product__telescope__name",
             "endpoint__site__name",
             "upstream__endpoint__site__name",
             "via__name",
         )
+        .annotate(size=Sum("product__files__size_bytes"), files=Count("product__files"))
     )
-    for state, telescope, site, upstream, via in rows:
+    sizes: dict[Lane, list[float]] = {}
+    for _, state, telescope, site, upstream, via, size, files in rows:
         if upstream is not None:
             if state == ReplicaState.COPYING:
                 load.take((upstream, site))
@@ -91,4 +98,9 @@ def lane_load(bytes_left: Mapping[Lane, float] | None = None) -> LaneLoad:
             load.take((via, site))
         else:
             load.take((telescope, site))
+            if state == ReplicaState.COPYING and files:
+                sizes.setdefault((telescope, site), [0.0, 0.0])
+                sizes[(telescope, site)][0] += float(size or 0)
+                sizes[(telescope, site)][1] += files
+    load.file_bytes = {lane: total / files for lane, (total, files) in sizes.items()}
     return load

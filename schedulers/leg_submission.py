@@ -5,6 +5,7 @@ its own transaction inside the cycle's, and records why the replica is where it 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
@@ -25,7 +26,7 @@ from .models import PlannedRule
 from .planning.dispatch import JobHints, job_hints
 from .planning.types import Leg
 from .rucio_placement import place_by_rule, through_rucio
-from .transfertool import JobParams, TransferRequest, Transfertool, TransfertoolError
+from .transfertool import JobParams, LinkConfig, TransferRequest, Transfertool, TransfertoolError
 
 ACTIVITY = "SKA Data Products"  # FTS3's activity of every push job (activity shares), and Rucio's
 
@@ -259,3 +260,33 @@ def _submit_job(
         ),
     )
     return job_id, f"transfer job {job_id}"
+
+
+def follow_lane_limits(lanes: Mapping[tuple[str, str], int], tool: Transfertool) -> list[LinkConfig]:
+    """Set the link limit of each of ``lanes`` (telescope, SRC) that has first copies in flight to the
+    copies the current plan gives it, where the transfer service holds another: a lane's share of the
+    access link grows when another lane's work ends, with nothing new to submit on it, and its copies in
+    flight must grow with it. Returns the links changed."""
+    wanted: list[LinkConfig] = []
+    for (telescope, site), copies in sorted(lanes.items()):
+        replica = (
+            Replica.objects.filter(
+                state=ReplicaState.COPYING,
+                upstream__isnull=True,
+                via__isnull=True,
+                product__telescope__name=telescope,
+                endpoint__site__name=site,
+            )
+            .select_related("product__source", "endpoint")
+            .first()
+        )
+        if replica is not None and replica.product.source is not None:
+            hop = (replica.product.source, replica.endpoint)
+            wanted += hop_links(tool, [hop], replica.endpoint.tpc_scheme, copies)
+    if not wanted:
+        return []
+    held = {c.pair: (c.min_active, c.max_active) for c in tool.link_configs()}
+    changed = [link for link in wanted if held.get(link.pair) != (link.min_active, link.max_active)]
+    if changed:
+        enforce_links(tool, changed)
+    return changed

@@ -39,7 +39,7 @@ from topology.models import Telescope
 from . import arrivals
 from .lane_health import unavailable_lanes, unpin_broken, with_outage_events
 from .lane_load import LaneLoad, lane_load
-from .leg_submission import submit_copy, submit_first
+from .leg_submission import follow_lane_limits, submit_copy, submit_first
 from .models import PathMeasurement, PushCycle
 from .plan_settings import plan_config
 from .planning.dispatch import due_legs
@@ -212,6 +212,7 @@ def _plan(
         measurements=measurements,
         unavailable_lanes=down.keys(),
         lane_backlog_bytes=load.bytes_left,
+        lane_file_bytes=load.file_bytes,
     )
     result = plan(products, topology, policy, state, config, carry_over=[c.leg for c in carried])
     # Broken lanes (lane_health.py) had no rate: the plan says so and where the products went instead.
@@ -385,6 +386,22 @@ def _dispatch(
             continue
         load.take((leg.source, leg.destination))
         report.submitted.append(entry)
+    # Every lane out of the telescope with copies in flight gets the plan's copies, also with nothing new
+    # to submit on it (its share grew as another lane's work ended).
+    following = {
+        lane: copies
+        for lane, copies in planned.result.lane_copies.items()
+        if load.counts[lane] > 0 and lane[0] == planned.telescope
+    }
+    for link in follow_lane_limits(following, tool):
+        report.events.append(
+            {
+                "time_s": 0.0,
+                "telescope": planned.telescope,
+                "kind": "limit",
+                "detail": f"{link.source} -> {link.destination}: {link.max_active} copies at once",
+            }
+        )
     for product in planned.unplanned_pins:
         lane = (product.telescope, product.destination or "")
         if load.is_full(lane):

@@ -207,24 +207,8 @@ class Planner:
         else:  # no capacity on this lane (or upstream) now: the next plan, with new rates, schedules it
             start = finish = math.inf
             slot = -1
-        burst = max((w.rate_bps for w in lane.windows), default=lane.rate_bps)
         file_bytes = product.size_bytes / max(1, product.files)
-        per_copy = streams_per_copy(file_bytes, self.topology.site(destination).tpc_block_bytes, self.config)
-        streams, files = streams_and_files(
-            max(burst, 1.0), self.stream_bps[lane.key], product.files, self.config, per_copy
-        )
-        copies = files
-        if self.config.copies_in_flight:
-            copies = max(
-                files,
-                copies_at_once(
-                    file_bytes, lane.rtt_ms, max(burst, 1.0), self.config, self.dead_s.get(lane.key)
-                ),
-                # Streams a product's files cannot run go to more copies at once (the lane's next
-                # products' files): many copies beat one stream count on one file (AENEAS).
-                min(self.config.max_files, math.ceil(streams / per_copy)),
-            )
-        streams = min(streams, copies * per_copy)  # what the lane's copies run, never more
+        streams, copies = self._streams_and_copies(lane, file_bytes, product.files)
         files = min(copies, max(1, product.files))  # this product's part of the lane's copies
         leg = Leg(
             product.id,
@@ -246,6 +230,45 @@ class Planner:
         )
         self.legs.append(leg)
         return leg
+
+    def _streams_and_copies(self, lane: Lane, file_bytes: float, product_files: int) -> tuple[int, int]:
+        """(streams, copies in flight) of ``lane`` at its planned rate for files of ``file_bytes``."""
+        burst = max((w.rate_bps for w in lane.windows), default=lane.rate_bps)
+        block = self.topology.site(lane.destination).tpc_block_bytes
+        per_copy = streams_per_copy(file_bytes, block, self.config)
+        streams, files = streams_and_files(
+            max(burst, 1.0), self.stream_bps[lane.key], product_files, self.config, per_copy
+        )
+        copies = files
+        if self.config.copies_in_flight:
+            copies = max(
+                files,
+                copies_at_once(
+                    file_bytes, lane.rtt_ms, max(burst, 1.0), self.config, self.dead_s.get(lane.key)
+                ),
+                # Streams a product's files cannot run go to more copies at once (the lane's next
+                # products' files): many copies beat one stream count on one file (AENEAS).
+                min(self.config.max_files, math.ceil(streams / per_copy)),
+            )
+        return min(streams, copies * per_copy), copies  # the streams the lane's copies run, never more
+
+    def lane_copies(self) -> dict[tuple[str, str], int]:
+        """Copies each lane keeps in flight under this plan: the most its legs ask for, or for a lane with
+        no leg but copies still in flight, what its rate asks of files the size of theirs (so that the
+        transfer service's limit follows the plan when another lane's work ends, with nothing new to
+        submit)."""
+        out: dict[tuple[str, str], int] = {}
+        for leg in self.legs:
+            if math.isfinite(leg.start_s):
+                key = (leg.source, leg.destination)
+                out[key] = max(out.get(key, 0), leg.lane_copies)
+        for key, file_bytes in self.state.lane_file_bytes.items():
+            lane = self.lanes.get(key)
+            if key in out or lane is None or lane.rate_bps <= 0 or file_bytes <= 0:
+                continue
+            if self.state.lane_backlog_bytes.get(key, 0.0) > 0:
+                out[key] = self._streams_and_copies(lane, file_bytes, self.config.max_files)[1]
+        return out
 
     def _update_pressure(self, product: Product, ready: float) -> None:
         p = self.pressure[product.telescope]
@@ -329,6 +352,7 @@ class Planner:
             events=tuple(self.events),
             replicas=self.replicas,
             degraded_level={t: p.level for t, p in self.pressure.items()},
+            lane_copies=self.lane_copies(),
         )
 
 

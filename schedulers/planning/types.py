@@ -243,6 +243,9 @@ class LiveState:
     lane_busy_until_s: Mapping[tuple[str, str], float] = field(default_factory=dict)
     # Bytes still to copy on each lane's copies in flight (planning.backlog: the lanes drain together).
     lane_backlog_bytes: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    # The mean size of the files of each lane's copies in flight: what the lane's copies in flight are
+    # planned for when the plan has no leg of its own on the lane (Plan.lane_copies).
+    lane_file_bytes: Mapping[tuple[str, str], float] = field(default_factory=dict)
     degraded_level: Mapping[str, int] = field(default_factory=dict)
     # Lanes that are broken now (schedulers/lane_health.py): rate 0, so no product is planned on them.
     unavailable_lanes: AbstractSet[tuple[str, str]] = frozenset()
@@ -344,3 +347,6 @@ class Plan:
     events: tuple[PlanEvent, ...]
     replicas: Mapping[str, tuple[str, ...]]  # product id -> the SRCs that keep it
     degraded_level: Mapping[str, int] = field(default_factory=dict)
+    # Lane -> the copies it keeps in flight under this plan (Planner.lane_copies): the transfer service's
+    # limit for the lane, also where the plan has no new leg on it.
+    lane_copies: Mapping[tuple[str, str], int] = field(default_factory=dict)

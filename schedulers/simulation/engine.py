@@ -204,6 +204,7 @@ class Simulator:
             sdp_backlog_bytes=backlog,
             lane_busy_until_s=busy,
             lane_backlog_bytes=self._bytes_left(),
+            lane_file_bytes=self._file_bytes(),
             degraded_level=dict(self.degraded),
         )
         # Legs of products already out of the SDP that found no lane capacity last time go to the planner
@@ -252,6 +253,15 @@ class Simulator:
                         left[key] = left.get(key, 0.0) + unopened * share
         return left
 
+    def _file_bytes(self) -> dict[tuple[str, str], float]:
+        """The mean file size of each lane's copies in flight (its open flows)."""
+        sizes: dict[tuple[str, str], list[float]] = {}
+        for flow in self.flows.values():
+            total = sizes.setdefault(flow.lane, [0.0, 0.0])
+            total[0] += flow.leg.size_bytes / self._files(flow.leg)
+            total[1] += 1
+        return {lane: size / count for lane, (size, count) in sizes.items()}
+
     # -- lanes and flows ------------------------------------------------------------------------------
     def _window_rate(self, key: tuple[str, str], now: float) -> float:
         lane = self.lanes.get(key)
@@ -292,8 +302,12 @@ class Simulator:
                     queue.pop(ready)
 
     def _copies(self, leg: Leg) -> int:
-        """How many copies the lane runs at once: one flow per leg, or the plan's copies in flight."""
-        return max(1, leg.lane_copies) if self.config.copies_in_flight else 1
+        """How many copies the lane runs at once: one flow per leg, or the plan's copies in flight (the
+        latest plan's for the lane, as the push loop sets the lane's limit every cycle)."""
+        if not self.config.copies_in_flight:
+            return 1
+        planned = self.plan.lane_copies.get((leg.source, leg.destination)) if self.plan else None
+        return max(1, planned if planned is not None else leg.lane_copies)
 
     def _files(self, leg: Leg) -> int:
         """The copies a leg is moved as: its product's files, or the whole leg as one flow."""

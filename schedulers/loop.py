@@ -42,6 +42,7 @@ from .lane_load import LaneLoad, lane_load
 from .leg_submission import follow_lane_limits, submit_copy, submit_first
 from .models import PathMeasurement, PushCycle
 from .plan_settings import plan_config
+from .planning.backlog import lane_work
 from .planning.dispatch import due_legs
 from .planning.lanes import lane_demands
 from .planning.pinning import pinned_policy, pinned_topology
@@ -175,20 +176,32 @@ def plan_telescope(
     measurements: tuple[Measurement, ...],
     load: LaneLoad,
     config: PlanConfig,
+    others: list[Product] | None = None,
 ) -> list[TelescopePlan]:
     """Plan one telescope's products and waiting copies under its active stored policy (nothing is
     submitted): one plan for the products the policy places, and one for the products whose first copy is
-    pinned to a site; raises ``PlanInputError`` if the policy does not fit the topology."""
+    pinned to a site; raises ``PlanInputError`` if the policy does not fit the topology. ``others``: the
+    products queued for the other telescopes, whose lanes share SRCs' capacity with this one's."""
     stored = active_policy(Telescope.objects.get(name=telescope), create=False)
     free = [p for p in products if p.destination is None]
+    pinned = [p for p in products if p.destination is not None]
+    others = others or []
     plans = []
     if free or waiting:
         weighed = policy_topology(stored, topology)
-        plans.append(_plan(stored, free, waiting, weighed, measurements, load, config))
-    pinned = [p for p in products if p.destination is not None]
+        outside = _outside(load, [*others, *pinned], topology)
+        plans.append(_plan(stored, free, waiting, weighed, measurements, load, config, outside=outside))
     if pinned:
-        plans.append(_pinned_plan(stored, pinned, topology, measurements, load, config))
+        outside = _outside(load, [*others, *free], topology)
+        plans.append(_pinned_plan(stored, pinned, topology, measurements, load, config, outside))
     return plans
+
+
+def _outside(load: LaneLoad, products: list[Product], topology: Topology) -> dict[tuple[str, str], float]:
+    """What each lane carries outside a plan: its copies in flight and the first copies of ``products``
+    (planned apart), straight to their SRCs."""
+    state = LiveState(lane_backlog_bytes=load.bytes_left)
+    return lane_work(products, PlannerPolicy(), topology, state)
 
 
 def _plan(
@@ -200,7 +213,10 @@ def _plan(
     load: LaneLoad,
     config: PlanConfig,
     policy: PlannerPolicy | None = None,
+    *,
+    outside: dict[tuple[str, str], float],
 ) -> TelescopePlan:
+    """One plan; ``outside``: what each lane carries outside it (``_outside``)."""
     policy = policy or planner_policy(stored, topology)
     lanes = lane_demands(policy, topology, config).keys()
     carried = [c for c in waiting if (c.leg.source, c.leg.destination) in lanes]
@@ -211,7 +227,7 @@ def _plan(
         placed_bytes=_placed_bytes(),
         measurements=measurements,
         unavailable_lanes=down.keys(),
-        lane_backlog_bytes=load.bytes_left,
+        lane_backlog_bytes=outside,
         lane_file_bytes=load.file_bytes,
     )
     result = plan(products, topology, policy, state, config, carry_over=[c.leg for c in carried])
@@ -242,6 +258,7 @@ def _pinned_plan(
     measurements: tuple[Measurement, ...],
     load: LaneLoad,
     config: PlanConfig,
+    outside: dict[tuple[str, str], float],
 ) -> TelescopePlan:
     """The plan of products whose first copy is pinned: the pinned SRCs share the telescope's access link
     (the planner sends each product to its own pin), under the policy's relays and degrade order but with
@@ -256,7 +273,7 @@ def _pinned_plan(
     if not plannable:
         empty = Plan(lanes=(), legs=(), events=(), replicas={}, degraded_level={})
         return TelescopePlan(telescope, stored, empty, [], [], [], outside)
-    planned = _plan(stored, plannable, [], weighed, measurements, load, config, policy)
+    planned = _plan(stored, plannable, [], weighed, measurements, load, config, policy, outside=outside)
     planned.unplanned_pins = outside
     return planned
 
@@ -287,7 +304,8 @@ def cycle_plans(
         mine = unpin_broken([p for p in products if p.telescope == telescope], outages)
         copies = [w for w in waiting if w.telescope == telescope]
         try:
-            plans = plan_telescope(telescope, mine, copies, topology, measurements, load, config)
+            others = [p for p in products if p.telescope != telescope]
+            plans = plan_telescope(telescope, mine, copies, topology, measurements, load, config, others)
         except PlanInputError as exc:
             errors.append(f"{telescope}: {exc}")
             continue

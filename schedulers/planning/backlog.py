@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from .policies import ReplicaPolicy, routes
+from .policies import ReplicaPolicy, normalised_shares, routes
 from .types import LiveState, Product, Topology
 
 Lane = tuple[str, str]
@@ -32,16 +32,16 @@ def lane_work(
     policy: ReplicaPolicy,
     topology: Topology,
     state: LiveState,
-    shares: Mapping[str, Mapping[str, float]],
     relayed: Mapping[str, tuple[str, float]] | None = None,
 ) -> dict[Lane, float]:
-    """Bytes each lane out of a telescope has to carry: what is still to copy on its copies in flight
-    (``state.lane_backlog_bytes``) and the first copies of ``products``. A product with no destination
-    counts on each of its telescope's SRCs by ``shares`` (telescope -> SRC -> share), as the planner will
-    place it; ``relayed``: telescope -> (its distribution centre, the part of its products sent through
-    it), for telescopes whose backpressure relays them."""
+    """Bytes each lane out of a telescope has to carry: what it carries outside this plan
+    (``state.lane_backlog_bytes``: its copies in flight, other plans' products) and the first copies of
+    ``products``. A product with no destination counts on each of its telescope's SRCs by their shares, as
+    the planner will place it; ``relayed``: telescope -> (its distribution centre, the part of its
+    products sent through it), for telescopes whose backpressure relays them."""
     work: dict[Lane, float] = dict(state.lane_backlog_bytes)
     relayed = relayed or {}
+    shares = {t.name: normalised_shares(topology, t.name) for t in topology.telescopes}
 
     def add(telescope: str, site: str, size: float) -> None:
         centre, part = relayed.get(telescope, ("", 0.0))
@@ -65,16 +65,17 @@ def drain_together(
     demands: Sequence[_Demand], work: Mapping[Lane, float], telescopes: set[str]
 ) -> list[float]:
     """Each lane's demand (bit/s): a telescope's lanes share the sum of their policy demands in proportion
-    to their work in sight; a telescope with nothing in sight, and lanes not out of a telescope, keep the
-    policy's demands."""
+    to their work in sight, so a telescope with nothing in sight asks for nothing (it only gets what the
+    others leave). With nothing in sight anywhere, and for lanes not out of a telescope, the policy's
+    demands."""
     out = [d.demand_bps for d in demands]
+    weight = [work.get((d.source, d.destination), 0.0) if d.source in telescopes else 0.0 for d in demands]
+    if sum(weight) <= 0:
+        return out
     for telescope in telescopes:
         mine = [i for i, d in enumerate(demands) if d.source == telescope]
         total = sum(demands[i].demand_bps for i in mine)
-        weight = {i: work.get((demands[i].source, demands[i].destination), 0.0) for i in mine}
-        weights = sum(weight.values())
-        if total <= 0 or weights <= 0:
-            continue
+        weights = sum(weight[i] for i in mine)
         for i in mine:
-            out[i] = total * weight[i] / weights
+            out[i] = total * weight[i] / weights if weights > 0 else 0.0
     return out

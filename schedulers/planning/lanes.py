@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .allocation import progressive_fill
 from .backlog import drain_together
-from .policies import DegradeStep, ReplicaPolicy, routes, share_sites
+from .policies import DegradeStep, ReplicaPolicy, normalised_shares, routes
 from .tuning import effective_stream_bps
 from .types import Lane, LegRole, LiveState, PlanConfig, PlanMode, Topology, Window
 
@@ -26,17 +26,6 @@ class LaneDemand:
     telescopes: set[str]
     demand_bps: float = 0.0
     deferrable: bool = False
-
-
-def normalised_shares(topology: Topology, telescope: str | None = None) -> dict[str, float]:
-    """Each SRC's share of the first copies: of every telescope's, or of ``telescope``'s (its
-    ``share_sites`` when it names some)."""
-    names = share_sites(topology)
-    if telescope is not None and topology.telescope(telescope).share_sites:
-        names = [n for n in names if n in topology.telescope(telescope).share_sites]
-    weights = {name: topology.site(name).share_weight for name in names}
-    total = sum(weights.values())
-    return {name: w / total for name, w in weights.items()}
 
 
 RELAY_SHARE = 0.5  # of a relaying telescope's target that goes through its centre

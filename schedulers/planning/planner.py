@@ -86,7 +86,7 @@ class Planner:
         self.telescope_shares = {t.name: normalised_shares(topology, t.name) for t in topology.telescopes}
         # The lanes share each telescope's target by the work they have in sight (backlog.py).
         relayed = {t: (policy.relays[t], RELAY_SHARE) for t in relaying if t in policy.relays}
-        work = lane_work(products, policy, topology, state, self.telescope_shares, relayed)
+        work = lane_work(products, policy, topology, state, relayed)
         self.lanes = build_lanes(
             policy, topology, state, config, deferring=deferring, relaying=relaying, work=work
         )

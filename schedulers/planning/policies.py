@@ -60,6 +60,17 @@ def share_sites(topology: Topology) -> list[str]:
     return sorted(s.name for s in topology.sites if s.share_weight > 0 and not s.is_distribution_centre)
 
 
+def normalised_shares(topology: Topology, telescope: str | None = None) -> dict[str, float]:
+    """Each SRC's share of the first copies: of every telescope's, or of ``telescope``'s (its
+    ``share_sites`` when it names some)."""
+    names = share_sites(topology)
+    if telescope is not None and topology.telescope(telescope).share_sites:
+        names = [n for n in names if n in topology.telescope(telescope).share_sites]
+    weights = {name: topology.site(name).share_weight for name in names}
+    total = sum(weights.values())
+    return {name: w / total for name, w in weights.items()}
+
+
 def partner_of(policy: ReplicaPolicy, topology: Topology, site: str) -> str:
     if site in policy.partners:
         return policy.partners[site]

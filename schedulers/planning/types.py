@@ -241,7 +241,9 @@ class LiveState:
     placed_bytes: Mapping[str, float] = field(default_factory=dict)
     sdp_backlog_bytes: Mapping[str, float] = field(default_factory=dict)
     lane_busy_until_s: Mapping[tuple[str, str], float] = field(default_factory=dict)
-    # Bytes still to copy on each lane's copies in flight (planning.backlog: the lanes drain together).
+    # Bytes each lane has to carry outside this plan: what is still to copy on its copies in flight, and
+    # the products of other plans (the push loop plans each telescope, and its pinned products, apart).
+    # The lanes share their telescope's target by it and this plan's products (planning.backlog).
     lane_backlog_bytes: Mapping[tuple[str, str], float] = field(default_factory=dict)
     # The mean size of the files of each lane's copies in flight: what the lane's copies in flight are
     # planned for when the plan has no leg of its own on the lane (Plan.lane_copies).

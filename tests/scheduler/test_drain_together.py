@@ -9,7 +9,7 @@ import pytest
 
 from schedulers.planning import PlanConfig, Product, ReplicaPolicy, plan
 from schedulers.planning.backlog import lane_work
-from schedulers.planning.lanes import build_lanes, normalised_shares
+from schedulers.planning.lanes import build_lanes
 from schedulers.planning.pinning import pinned_policy, pinned_topology
 from schedulers.planning.types import (
     LinkSpec,
@@ -48,8 +48,7 @@ def test_a_lanes_work_is_its_bytes_in_flight_its_queue_and_its_share_of_the_unpl
         Product("pinned", "T1", 50 * MB, destination="B"),
         Product("free", "T1", 200 * MB),  # A takes 3/4 of it by its share, B 1/4
     ]
-    shares = {"T1": normalised_shares(topology, "T1")}
-    work = lane_work(products, ReplicaPolicy(), topology, state, shares)
+    work = lane_work(products, ReplicaPolicy(), topology, state)
     assert work == pytest.approx({("T1", "A"): 250 * MB, ("T1", "B"): 100 * MB, ("A", "B"): 7 * MB})
 
 
@@ -66,6 +65,29 @@ def test_the_lane_with_more_work_gets_more_of_the_link_and_both_drain_in_the_sam
     assert _rates({}) == pytest.approx({"A": 48.5e6, "B": 48.5e6})
     off = replace(CONFIG, drain_together=False)
     assert _rates({("T1", "A"): 600 * MB}, off) == pytest.approx({"A": 48.5e6, "B": 48.5e6})
+
+
+def test_a_telescope_with_nothing_in_sight_leaves_a_shared_src_to_the_one_with_work() -> None:
+    """Two telescopes' lanes into one SRC share its peak. The one with nothing to send used to hold half of
+    it at its share, which halved the other's lane (the push loop plans one telescope at a time, with the
+    other's lanes in the topology); now it gets only what the one with work leaves."""
+    topology = star(
+        telescopes=("T1", "T2"),
+        srcs={"A": 1.0},
+        centre=None,
+        peak_bps=100e6,
+        budget_bps=100e6,
+        capacity={"x-T1": 100e6, "x-T2": 100e6},
+    )
+    lanes = build_lanes(ReplicaPolicy(), topology, LiveState(), CONFIG, work={("T1", "A"): 64 * MB})
+    assert lanes[("T1", "A")].rate_bps == pytest.approx(97e6)
+    assert lanes[("T2", "A")].rate_bps == pytest.approx(3e6)
+    # Work for both: they share the peak by their targets, as before (work splits a telescope's own target).
+    both = build_lanes(
+        ReplicaPolicy(), topology, LiveState(), CONFIG, work={("T1", "A"): 96 * MB, ("T2", "A"): 32 * MB}
+    )
+    assert both[("T1", "A")].rate_bps == pytest.approx(50e6)
+    assert both[("T2", "A")].rate_bps == pytest.approx(50e6)
 
 
 def test_a_lane_never_gets_more_than_its_path_carries() -> None:
@@ -190,9 +212,8 @@ def test_a_relaying_telescope_still_sends_part_of_its_work_through_its_centre() 
     from schedulers.planning.policies import DegradeStep, PolicyKind
 
     topology = star(telescopes=("T1",), srcs={"A": 1.0, "B": 1.0}, buffer_bytes=1e12)
-    shares = {"T1": normalised_shares(topology, "T1")}
     product = [Product("p", "T1", 100 * MB)]
-    work = lane_work(product, ReplicaPolicy(), topology, LiveState(), shares, {"T1": ("Z", 0.5)})
+    work = lane_work(product, ReplicaPolicy(), topology, LiveState(), {"T1": ("Z", 0.5)})
     assert work == pytest.approx({("T1", "A"): 25 * MB, ("T1", "B"): 25 * MB, ("T1", "Z"): 50 * MB})
 
     policy = ReplicaPolicy(PolicyKind.TWO_REPLICAS, relays={"T1": "Z"})
@@ -207,3 +228,39 @@ def test_a_relaying_telescope_still_sends_part_of_its_work_through_its_centre() 
     together, by_shares = relayed(CONFIG), relayed(replace(CONFIG, drain_together=False))
     assert together[0] > 0 and together[1] > 0
     assert together == pytest.approx(by_shares)
+
+
+def test_the_loops_pinned_plan_is_not_halved_by_an_idle_telescopes_lane(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """A campaign's product pinned to UKSRC, nothing queued for SKA1-Mid: the loop plans SKA1-Low alone,
+    with SKA1-Mid's lane to UKSRC in the topology; that lane no longer holds half of UKSRC's peak."""
+    import datetime as dt
+
+    from replicas.models import Replica
+    from replicas.services import FileSpec, register_product
+    from schedulers.loop import cycle_plans
+    from topology.models import RegionalCentre, StorageEndpoint, Telescope
+
+    RegionalCentre.objects.filter(name="UKSRC").update(
+        budget_per_telescope_bps=int(100e9), peak_bps=int(100e9)
+    )
+    files = [FileSpec("pinned.ms", 10**12, "0cc737eb")]
+    product = register_product(
+        scope="ska", name="pinned", telescope=Telescope.objects.get(name="SKA1-Low"), files=files
+    )
+    uk = StorageEndpoint.objects.get(name="UKSRC_DISK")
+    Replica.objects.create(product=product, endpoint=uk, state="planned")  # the campaign's pin
+
+    def uk_rate(config: PlanConfig) -> float:
+        errors: list[str] = []
+        plans = list(cycle_plans(now=dt.datetime.now(dt.UTC), config=config, errors=errors))
+        assert errors == []
+        (rate,) = [
+            lane.rate_bps
+            for planned, _ in plans
+            for lane in planned.result.lanes
+            if lane.key == ("SKA1-Low", "UKSRC")
+        ]
+        return rate
+
+    assert uk_rate(CONFIG) == pytest.approx(97e9)
+    assert uk_rate(replace(CONFIG, drain_together=False)) == pytest.approx(50e9)

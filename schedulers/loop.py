@@ -269,12 +269,12 @@ def _pinned_plan(
     # The same pinned planning as a simulated campaign's (planning.pinning).
     weighed = pinned_topology(topology, {p.destination for p in plannable if p.destination})
     policy = pinned_policy(planner_policy(stored, weighed))
-    outside = [p for p in products if p not in plannable]
+    unplannable = [p for p in products if p not in plannable]
     if not plannable:
         empty = Plan(lanes=(), legs=(), events=(), replicas={}, degraded_level={})
-        return TelescopePlan(telescope, stored, empty, [], [], [], outside)
+        return TelescopePlan(telescope, stored, empty, [], [], [], unplannable)
     planned = _plan(stored, plannable, [], weighed, measurements, load, config, policy, outside=outside)
-    planned.unplanned_pins = outside
+    planned.unplanned_pins = unplannable
     return planned
 
 

@@ -62,13 +62,13 @@ def share_sites(topology: Topology) -> list[str]:
 
 def normalised_shares(topology: Topology, telescope: str | None = None) -> dict[str, float]:
     """Each SRC's share of the first copies: of every telescope's, or of ``telescope``'s (its
-    ``share_sites`` when it names some)."""
+    ``share_sites`` when it names some); none when no such SRC has a share."""
     names = share_sites(topology)
     if telescope is not None and topology.telescope(telescope).share_sites:
         names = [n for n in names if n in topology.telescope(telescope).share_sites]
     weights = {name: topology.site(name).share_weight for name in names}
     total = sum(weights.values())
-    return {name: w / total for name, w in weights.items()}
+    return {name: w / total for name, w in weights.items()} if total > 0 else {}
 
 
 def partner_of(policy: ReplicaPolicy, topology: Topology, site: str) -> str:

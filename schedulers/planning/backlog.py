@@ -62,12 +62,12 @@ def lane_work(
 
 
 def drain_together(
-    demands: Sequence[_Demand], work: Mapping[Lane, float], telescopes: set[str]
+    demands: Sequence[_Demand], work: Mapping[Lane, float], telescopes: set[str], *, split: bool = True
 ) -> list[float]:
-    """Each lane's demand (bit/s): a telescope's lanes share the sum of their policy demands in proportion
-    to their work in sight, so a telescope with nothing in sight asks for nothing (it only gets what the
-    others leave). With nothing in sight anywhere, and for lanes not out of a telescope, the policy's
-    demands."""
+    """Each lane's demand (bit/s). A telescope with nothing in sight asks for nothing (it only gets what
+    the others leave); with ``split``, a telescope's lanes share the sum of their policy demands in
+    proportion to their work in sight, else each keeps its policy demand. With nothing in sight anywhere,
+    and for lanes not out of a telescope, the policy's demands."""
     out = [d.demand_bps for d in demands]
     weight = [work.get((d.source, d.destination), 0.0) if d.source in telescopes else 0.0 for d in demands]
     if sum(weight) <= 0:
@@ -77,5 +77,8 @@ def drain_together(
         total = sum(demands[i].demand_bps for i in mine)
         weights = sum(weight[i] for i in mine)
         for i in mine:
-            out[i] = total * weight[i] / weights if weights > 0 else 0.0
+            if weights <= 0:
+                out[i] = 0.0
+            elif split:
+                out[i] = total * weight[i] / weights
     return out

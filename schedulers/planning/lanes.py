@@ -99,11 +99,13 @@ def build_lanes(
 
     ``deferring``: second copies get only what first copies leave; ``relaying``: telescopes that send
     RELAY_SHARE of their target through their distribution centre; ``work``: each lane's bytes in sight
-    (``backlog.lane_work``), by which a telescope's lanes share its target when ``config.drain_together``."""
+    (``backlog.lane_work``): a telescope with none asks for nothing, and with ``config.drain_together``
+    a telescope's lanes share its target by it."""
     demands = [d for _, d in sorted(lane_demands(policy, topology, config, relaying).items())]
     wanted = [d.demand_bps for d in demands]
-    if work is not None and config.drain_together:
-        wanted = drain_together(demands, work, {t.name for t in topology.telescopes})
+    if work is not None:
+        telescopes = {t.name for t in topology.telescopes}
+        wanted = drain_together(demands, work, telescopes, split=config.drain_together)
     capacity = constraint_capacities(topology, state, config)
     uses = [lane_constraints(topology, d) for d in demands]
     caps = []

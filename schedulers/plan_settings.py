@@ -18,7 +18,7 @@ _FIELDS = {
     "SRCNET_PLAN_COPY_SETUP_RTTS": ("copy_setup_rtts", float),
 }
 
-# setting ("0" or "1") -> PlanConfig field; both are on unless the deployment turns them off
+# setting ("0" or "1") -> PlanConfig field (its default is PlanConfig's)
 _FLAGS = {
     "SRCNET_PLAN_COPIES_IN_FLIGHT": "copies_in_flight",
     "SRCNET_PLAN_DRAIN_TOGETHER": "drain_together",
@@ -36,7 +36,7 @@ def plan_config() -> PlanConfig:
         except ValueError:
             raise ImproperlyConfigured(f"{name}: {text!r} is not a number") from None
     for name, field in _FLAGS.items():
-        flag = str(getattr(settings, name, "1"))
+        flag = str(getattr(settings, name, "1" if getattr(PlanConfig, field) else "0"))
         if flag not in ("0", "1"):
             raise ImproperlyConfigured(f"{name}: {flag!r} is neither 0 nor 1")
         values[field] = flag == "1"

@@ -257,9 +257,9 @@ SRCNET_PLAN_MAX_FILES = _env("PLAN_MAX_FILES", "8")
 SRCNET_PLAN_COPY_OVERHEAD_S = _env("PLAN_COPY_OVERHEAD_S", "0.2")
 SRCNET_PLAN_COPY_SETUP_RTTS = _env("PLAN_COPY_SETUP_RTTS", "4")
 SRCNET_PLAN_COPIES_IN_FLIGHT = _env("PLAN_COPIES_IN_FLIGHT", "1")
-# A telescope's lanes share its access link by the work each has in sight, so that they drain together
-# (schedulers/planning/backlog.py); 0 splits it by the policy's shares alone (for comparison).
-SRCNET_PLAN_DRAIN_TOGETHER = _env("PLAN_DRAIN_TOGETHER", "1")
+# 1: a telescope's lanes share its access link by the work each has in sight, so that they drain together
+# (schedulers/planning/backlog.py); 0 (the default, measured no better): by the policy's shares.
+SRCNET_PLAN_DRAIN_TOGETHER = _env("PLAN_DRAIN_TOGETHER", "0")
 
 # How the push loop hands a due leg on: "transfertool" (a transfer job through SRCNET_TRANSFERTOOL) or "rucio"
 # (a Rucio rule at the leg's destination, carried out by Rucio's daemons through the FTS3 endpoint the RSEs

@@ -522,9 +522,9 @@ def main() -> int:
     parser.add_argument(
         "--drain-together",
         choices=("0", "1"),
-        default="1",
+        default="0",
         help="1: a telescope's lanes share its link by their work in sight, so that they drain together; "
-        "0: by the policy's shares alone (the plan before it) (SRCNET_PLAN_DRAIN_TOGETHER)",
+        "0: by the policy's shares (the default) (SRCNET_PLAN_DRAIN_TOGETHER)",
     )
     parser.add_argument(
         "--src-budget-gbps",

@@ -274,8 +274,9 @@ class PlanConfig:
     # False: a lane keeps only one product's files in flight (the plan before the copy model).
     copies_in_flight: bool = True
     # True: a telescope's target is split among its lanes by their work in sight, so that they drain
-    # together (planning.backlog); False: by the policy's shares alone.
-    drain_together: bool = True
+    # together (planning.backlog); False (the default: measured no better on the long-haul network,
+    # docs/benchmarks.md "Lanes that drain together"): by the policy's shares.
+    drain_together: bool = False
 
 
 @dataclass(frozen=True)

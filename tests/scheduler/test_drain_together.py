@@ -25,7 +25,7 @@ from schedulers.simulation.engine import SimConfig, simulate
 from .helpers import star
 
 MB = 1e6
-CONFIG = PlanConfig()
+CONFIG = PlanConfig(drain_together=True)  # off by default (docs/benchmarks.md): these tests turn it on
 
 
 def two_srcs() -> Topology:

@@ -31,8 +31,11 @@ def test_a_lane_with_only_copies_in_flight_is_planned_for_files_the_size_of_thei
     result = plan(products, two_srcs(), ReplicaPolicy(), state, PlanConfig())
     (b_leg,) = result.legs
     assert result.lane_copies[("T1", "B")] == b_leg.lane_copies
-    # A's work in sight is eight times B's: most of the link, so more copies than B's.
-    assert result.lane_copies[("T1", "A")] > b_leg.lane_copies
+    # By shares both lanes have half the link, and their files are the same size: the same copies.
+    assert result.lane_copies[("T1", "A")] == b_leg.lane_copies
+    # Draining together, A's work in sight (eight times B's) takes most of the link: more copies.
+    together = plan(products, two_srcs(), ReplicaPolicy(), state, PlanConfig(drain_together=True))
+    assert together.lane_copies[("T1", "A")] > together.lane_copies[("T1", "B")]
     # Without copies in flight (or without their size) a lane with no leg asks for nothing.
     idle = plan(products, two_srcs(), ReplicaPolicy(), LiveState(measurements=measured), PlanConfig())
     assert ("T1", "A") not in idle.lane_copies

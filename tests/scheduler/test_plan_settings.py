@@ -21,13 +21,13 @@ def test_the_defaults_are_the_plans_own() -> None:
     SRCNET_PLAN_COPY_OVERHEAD_S="2.5",
     SRCNET_PLAN_COPY_SETUP_RTTS="6",
     SRCNET_PLAN_COPIES_IN_FLIGHT="0",
-    SRCNET_PLAN_DRAIN_TOGETHER="0",
+    SRCNET_PLAN_DRAIN_TOGETHER="1",
 )
 def test_each_setting_reaches_its_field() -> None:
     config = plan_config()
     assert (config.max_files, config.copy_overhead_s, config.copy_setup_rtts) == (32, 2.5, 6.0)
     assert config.copies_in_flight is False
-    assert config.drain_together is False
+    assert config.drain_together is True
 
 
 @pytest.mark.parametrize(

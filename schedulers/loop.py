@@ -262,12 +262,18 @@ def _pinned_plan(
 ) -> TelescopePlan:
     """The plan of products whose first copy is pinned: the pinned SRCs share the telescope's access link
     (the planner sends each product to its own pin), under the policy's relays and degrade order but with
-    one copy each (a campaign or a re-route asks for that copy only)."""
+    one copy each (a campaign or a re-route asks for that copy only). An SRC the telescope has first copies
+    in flight to shares the link too, though nothing is queued for it now: a campaign's lane whose products
+    are all at the transfer service is still sending."""
     telescope = stored.telescope.name
     srcs = {s.name for s in topology.sites if not s.is_distribution_centre}
     plannable = [p for p in products if p.destination in srcs and topology.path(telescope, p.destination)]
-    # The same pinned planning as a simulated campaign's (planning.pinning).
-    weighed = pinned_topology(topology, {p.destination for p in plannable if p.destination})
+    sending = {site for (source, site), n in load.counts.items() if source == telescope and n}
+    # The same pinned planning as a simulated campaign's (planning.pinning), whose pins are all the
+    # campaign's destinations.
+    weighed = pinned_topology(
+        topology, {p.destination for p in plannable if p.destination} | (sending & srcs)
+    )
     policy = pinned_policy(planner_policy(stored, weighed))
     unplannable = [p for p in products if p not in plannable]
     if not plannable:

@@ -67,3 +67,41 @@ def test_the_loop_sets_the_lanes_limit_to_the_plans_copies_when_it_differs(refer
 
 
 pytestmark = pytest.mark.django_db
+
+
+def test_a_campaigns_lane_with_copies_in_flight_still_shares_the_link(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """The pinned plan's SRCs are those of the products queued and those the telescope has first copies in
+    flight to: a lane whose products are all at the transfer service is still sending, so the lane with a
+    product queued gets half the link, not all of it (which would put two of its products in flight at
+    once, each arriving later than the queue drained in order says)."""
+    import datetime as dt
+
+    from schedulers.loop import cycle_plans
+    from topology.models import RegionalCentre
+
+    RegionalCentre.objects.filter(name__in=("UKSRC", "AUSRC")).update(
+        budget_per_telescope_bps=int(100e9), peak_bps=int(100e9)
+    )
+    low = Telescope.objects.get(name="SKA1-Low")
+    queued = register_product(
+        scope="ska", name="queued", telescope=low, files=[FileSpec("q.ms", 10**11, "0cc737eb")]
+    )
+    Replica.objects.create(
+        product=queued, endpoint=StorageEndpoint.objects.get(name="AUSRC_DISK"), state="planned"
+    )
+
+    def au_rate() -> float:
+        errors: list[str] = []
+        plans = list(cycle_plans(now=dt.datetime.now(dt.UTC), config=PlanConfig(), errors=errors))
+        assert errors == []
+        lanes = [lane for planned, _ in plans for lane in planned.result.lanes]
+        return next(lane.rate_bps for lane in lanes if lane.key == ("SKA1-Low", "AUSRC"))
+
+    assert au_rate() == pytest.approx(97e9)  # nothing else from SKA1-Low is moving: the whole link
+    files = [FileSpec("s.ms", 10**11, "0cc737eb")]
+    sent = register_product(scope="ska", name="sent", telescope=low, files=files)
+    Replica.objects.create(
+        product=sent, endpoint=StorageEndpoint.objects.get(name="UKSRC_DISK"), state="copying"
+    )
+    DataProduct.objects.filter(pk=sent.pk).update(state="placing")
+    assert au_rate() == pytest.approx(48.5e9)

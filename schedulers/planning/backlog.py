@@ -4,11 +4,13 @@ The policy's shares split a telescope's target rate among its lanes. On paths of
 leaves the long lane behind: its copies are slower to start and slower per connection, and the short lane's
 connections take more than their share of the access link. The long lane's queue then grows while the
 short one's empties, and the push ends with the long lane alone on the access link, far from filling it
-(docs/benchmarks.md, "Lanes that drain together"). So the target is split in proportion to each lane's
-work in sight instead: the bytes still to copy on it and the bytes of the products the plan sends on it.
-Every lane then has the same time to drain; a lane that falls behind gets a larger part of the link, hence
-more copies in flight, until it catches up, and a lane with nothing to carry holds no part of it. The
-shares still decide where products go, so the bytes each SRC receives do not change."""
+(docs/benchmarks.md, "Lanes that drain together"). With ``PlanConfig.drain_together`` the target is split
+in proportion to each lane's work in sight instead: the bytes still to copy on it and the bytes of the
+products the plan sends on it. Every lane then has the same time to drain; a lane that falls behind gets a
+larger part of the link, hence more copies in flight, until it catches up. It is off by default: measured,
+the end of a push got shorter but the link no fuller. Whatever the setting, a telescope with nothing in
+sight holds no part of any link or SRC. The shares still decide where products go, so the bytes each SRC
+receives do not change."""
 
 from __future__ import annotations
 

@@ -84,7 +84,8 @@ class Planner:
         )
         self.shares = normalised_shares(topology)
         self.telescope_shares = {t.name: normalised_shares(topology, t.name) for t in topology.telescopes}
-        # The lanes share each telescope's target by the work they have in sight (backlog.py).
+        # The lanes' work in sight (backlog.py): an idle telescope asks for nothing, and with
+        # drain_together a telescope's lanes share its target by it.
         relayed = {t: (policy.relays[t], RELAY_SHARE) for t in relaying if t in policy.relays}
         work = lane_work(products, policy, topology, state, relayed)
         self.lanes = build_lanes(

@@ -57,6 +57,11 @@ class DataProduct(models.Model):
         help_text="When its first copy reaches its SRC, by the push loop's plan (schedulers/arrivals.py)",
     )
     arrival_note = models.CharField(max_length=300, blank=True, help_text="Why it arrives then, not sooner")
+    submitted_prediction = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The arrival predicted as its first copy was submitted, kept to measure the prediction",
+    )
     observation_id = models.CharField(
         max_length=64,
         blank=True,

@@ -5,8 +5,9 @@ shown to scientists in the API, the CLI and the portal.
 The plan's times count from the cycle's start: a leg due now finishes at ``finish_s``; a leg that waits
 starts at ``start_s``, once the legs ahead of it on its lane (in the planner's order of priority and
 deadline) have gone, and the lane has room (``SRCNET_LANE_DEPTH`` products at once). A product relayed
-through a distribution centre arrives with its forward leg. The prediction made when a product's first leg
-is submitted is the last one: it stays on the product, so it can be compared with the arrival.
+through a distribution centre arrives with its forward leg. Once its first copy is in flight, each cycle
+predicts it again from the lane's copies in flight (``in_flight_predictions``); the prediction made as the
+copy was submitted is kept apart (``submitted_prediction``), to be compared with the arrival.
 
 The plan's rate is a share, not what the lane delivers: its copies are not paced, each starts cold, and
 what is already in flight on the lane is not in the plan. So where the lane has delivered recently, a
@@ -24,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import Q, Sum
+from django.db.models import F, Q, Sum
 
 from replicas.choices import ReplicaState
 from replicas.models import DataProduct, ProductFile, Replica
@@ -154,76 +155,151 @@ def _union_seconds(spans: list[tuple[float, float]]) -> float:
     return total
 
 
-def lane_backlog_bytes(now: dt.datetime, rates: Mapping[Lane, float]) -> dict[Lane, float]:
-    """Lane -> bytes still to copy of the products in flight on it (first copies going straight to their
-    SRC), from the platform's own replicas, whichever transfer service carries them.
+@dataclass(frozen=True)
+class CopyInFlight:
+    """A first copy going straight to its SRC, and the bytes it still has to copy (by estimate)."""
+
+    replica_id: int
+    product_id: int
+    lane: Lane
+    submitted: dt.datetime
+    left: float
+
+
+def copies_in_flight(now: dt.datetime, rates: Mapping[Lane, float]) -> list[CopyInFlight]:
+    """The first copies in flight going straight to their SRC and the bytes each still has to copy, from the
+    platform's own replicas, whichever transfer service carries them; in the order they were submitted.
 
     Where the transfer service reports the copy's files (its job carries the replica's id), a finished
     file has nothing left, a file not started yet all of its bytes, and an active one its bytes less what
-    its share of the lane's measured rate (the rate over the lane's active files) has sent since it
-    started: a job can wait at the service for a copy slot, and counting from its submission would call
-    bytes sent that have not left. Elsewhere (a Rucio rule, a job with no files reported yet) the product
-    has had its share of the lane since its copy was submitted (none where the lane has no measurement,
-    so its whole size)."""
+    it has sent: the bytes last seen at its destination (the service's progress) and its share of the
+    lane's measured rate (the rate over the lane's active files) since then, or since it started where no
+    progress was seen yet. A job can wait at the service for a copy slot, and counting from its
+    submission would call bytes sent that have not left. Elsewhere (a Rucio rule, a job with no files
+    reported yet) the product has had its share of the lane since its copy was submitted (none where the
+    lane has no measurement, so its whole size)."""
     rows = list(
         Replica.objects.filter(state=ReplicaState.COPYING, upstream__isnull=True, via__isnull=True)
         .exclude(endpoint__role=StorageRole.SDP)
-        .values_list("pk", "product__telescope__name", "endpoint__site__name", "created")
+        .values_list("pk", "product_id", "product__telescope__name", "endpoint__site__name", "created")
         .annotate(total=Sum("product__files__size_bytes"))
+        .order_by("created", "pk")
     )
-    lane_of = {pk: (telescope, site) for pk, telescope, site, _, _ in rows}
+    lane_of = {pk: (telescope, site) for pk, _, telescope, site, _, _ in rows}
     files = _copy_files(list(lane_of))
     active = Counter(
         lane_of[pk]
         for pk, copies in files.items()
-        for _, state, started in copies
-        if state == FileState.ACTIVE and started is not None
+        for copy in copies
+        if copy.state == FileState.ACTIVE and copy.started is not None
     )
     in_flight = Counter(lane for pk, lane in lane_of.items() if pk not in files)
-    out: dict[Lane, float] = {}
-    for pk, telescope, site, created, total in rows:
+    out: list[CopyInFlight] = []
+    for pk, product_id, telescope, site, created, total in rows:
         lane = (telescope, site)
         rate = rates.get(lane, 0.0)
         if pk in files:
-            left = 0.0
-            for size, state, started in files[pk]:
-                if state == FileState.FINISHED:
-                    continue
-                sent = 0.0
-                if state == FileState.ACTIVE and started is not None:
-                    sent = max(0.0, (now - started).total_seconds()) * rate / 8 / max(1, active[lane])
-                left += max(0.0, size - sent)
+            share = rate / 8 / max(1, active[lane])
+            left = sum(max(0.0, copy.size - copy.sent(now, share)) for copy in files[pk])
         else:
             sent = max(0.0, (now - created).total_seconds()) * rate / 8 / in_flight[lane]
             left = max(0.0, float(total or 0) - sent)
-        out[lane] = out.get(lane, 0.0) + left
+        out.append(CopyInFlight(pk, product_id, lane, created, left))
     return out
 
 
-def _copy_files(replica_ids: list[int]) -> dict[int, list[tuple[float, str, dt.datetime | None]]]:
-    """Replica id -> (bytes, state, start) of each file of its latest push job at the transfer service,
-    for the replicas whose job the service reports (the push loop's own job names the replica in its
-    metadata; another client's naming one does not count, ``own_jobs``)."""
+def lane_backlog_bytes(now: dt.datetime, rates: Mapping[Lane, float]) -> dict[Lane, float]:
+    """Lane -> bytes still to copy of the products in flight on it (first copies going straight to their
+    SRC; ``copies_in_flight``)."""
+    return bytes_left_by_lane(copies_in_flight(now, rates))
+
+
+def bytes_left_by_lane(copies: Iterable[CopyInFlight]) -> dict[Lane, float]:
+    out: dict[Lane, float] = {}
+    for copy in copies:
+        out[copy.lane] = out.get(copy.lane, 0.0) + copy.left
+    return out
+
+
+def in_flight_predictions(
+    copies: Iterable[CopyInFlight], rates: Mapping[Lane, float]
+) -> dict[int, tuple[float, str]]:
+    """Product id -> (seconds from now to its arrival, why then), for every product whose first copy is in
+    flight on a lane with a measured rate: the lane's copies drain in the order they were submitted, at
+    the lane's recent rate, so a copy arrives once the bytes of those before it and its own have gone.
+    A lane with no measurement yet keeps the prediction made when its copies were submitted."""
+    before: dict[Lane, tuple[float, int]] = {}
+    out: dict[int, tuple[float, str]] = {}
+    for copy in copies:  # in the order they were submitted
+        rate = rates.get(copy.lane, 0.0)
+        queued, ahead = before.get(copy.lane, (0.0, 0))
+        before[copy.lane] = (queued + copy.left, ahead + 1)
+        if rate <= 0:
+            continue
+        seconds = (queued + copy.left) * 8 / rate
+        why = (
+            f"moving on {copy.lane[0]} -> {copy.lane[1]} since {copy.submitted:%H:%M:%S}: "
+            f"{(queued + copy.left) / 1e6:.0f} MB to go on the lane up to it ({ahead} copy(ies) ahead), "
+            f"the lane delivers {rate / 1e6:.0f} Mbit/s lately"
+        )
+        if copy.product_id not in out or seconds > out[copy.product_id][0]:
+            out[copy.product_id] = (seconds, why)
+    return out
+
+
+@dataclass(frozen=True)
+class FileCopy:
+    """A file of a copy as the transfer service reports it."""
+
+    size: float
+    state: str
+    started: dt.datetime | None
+    transferred: float = 0.0
+    progress_at: dt.datetime | None = None
+
+    def sent(self, now: dt.datetime, share_bps: float) -> float:
+        """Bytes sent by ``now``: all of a finished file, none of one not started, and for an active one
+        its progress last seen (or nothing at its start) plus ``share_bps`` (bytes/s) since then."""
+        if self.state == FileState.FINISHED:
+            return self.size
+        if self.state != FileState.ACTIVE or self.started is None:
+            return 0.0
+        seen, since = (self.transferred, self.progress_at) if self.progress_at else (0.0, self.started)
+        return seen + max(0.0, (now - since).total_seconds()) * share_bps
+
+
+def _copy_files(replica_ids: list[int]) -> dict[int, list[FileCopy]]:
+    """Replica id -> each file of its latest push job at the transfer service, for the replicas whose
+    job the service reports (the push loop's own job names the replica in its metadata; another client's
+    naming one does not count, ``own_jobs``)."""
     if not replica_ids:
         return {}
     latest: dict[int, int] = {}
-    found: dict[tuple[int, int], list[tuple[float, str, dt.datetime | None]]] = {}
+    found: dict[tuple[int, int], list[FileCopy]] = {}
     rows = list(
         TransferFile.objects.filter(job__metadata__replica_id__in=replica_ids).values_list(
-            "job__metadata__replica_id", "job_id", "filesize", "state", "start_time", "job__submitter_id"
+            "job__metadata__replica_id",
+            "job_id",
+            "job__submitter_id",
+            "filesize",
+            "state",
+            "start_time",
+            "transferred_bytes",
+            "progress_at",
         )
     )
-    own = push_loop_submitters(row[5] for row in rows)
-    for replica_id, job_id, size, state, started, submitter in rows:
+    own = push_loop_submitters(row[2] for row in rows)
+    for replica_id, job_id, submitter, size, state, started, transferred, progress_at in rows:
         if not isinstance(replica_id, int) or state == FileState.NOT_USED or submitter not in own:
             continue
         latest[replica_id] = max(latest.get(replica_id, job_id), job_id)
-        found.setdefault((replica_id, job_id), []).append((float(size or 0), state, started))
+        copy = FileCopy(float(size or 0), state, started, float(transferred or 0), progress_at)
+        found.setdefault((replica_id, job_id), []).append(copy)
     return {replica_id: found[(replica_id, job_id)] for replica_id, job_id in latest.items()}
 
 
 def record(found: dict[str, tuple[float, str]], now: dt.datetime) -> int:
-    """Write each product's predicted arrival and its reason; returns how many products were updated."""
+    """Write each product's (by DID) predicted arrival and its reason; returns how many were updated."""
     if not found:
         return 0
     pairs = [did.partition(":")[::2] for did in found]
@@ -231,12 +307,37 @@ def record(found: dict[str, tuple[float, str]], now: dt.datetime) -> int:
     for scope, name in pairs:
         wanted |= Q(scope=scope, name=name)
     products = list(DataProduct.objects.filter(wanted).only("pk", "scope", "name"))
+    return _write(products, {product.pk: found[product.did] for product in products}, now)
+
+
+def record_in_flight(found: dict[int, tuple[float, str]], now: dt.datetime) -> int:
+    """Write each product's (by id) predicted arrival and its reason; returns how many were updated."""
+    products = list(DataProduct.objects.filter(pk__in=list(found)).only("pk"))
+    return _write(products, found, now)
+
+
+def _write(products: list[DataProduct], found: Mapping[int, tuple[float, str]], now: dt.datetime) -> int:
     for product in products:
-        seconds, why = found[product.did]
+        seconds, why = found[product.pk]
         product.predicted_arrival = now + dt.timedelta(seconds=max(0.0, seconds))
         product.arrival_note = why[:300]
     DataProduct.objects.bulk_update(products, ["predicted_arrival", "arrival_note"])
     return len(products)
+
+
+def keep_submitted(dids: Iterable[str]) -> int:
+    """Keep, on each product whose first copy was just submitted, the arrival predicted then
+    (``submitted_prediction``): the prediction goes on changing with the lane while the copy runs, and the
+    one made at submission is what docs/benchmarks.md measures against the arrival."""
+    wanted = Q()
+    for did in set(dids):
+        scope, _, name = did.partition(":")
+        wanted |= Q(scope=scope, name=name)
+    if not wanted:
+        return 0
+    return DataProduct.objects.filter(
+        wanted, submitted_prediction__isnull=True, predicted_arrival__isnull=False
+    ).update(submitted_prediction=F("predicted_arrival"))
 
 
 # Copies other than a product's first: a second copy made SRC -> SRC (``Replica.upstream``) and a copy

@@ -64,6 +64,8 @@ from .transfertool import Transfertool, TransfertoolError
 from .transfertools import default_transfertool
 
 MEASUREMENT_HISTORY = 200
+# The submissions of a product's first copy (leg_submission's entries): its prediction then is kept.
+FIRST_COPY_ENTRIES = {"primary", "relay", "pinned copy"}
 
 
 @dataclass
@@ -353,7 +355,10 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         # A misconfigured transfertool (say fts3 with no URL) is this cycle's error, recorded like any other.
         tool = transfertool or default_transfertool()
         rates = arrivals.lane_rates(now)
-        backlog = arrivals.lane_backlog_bytes(now, rates)
+        in_flight = arrivals.copies_in_flight(now, rates)
+        # The products whose first copy is already moving: predicted again from their lane's queue.
+        arrivals.record_in_flight(arrivals.in_flight_predictions(in_flight, rates), now)
+        backlog = arrivals.bytes_left_by_lane(in_flight)
         for planned, load in cycle_plans(now=now, config=config, errors=report.errors, bytes_left=backlog):
             report.legs_planned += len(planned.result.legs)
             # Before the submissions take room on the lanes: why a leg waits is the lane as the plan saw it.
@@ -369,6 +374,7 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
                 report.errors.append(f"{planned.telescope}: {exc}")
     except (PlanInputError, TransfertoolError) as exc:
         report.errors.append(str(exc))
+    arrivals.keep_submitted(e["product"] for e in report.submitted if e["role"] in FIRST_COPY_ENTRIES)
     return PushCycle.objects.create(
         products_queued=report.products_queued,
         legs_planned=report.legs_planned,

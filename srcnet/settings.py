@@ -274,6 +274,9 @@ SRCNET_TRANSFERS = {
     # A copy whose destination file has not grown for this long (seconds) is cancelled as stalled (a cut or
     # black-holed path; transfers/stall_watch.py): a no-progress timeout, so slow but moving copies go on.
     "STALL_SECONDS": float(_env("TRANSFER_STALL", "300")),
+    # The same watch looks at the destination's size this often (seconds, at most; at least every fifth of
+    # STALL_SECONDS): the bytes a copy has moved so far, written with the heartbeat (progress of a copy).
+    "PROGRESS_SECONDS": float(_env("TRANSFER_PROGRESS", "2")),
     "BEARER_TOKEN": _env("TRANSFER_BEARER_TOKEN", "srcnet-local"),
     # A copying worker renews its attempt's heartbeat this often (seconds) ...
     "HEARTBEAT_SECONDS": float(_env("TRANSFER_HEARTBEAT", "5")),

@@ -10,6 +10,7 @@ import errno
 import math
 import os
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,6 +94,7 @@ def copy_file(
     nostreams: int | None = None,
     buffer_size: int | None = None,
     stall_seconds: float | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> CopyOutcome:
     """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks.
 
@@ -100,7 +102,8 @@ def copy_file(
     for root:// XrdCl takes the count from its own setting instead, which is set for the copy,
     xrdcl_streams.py) and ``buffer_size`` its ``tcp_buffersize`` (bytes; gfal2 passes it to the GridFTP
     plugin only, so for root:// and davs:// copies it is recorded but has no effect). The parameters record
-    the streams that carry the data (``streams_on_wire``, topology/tpc_streams.py)."""
+    the streams that carry the data (``streams_on_wire``, topology/tpc_streams.py). ``on_progress`` hears
+    the destination's size as the stall watch sees it grow (from the watch's thread)."""
     refused = refusal(source, destination)
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
@@ -172,6 +175,8 @@ def copy_file(
                 stall_seconds=stall_seconds,
                 filesize=filesize or None,
                 bearer_token=bearer_token,
+                on_progress=on_progress,
+                look_seconds=float(_transfer_setting("PROGRESS_SECONDS", 2.0)),
             ) as watch:
                 ctx.filecopy(params, source, destination)
         seconds = time.monotonic() - started

@@ -92,6 +92,9 @@ class TransferFile(models.Model):
     start_time = models.DateTimeField(null=True, blank=True)
     finish_time = models.DateTimeField(null=True, blank=True)
     transferred_bytes = models.BigIntegerField(default=0)
+    # While the file copies: when ``transferred_bytes`` was last seen at the destination (the stall watch's
+    # look, written with the attempt's heartbeat); null once it ends or before any progress is seen.
+    progress_at = models.DateTimeField(null=True, blank=True)
     duration_seconds = models.FloatField(null=True, blank=True)
     source_checksum = models.CharField(max_length=16, blank=True)
     dest_checksum = models.CharField(max_length=16, blank=True)

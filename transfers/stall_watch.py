@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,11 +23,19 @@ STALLED = "TRANSFER stalled"
 class StallWatch:
     """What the watcher saw: ``stalled`` once it cancelled the copy, with the size the copy got to."""
 
-    def __init__(self, stall_seconds: float, filesize: int | None) -> None:
+    def __init__(
+        self,
+        stall_seconds: float,
+        filesize: int | None,
+        on_progress: Callable[[int], None] | None = None,
+        look_seconds: float = 5.0,
+    ) -> None:
         self.stall_seconds = stall_seconds
         self.filesize = filesize
         self.stalled = False
         self.size = 0
+        self.on_progress = on_progress
+        self.look_seconds = look_seconds
         self._stop = threading.Event()
 
     @property
@@ -43,7 +51,7 @@ class StallWatch:
         probe = gfal2.creat_context()  # a context of its own: the copy's is busy copying
         if bearer_token:
             probe.set_opt_string("BEARER", "TOKEN", bearer_token)
-        interval = min(5.0, max(0.5, self.stall_seconds / 5))
+        interval = min(self.look_seconds, max(0.5, self.stall_seconds / 5))
         last = time.monotonic()
         while not self._stop.wait(interval):
             try:
@@ -54,24 +62,38 @@ class StallWatch:
                     continue
                 size = -1  # not there yet: the pull is still opening the source, or stuck doing so
             if self.filesize is not None and size >= self.filesize:
+                self._progress(size)
                 return  # every byte is there: what remains (checksums) is not a stall
             if size > self.size:
                 self.size, last = size, time.monotonic()
+                self._progress(size)
             elif time.monotonic() - last >= self.stall_seconds:
                 self.stalled = True
                 copying.cancel()
                 return
 
+    def _progress(self, size: int) -> None:
+        if self.on_progress is not None:
+            self.on_progress(size)
+
 
 @contextmanager
 def stall_watch(
-    copying: Any, destination: str, *, stall_seconds: float, filesize: int | None, bearer_token: str = ""
+    copying: Any,
+    destination: str,
+    *,
+    stall_seconds: float,
+    filesize: int | None,
+    bearer_token: str = "",
+    on_progress: Callable[[int], None] | None = None,
+    look_seconds: float = 5.0,
 ) -> Iterator[StallWatch]:
     """Watch the copy ``copying`` (a gfal2 context) makes to ``destination`` inside the block (stat with
-    ``bearer_token``, as the copy); no watcher when ``stall_seconds`` is 0. Only a destination that answers
-    and has not grown counts as no progress: a stat that fails for another reason than a missing file
-    never cancels a copy."""
-    watch = StallWatch(stall_seconds, filesize)
+    ``bearer_token``, as the copy, every ``look_seconds`` at most); no watcher when ``stall_seconds`` is 0.
+    Only a destination that answers and has not grown counts as no progress: a stat that fails for another
+    reason than a missing file never cancels a copy. ``on_progress`` hears each new size (from the
+    watcher's thread)."""
+    watch = StallWatch(stall_seconds, filesize, on_progress, look_seconds)
     if stall_seconds <= 0:
         yield watch
         return

@@ -7,12 +7,13 @@ import os
 import socket
 import threading
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections, connection
+from django.utils import timezone
 
 from . import faults, services
 from .executor import CopyOutcome, copy_file
@@ -47,7 +48,7 @@ def execute_attempt(attempt_id: int) -> str:
     job = row.job
     nostreams, buffer_size = services.stream_settings(row)
     config: dict[str, Any] = settings.SRCNET_TRANSFERS
-    with Heartbeat(attempt_id, float(config["HEARTBEAT_SECONDS"])):
+    with Heartbeat(attempt_id, float(config["HEARTBEAT_SECONDS"])) as heartbeat:
         outcome = copy_file(
             source=row.source_surl,
             destination=row.dest_surl,
@@ -60,6 +61,7 @@ def execute_attempt(attempt_id: int) -> str:
             bearer_token=str(settings.SRCNET_TRANSFERS["BEARER_TOKEN"]),
             nostreams=nostreams,
             buffer_size=buffer_size,
+            on_progress=heartbeat.saw,
         )
     log.info(
         "attempt %s of %s -> %s: %s in %.2f s %s",
@@ -93,12 +95,18 @@ def _record(attempt_id: int, outcome: CopyOutcome, tries: int = 12) -> None:
 
 class Heartbeat:
     """Renews an attempt's heartbeat from a thread of its own while the copy runs (gfal2 holds the
-    calling thread), so the reaper can tell a slow copy from a dead worker."""
+    calling thread), so the reaper can tell a slow copy from a dead worker; each beat also writes the
+    copy's progress, the last size the stall watch saw at the destination (``saw``)."""
 
     def __init__(self, attempt_id: int, interval: float) -> None:
         self.attempt_id, self.interval = attempt_id, interval
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"heartbeat-{attempt_id}", daemon=True)
+        self.progress: tuple[int, datetime] | None = None  # replaced whole: one reference, no lock needed
+
+    def saw(self, size: int) -> None:
+        """The copy has ``size`` bytes at its destination now (called from the stall watch's thread)."""
+        self.progress = (size, timezone.now())
 
     def __enter__(self) -> Heartbeat:
         self.thread.start()
@@ -112,7 +120,7 @@ class Heartbeat:
         try:
             while not self.stop.wait(self.interval):
                 try:
-                    if not services.beat(self.attempt_id):
+                    if not services.beat(self.attempt_id, self.progress):
                         return
                 except (OperationalError, InterfaceError):
                     # The database is restarting: beat again next time.

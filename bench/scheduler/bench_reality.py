@@ -193,6 +193,20 @@ def waiting_products(campaign_id: int) -> dict[str, int]:
     return waiting
 
 
+def shown_predictions(campaign_id: int) -> dict[str, float]:
+    """Product id -> the arrival the platform shows for it now (epoch seconds), for each of the campaign's
+    products not yet delivered: what a scientist would read at this moment."""
+    from replicas.choices import ProductState
+    from replicas.models import DataProduct
+
+    rows = (
+        DataProduct.objects.filter(campaign_link__campaign_id=campaign_id, predicted_arrival__isnull=False)
+        .exclude(state__in=[ProductState.PLACED, ProductState.FAILED])
+        .values_list("pk", "predicted_arrival")
+    )
+    return {str(pk): at.timestamp() for pk, at in rows if at is not None}
+
+
 def disk_used(paths: list[Path]) -> int:
     total = 0
     for root in paths:
@@ -343,6 +357,7 @@ def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
                         "tx_bytes": stats["hops"][hop]["tx_bytes"],
                         "drop_queue": stats["hops"][hop].get("drop_queue", 0),
                         **waiting_products(campaign.pk),
+                        "shown": shown_predictions(campaign.pk),
                         "products": c.products_created,
                         "state": c.state,
                     }

@@ -122,6 +122,13 @@ def markdown(result: dict[str, Any]) -> str:
             "",
             f"Mean signed error (arrival - prediction): {sec(predicted['error_s']['mean_signed'])}.",
         ]
+        shown = predicted.get("shown_over_the_wait")
+        if shown and shown.get("products"):
+            lines.append(
+                f"The arrival shown while each product waited (sampled each second, updated each cycle): "
+                f"its error averaged over the wait, {pct(shown['p50'])} of the wait at p50, "
+                f"{pct(shown['p90'])} at p90 ({shown['products']} products)."
+            )
         for destination, d in (predicted.get("per_destination") or {}).items():
             lines.append(
                 f"At {destination} ({d['products']} products): error p50 {sec(d['error_s_p50'])}, "

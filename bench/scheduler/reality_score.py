@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from reality_report import AU, BIN_S, UK
@@ -74,11 +74,16 @@ def score_real(c: Any, samples: list[dict[str, Any]], capacity: float, duration:
         "endpoint__name",
         "updated",
         "product__created",
-        "product__predicted_arrival",
+        "product__submitted_prediction",
         "product__arrival_note",
     )
-    # The push loop's predicted arrival (schedulers/arrivals.py, the prediction at submission) against the
-    # arrival: its error, and that error relative to the product's wait (created to arrival).
+    at_destination = [
+        r for r in replicas if r["endpoint__name"] == by_product[r["product_id"]]["destination"]
+    ]
+    shown = shown_errors(samples, {r["product_id"]: r for r in at_destination})
+    # The push loop's predicted arrival made as the first copy was submitted (schedulers/arrivals.py,
+    # ``submitted_prediction``) against the arrival: its error, and that error relative to the product's
+    # wait (created to arrival).
     prediction_errors: list[float] = []
     relative_errors: list[float] = []
     per_destination: dict[str, list[tuple[float, float]]] = {}
@@ -87,8 +92,8 @@ def score_real(c: Any, samples: list[dict[str, Any]], capacity: float, duration:
         row = by_product[r["product_id"]]
         if r["endpoint__name"] != row["destination"]:
             continue
-        if r["product__predicted_arrival"] is not None:
-            error = (r["updated"] - r["product__predicted_arrival"]).total_seconds()
+        if r["product__submitted_prediction"] is not None:
+            error = (r["updated"] - r["product__submitted_prediction"]).total_seconds()
             wait = (r["updated"] - r["product__created"]).total_seconds()
             prediction_errors.append(error)
             relative_errors.append(abs(error) / wait if wait > 0 else 0.0)
@@ -142,12 +147,31 @@ def score_real(c: Any, samples: list[dict[str, Any]], capacity: float, duration:
                 for destination, pairs in sorted(per_destination.items())
             },
             "products_each": sorted(each, key=lambda e: e["created_s"]),
+            "shown_over_the_wait": shown,
         },
         "utilisation_bins": utilisation,
         **conditions_summary(cond, capacity),
         "utilisation_in_duration": dur_bytes * 8 / (duration * capacity),
         "wall_seconds": horizon,
     }
+
+
+def shown_errors(samples: list[dict[str, Any]], arrived: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
+    """The prediction as a scientist reads it while waiting: for each delivered product, the mean over the
+    run's samples (one a second) of |arrival - the arrival shown then| over its wait, from its first shown
+    prediction to its arrival; then the median and p90 of those means over the products."""
+    errors: dict[int, list[float]] = {}
+    for sample in samples:
+        for key, predicted in sample.get("shown", {}).items():
+            row = arrived.get(int(key))
+            if row is None:
+                continue
+            end = row["updated"].timestamp()
+            wait = end - row["product__created"].timestamp()
+            if sample["time"] < end and wait > 0:
+                errors.setdefault(int(key), []).append(abs(end - predicted) / wait)
+    means = sorted(sum(e) / len(e) for e in errors.values())
+    return {"products": len(means), "p50": percentile(means, 0.5), "p90": percentile(means, 0.9)}
 
 
 def diagnose_real(c: Any) -> dict[str, Any]:

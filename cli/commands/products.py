@@ -39,6 +39,7 @@ SHOW_KEYS = [
     "deadline",
     "predicted_arrival",
     "arrival_note",
+    "submitted_prediction",
 ]
 REPLICA_COLUMNS = ["endpoint", "site", "state", "policy", "reason"]
 # Each replica still to come (planned or copying, not at the SDP): when it is predicted and why then.

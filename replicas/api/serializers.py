@@ -153,6 +153,7 @@ class DataProductSerializer(serializers.ModelSerializer):
             "proprietary_until",
             "predicted_arrival",
             "arrival_note",
+            "submitted_prediction",
             "state",
             "priority",
             "created",
@@ -161,7 +162,7 @@ class DataProductSerializer(serializers.ModelSerializer):
             "files",
             "replicas",
         ]
-        read_only_fields = ["state", "created", "predicted_arrival", "arrival_note"]
+        read_only_fields = ["state", "created", "predicted_arrival", "arrival_note", "submitted_prediction"]
         list_serializer_class = DataProductListSerializer
 
     def to_representation(self, instance: DataProduct) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Every product waiting at an SDP gets its predicted arrival from each push cycle's plan, with why it is
-not sooner; the one submitted keeps the prediction made as its first leg went."""
+not sooner; one whose first copy is moving is predicted again each cycle from its lane's queue, and keeps
+apart the prediction made as its first leg went."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ import pytest
 
 from replicas.models import DataProduct
 from replicas.services import FileSpec, register_product
-from schedulers.arrivals import lane_backlog_bytes, lane_rates, predictions
+from schedulers.arrivals import (
+    copies_in_flight,
+    in_flight_predictions,
+    lane_backlog_bytes,
+    lane_rates,
+    predictions,
+)
 from schedulers.lane_load import LaneLoad
 from schedulers.loop import push_cycle
 from schedulers.planning.types import Leg, LegRole
@@ -63,13 +70,26 @@ def test_each_cycle_predicts_every_waiting_products_arrival_and_why(reference_to
     expected = before + dt.timedelta(seconds=400 * GB * 8 / rate)
     assert abs((first - expected).total_seconds()) < 0.05 * 400 * GB * 8 / rate + 5
 
-    # The next cycle: the lane is still busy; the submitted product keeps its prediction, the others move on.
+    # The prediction made as the first copy went is kept apart, to be measured against the arrival.
+    assert urgent.submitted_prediction == first and middle.submitted_prediction is None
+
+    # The next cycle: the lane is still busy and has no measured rate yet, so the product in flight keeps
+    # its prediction; the others move on.
     kept = urgent.predicted_arrival
     push_cycle()
     urgent.refresh_from_db()
     middle.refresh_from_db()
-    assert urgent.predicted_arrival == kept
+    assert urgent.predicted_arrival == kept and urgent.submitted_prediction == kept
     assert middle.predicted_arrival is not None and "waits" in middle.arrival_note
+
+    # Once the lane has delivered, the copy in flight is predicted again from its queue at that rate; the
+    # prediction made at submission stays as it was.
+    _measured(("SKA1-Low", "UKSRC"), 80e9)
+    push_cycle()
+    urgent.refresh_from_db()
+    assert urgent.predicted_arrival != kept and urgent.submitted_prediction == kept
+    assert "moving on SKA1-Low -> UKSRC since" in urgent.arrival_note
+    assert "(0 copy(ies) ahead), the lane delivers 80000 Mbit/s lately" in urgent.arrival_note
 
 
 def test_the_prediction_is_in_the_api_and_on_the_product_page(reference_topology, client, scientist) -> None:  # type: ignore[no-untyped-def]
@@ -80,6 +100,7 @@ def test_the_prediction_is_in_the_api_and_on_the_product_page(reference_topology
     client.force_login(scientist)
     data = client.get(f"/api/replicas/products/{product.pk}/").json()
     assert data["predicted_arrival"] and data["arrival_note"] == product.arrival_note
+    assert data["submitted_prediction"] == data["predicted_arrival"]  # submitted this cycle
     page = html.unescape(client.get(f"/replicas/products/{product.pk}/").content.decode())
     assert 'id="arrival"' in page and product.arrival_note.split(":")[0] in page
 
@@ -185,6 +206,29 @@ def test_a_product_in_flight_counts_what_its_share_of_the_lane_has_not_sent_yet(
     assert lane_backlog_bytes(now, {}) == {("SKA1-Low", "UKSRC"): pytest.approx(4 * GB)}
 
 
+def test_copies_in_flight_arrive_in_submission_order_at_their_lanes_rate(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """Each cycle predicts the products already moving again: a lane's copies drain in the order they were
+    submitted, at the lane's measured rate. Where the lane has no measurement the prediction made at
+    submission stands (nothing is written)."""
+    from replicas.models import Replica
+    from topology.models import StorageEndpoint
+
+    now = dt.datetime.now(dt.UTC)
+    uk = StorageEndpoint.objects.get(name="UKSRC_DISK")
+    for name, started_s_ago in (("newer", 10), ("older", 30)):
+        product = _product(name, 3, 2 * GB)
+        replica = Replica.objects.create(product=product, endpoint=uk, state="copying")
+        Replica.objects.filter(pk=replica.pk).update(created=now - dt.timedelta(seconds=started_s_ago))
+    rates = {("SKA1-Low", "UKSRC"): 800e6}
+    # 50 MB/s each since each was submitted: "older" has 0.5 GB left, "newer" 1.5 GB behind it.
+    found = in_flight_predictions(copies_in_flight(now, rates), rates)
+    older, newer = (DataProduct.objects.get(name=n).pk for n in ("older", "newer"))
+    assert found[older][0] == pytest.approx(0.5 * GB * 8 / 800e6)
+    assert found[newer][0] == pytest.approx(2 * GB * 8 / 800e6)
+    assert "2000 MB to go on the lane up to it (1 copy(ies) ahead)" in found[newer][1]
+    assert in_flight_predictions(copies_in_flight(now, {}), {}) == {}
+
+
 def test_a_copy_whose_files_the_service_reports_counts_what_they_have_not_sent(reference_topology) -> None:  # type: ignore[no-untyped-def]
     """A job that waits at the transfer service for a copy slot has sent nothing, however long ago it was
     submitted; a finished file has nothing left; an active one has had its share of the lane's rate (the
@@ -219,6 +263,13 @@ def test_a_copy_whose_files_the_service_reports_counts_what_they_have_not_sent(r
     copy("other", [("ACTIVE", 4.0), ("SUBMITTED", None)])  # 0.2 GB of its active file sent
     backlog = lane_backlog_bytes(now, {("SKA1-Low", "UKSRC"): 800e6})
     assert backlog[("SKA1-Low", "UKSRC")] == pytest.approx(0.5 * GB + 2 * GB + 0.8 * GB + GB, rel=1e-3)
+    # Where the service has seen the file's progress at its destination (0.1 GB, 1 s ago), that counts,
+    # plus its share of the lane since then (50 MB): "other" has 0.85 GB left on that file, not 0.8.
+    TransferFile.objects.filter(dest_surl="davs://uk/other/0").update(
+        transferred_bytes=GB // 10, progress_at=now - dt.timedelta(seconds=1)
+    )
+    progressed = lane_backlog_bytes(now, {("SKA1-Low", "UKSRC"): 800e6})
+    assert progressed[("SKA1-Low", "UKSRC")] == pytest.approx(backlog[("SKA1-Low", "UKSRC")] + 0.05 * GB)
     # A job another FTS3 client submitted naming "moving"'s replica (its metadata is the client's) does
     # not count: only the push loop's own jobs say how far a copy has got.
     from django.contrib.auth import get_user_model
@@ -234,7 +285,7 @@ def test_a_copy_whose_files_the_service_reports_counts_what_they_have_not_sent(r
         filesize=GB,
         state="FINISHED",
     )
-    assert lane_backlog_bytes(now, {("SKA1-Low", "UKSRC"): 800e6}) == backlog
+    assert lane_backlog_bytes(now, {("SKA1-Low", "UKSRC"): 800e6}) == progressed
 
 
 # Copies other than a product's first: a second copy made SRC -> SRC, and a Rucio rule's copy.

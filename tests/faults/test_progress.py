@@ -1,0 +1,49 @@
+"""A copy's progress: while a file copies, the transfer service records the bytes its destination already
+holds (the stall watch's look at the destination, written with the attempt's heartbeat), which the push
+loop counts as sent when it predicts arrivals (schedulers/arrivals.py). Real sites, the source paced by the
+project's XRootD plugin so that a copy lasts seconds, a real worker."""
+
+from __future__ import annotations
+
+import pytest
+
+from transfers.choices import FileState
+from transfers.models import TransferFile
+
+from .conftest import MIB, policy_to, push_products, wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.faults]
+
+
+def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(fault_net, fault_worker):  # type: ignore[no-untyped-def]
+    policy_to("UKSRC_DISK")
+    fault_worker.start(SRCNET_TRANSFER_PROGRESS="0.5")
+    size = 40 * MIB  # about five seconds at the source's 8 MB/s
+    push_products(fault_net, 1, size=size)
+    partway = wait_for(
+        lambda: (
+            TransferFile.objects.filter(
+                state=FileState.ACTIVE, transferred_bytes__gt=0, progress_at__isnull=False
+            )
+            .values_list("pk", "transferred_bytes", "progress_at")
+            .first()
+        ),
+        60,
+        "a copy's progress",
+    )
+    pk, moved, seen_at = partway
+    assert 0 < moved < size
+    # It grows while the copy runs, and ends as the file's size with no progress time left on it.
+    wait_for(
+        lambda: (
+            TransferFile.objects.filter(pk=pk)
+            .exclude(state=FileState.ACTIVE, transferred_bytes=moved)
+            .exists()
+        ),
+        60,
+        "more progress or the copy's end",
+    )
+    wait_for(lambda: TransferFile.objects.get(pk=pk).state == FileState.FINISHED, 60, "the copy to end")
+    done = TransferFile.objects.get(pk=pk)
+    assert done.transferred_bytes == size and done.progress_at is None
+    assert done.start_time is not None and done.start_time <= seen_at <= done.finish_time

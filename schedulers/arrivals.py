@@ -164,6 +164,8 @@ class CopyInFlight:
     lane: Lane
     submitted: dt.datetime
     left: float
+    # Seconds until its slowest active file ends at the pace its progress shows (None: no pace known).
+    own_pace_s: float | None = None
 
 
 def copies_in_flight(now: dt.datetime, rates: Mapping[Lane, float]) -> list[CopyInFlight]:
@@ -198,13 +200,15 @@ def copies_in_flight(now: dt.datetime, rates: Mapping[Lane, float]) -> list[Copy
     for pk, product_id, telescope, site, created, total in rows:
         lane = (telescope, site)
         rate = rates.get(lane, 0.0)
+        paces: list[float] = []
         if pk in files:
             share = rate / 8 / max(1, active[lane])
             left = sum(max(0.0, copy.size - copy.sent(now, share)) for copy in files[pk])
+            paces = [p for p in (copy.seconds_to_end(now) for copy in files[pk]) if p is not None]
         else:
             sent = max(0.0, (now - created).total_seconds()) * rate / 8 / in_flight[lane]
             left = max(0.0, float(total or 0) - sent)
-        out.append(CopyInFlight(pk, product_id, lane, created, left))
+        out.append(CopyInFlight(pk, product_id, lane, created, left, max(paces) if paces else None))
     return out
 
 
@@ -226,7 +230,8 @@ def in_flight_predictions(
 ) -> dict[int, tuple[float, str]]:
     """Product id -> (seconds from now to its arrival, why then), for every product whose first copy is in
     flight on a lane with a measured rate: the lane's copies drain in the order they were submitted, at
-    the lane's recent rate, so a copy arrives once the bytes of those before it and its own have gone.
+    the lane's recent rate, so a copy arrives once the bytes of those before it and its own have gone;
+    and not before its slowest file ends at the pace that file keeps (``FileCopy.seconds_to_end``).
     A lane with no measurement yet keeps the prediction made when its copies were submitted."""
     before: dict[Lane, tuple[float, int]] = {}
     out: dict[int, tuple[float, str]] = {}
@@ -242,6 +247,9 @@ def in_flight_predictions(
             f"{(queued + copy.left) / 1e6:.0f} MB to go on the lane up to it ({ahead} copy(ies) ahead), "
             f"the lane delivers {rate / 1e6:.0f} Mbit/s lately"
         )
+        if copy.own_pace_s is not None and copy.own_pace_s > seconds:
+            seconds = copy.own_pace_s
+            why += f"; its slowest file, at the pace it keeps, ends in {copy.own_pace_s:.0f} s"
         if copy.product_id not in out or seconds > out[copy.product_id][0]:
             out[copy.product_id] = (seconds, why)
     return out
@@ -266,6 +274,23 @@ class FileCopy:
             return 0.0
         seen, since = (self.transferred, self.progress_at) if self.progress_at else (0.0, self.started)
         return seen + max(0.0, (now - since).total_seconds()) * share_bps
+
+    def seconds_to_end(self, now: dt.datetime) -> float | None:
+        """For an active file whose progress has been seen after ``PACE_AFTER`` of copying: how long until
+        it ends at the pace it has kept since it started (its bytes seen over that time). One TCP
+        connection on a long path can stay far below its share of the lane for a long time (a loss early
+        in slow start), and its product waits for it."""
+        if self.state != FileState.ACTIVE or self.started is None or self.progress_at is None:
+            return None
+        copying = (self.progress_at - self.started).total_seconds()
+        if copying < PACE_AFTER.total_seconds() or self.transferred <= 0:
+            return None
+        pace = self.transferred / copying
+        return max(0.0, (self.size - self.transferred) / pace - (now - self.progress_at).total_seconds())
+
+
+# A file's pace says something once it has copied this long (its first seconds are TCP's slow start).
+PACE_AFTER = dt.timedelta(seconds=4)
 
 
 def _copy_files(replica_ids: list[int]) -> dict[int, list[FileCopy]]:

@@ -132,6 +132,26 @@ def test_files_listing_has_every_fts_key(fts):
         assert key in entry
     assert entry["source_se"] == "davs://aus.example.org" and entry["file_metadata"] == {"obs_id": "obs-1"}
     assert fts.get(f"/fts3/jobs/{job_id}/dm").json() == []
+    assert entry["throughput"] is None  # not started
+
+
+def test_an_active_files_throughput_is_its_progress_so_far(fts):
+    """As FTS3 reports from its performance markers: an active file's MiB/s is the progress the transfer
+    service has seen at its destination over the time since the file started."""
+    import datetime as dt
+
+    from transfers.models import TransferFile
+
+    job_id = submit(fts, FTS3_CLIENT_SUBMISSION).json()["job_id"]
+    started = dt.datetime(2026, 11, 26, 12, 0, tzinfo=dt.UTC)
+    TransferFile.objects.filter(job__job_id=job_id).update(
+        state="ACTIVE",
+        start_time=started,
+        transferred_bytes=30 * 1024 * 1024,
+        progress_at=started + dt.timedelta(seconds=10),
+    )
+    (entry,) = fts.get(f"/fts3/jobs/{job_id}/files").json()
+    assert entry["file_state"] == "ACTIVE" and entry["throughput"] == 3.0
 
 
 def test_deterministic_ids_and_duplicate_sid(fts):

@@ -190,16 +190,20 @@ def test_a_lanes_rate_is_its_recent_jobs_bytes_over_the_time_it_carried_them() -
     assert rates[("T", "B")] == pytest.approx(8e9)
 
 
-def test_a_product_in_flight_counts_what_its_share_of_the_lane_has_not_sent_yet(reference_topology) -> None:  # type: ignore[no-untyped-def]
+def _copying_to_uk(now: dt.datetime, submitted_s_ago: dict[str, float]) -> None:
+    """2 GB products whose first copy to UKSRC was submitted that many seconds before ``now``."""
     from replicas.models import Replica
     from topology.models import StorageEndpoint
 
-    now = dt.datetime.now(dt.UTC)
     uk = StorageEndpoint.objects.get(name="UKSRC_DISK")
-    for name, started_s_ago in (("one", 10), ("two", 30)):
-        product = _product(name, 3, 2 * GB)
-        replica = Replica.objects.create(product=product, endpoint=uk, state="copying")
-        Replica.objects.filter(pk=replica.pk).update(created=now - dt.timedelta(seconds=started_s_ago))
+    for name, seconds in submitted_s_ago.items():
+        replica = Replica.objects.create(product=_product(name, 3, 2 * GB), endpoint=uk, state="copying")
+        Replica.objects.filter(pk=replica.pk).update(created=now - dt.timedelta(seconds=seconds))
+
+
+def test_a_product_in_flight_counts_what_its_share_of_the_lane_has_not_sent_yet(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    now = dt.datetime.now(dt.UTC)
+    _copying_to_uk(now, {"one": 10, "two": 30})
     # 800 Mbit/s on the lane, shared by the two: 50 MB/s each; 1.5 GB and 0.5 GB still to copy.
     backlog = lane_backlog_bytes(now, {("SKA1-Low", "UKSRC"): 800e6})
     assert backlog == {("SKA1-Low", "UKSRC"): pytest.approx(2 * GB)}
@@ -210,15 +214,8 @@ def test_copies_in_flight_arrive_in_submission_order_at_their_lanes_rate(referen
     """Each cycle predicts the products already moving again: a lane's copies drain in the order they were
     submitted, at the lane's measured rate. Where the lane has no measurement the prediction made at
     submission stands (nothing is written)."""
-    from replicas.models import Replica
-    from topology.models import StorageEndpoint
-
     now = dt.datetime.now(dt.UTC)
-    uk = StorageEndpoint.objects.get(name="UKSRC_DISK")
-    for name, started_s_ago in (("newer", 10), ("older", 30)):
-        product = _product(name, 3, 2 * GB)
-        replica = Replica.objects.create(product=product, endpoint=uk, state="copying")
-        Replica.objects.filter(pk=replica.pk).update(created=now - dt.timedelta(seconds=started_s_ago))
+    _copying_to_uk(now, {"newer": 10, "older": 30})
     rates = {("SKA1-Low", "UKSRC"): 800e6}
     # 50 MB/s each since each was submitted: "older" has 0.5 GB left, "newer" 1.5 GB behind it.
     found = in_flight_predictions(copies_in_flight(now, rates), rates)
@@ -227,6 +224,41 @@ def test_copies_in_flight_arrive_in_submission_order_at_their_lanes_rate(referen
     assert found[newer][0] == pytest.approx(2 * GB * 8 / 800e6)
     assert "2000 MB to go on the lane up to it (1 copy(ies) ahead)" in found[newer][1]
     assert in_flight_predictions(copies_in_flight(now, {}), {}) == {}
+
+
+def test_a_copy_arrives_no_sooner_than_its_slowest_file_at_the_pace_it_keeps(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """One TCP connection on a long path can crawl far below its share of the lane; the product waits for
+    it. A file whose progress says 5 MB/s over its 20 s of copying, with 1.9 GB to go, ends in 380 s,
+    whatever the lane's queue says (19 s). A pace seen over the first seconds of a copy (slow start) is
+    not taken."""
+    from replicas.models import Replica
+    from transfers.models import TransferFile, TransferJob
+
+    now = dt.datetime.now(dt.UTC)
+    _copying_to_uk(now, {"crawling": 25, "starting": 5})
+    rates = {("SKA1-Low", "UKSRC"): 800e6}
+    for name, started_s_ago, seen_s_ago in (("crawling", 20, 0), ("starting", 3, 0)):
+        replica = Replica.objects.get(product__name=name, state="copying")
+        job = TransferJob.objects.create(metadata={"replica_id": replica.pk, "lane": ["SKA1-Low", "UKSRC"]})
+        TransferFile.objects.create(
+            job=job,
+            file_index=0,
+            source_surl=f"davs://sdp/{name}",
+            dest_surl=f"davs://uk/{name}",
+            filesize=2 * GB,
+            state="ACTIVE",
+            start_time=now - dt.timedelta(seconds=started_s_ago),
+            transferred_bytes=GB // 10,
+            progress_at=now - dt.timedelta(seconds=seen_s_ago),
+        )
+    found = in_flight_predictions(copies_in_flight(now, rates), rates)
+    crawling, starting = (DataProduct.objects.get(name=n).pk for n in ("crawling", "starting"))
+    assert found[crawling][0] == pytest.approx(380.0)
+    assert "its slowest file, at the pace it keeps, ends in 380 s" in found[crawling][1]
+    # "starting" goes after "crawling" on the lane: both files' bytes left (each has had half the lane
+    # since its progress was seen, i.e. nothing more), at 100 MB/s.
+    assert found[starting][0] == pytest.approx(2 * 1.9 * GB * 8 / 800e6)
+    assert "pace it keeps" not in found[starting][1]
 
 
 def test_a_copy_whose_files_the_service_reports_counts_what_they_have_not_sent(reference_topology) -> None:  # type: ignore[no-untyped-def]

@@ -63,6 +63,7 @@ from reality_score import (  # noqa: E402
     CONDITIONS,
     conditions_summary,
     diagnose_real,
+    job_timeline,
     lane_dead_times,
     percentile,
     score_real,
@@ -386,6 +387,7 @@ def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
             )
             real["diagnosis"] = diagnose_real(campaign)
             (out / "real_samples.json").write_text(json.dumps(samples))
+            (out / "real_jobs.json").write_text(json.dumps(job_timeline()))
             clean_up(campaign.pk)
         finally:
             worker.stop()

@@ -174,6 +174,41 @@ def shown_errors(samples: list[dict[str, Any]], arrived: Mapping[int, Mapping[st
     return {"products": len(means), "p50": percentile(means, 0.5), "p90": percentile(means, 0.9)}
 
 
+def job_timeline() -> dict[str, Any]:
+    """The run's push jobs and their files (submission, start and end of each, bytes), and the lanes'
+    measurements, as epoch seconds: what arrival_error_sources.py replays the predictions on."""
+    from schedulers.models import PathMeasurement
+    from transfers.models import TransferJob
+
+    def ts(at: Any) -> float | None:
+        return at.timestamp() if at is not None else None
+
+    # This state's database holds the campaign's jobs only (flushed at the start).
+    jobs = [
+        {
+            "created": ts(job.created),
+            "finished": ts(job.finished),
+            "metadata": job.metadata,
+            "files": [
+                {"size": f.filesize, "state": f.state, "start": ts(f.start_time), "finish": ts(f.finish_time)}
+                for f in job.files.all()
+            ],
+        }
+        for job in TransferJob.objects.prefetch_related("files").order_by("created")
+    ]
+    measurements = [
+        {
+            "source": m.source,
+            "destination": m.destination,
+            "created": ts(m.created),
+            "seconds": m.seconds,
+            "bytes": m.bytes,
+        }
+        for m in PathMeasurement.objects.filter(succeeded=True)
+    ]
+    return {"jobs": jobs, "measurements": measurements}
+
+
 def diagnose_real(c: Any) -> dict[str, Any]:
     """Where a lane's time goes: each product's job from submission to its files' end, per lane in order."""
     from srcnet.intervals import most_at_once

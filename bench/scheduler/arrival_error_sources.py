@@ -118,12 +118,37 @@ def replay(run: Path) -> dict[str, dict[str, list[float]]]:
     return errors
 
 
+def shown_by_quarter(run: Path) -> list[list[float]]:
+    """The arrival shown while each product waited (``real_samples.json``, one sample a second): |arrival -
+    shown| over the product's wait, per quarter of its wait (from its first shown prediction)."""
+    samples = json.loads((run / "real_samples.json").read_text())
+    seen: dict[str, list[tuple[float, float, int]]] = {}
+    for index, sample in enumerate(samples):
+        for key, predicted in sample.get("shown", {}).items():
+            seen.setdefault(key, []).append((sample["time"], predicted, index))
+    quarters: list[list[float]] = [[], [], [], []]
+    for shown in seen.values():
+        last = shown[-1][2]
+        if last + 1 >= len(samples):
+            continue  # still waiting when the run ended
+        arrived = (samples[last]["time"] + samples[last + 1]["time"]) / 2  # gone by the next sample
+        first = shown[0][0]
+        wait = arrived - first
+        for at, predicted, _ in shown:
+            if wait > 0:
+                quarters[min(3, int((at - first) / wait * 4))].append(abs(arrived - predicted) / wait)
+    return quarters
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="bench_reality.py --out directories")
     args = parser.parse_args()
     merged: dict[str, dict[str, list[float]]] = {}
     for run in args.runs:
+        if not (run / "real_jobs.json").exists():
+            print(f"{run}: no real_jobs.json (a run from before it was written), not replayed")
+            continue
         for name, per_site in replay(run).items():
             for site, values in per_site.items():
                 merged.setdefault(name, {}).setdefault(site, []).extend(values)
@@ -136,7 +161,15 @@ def main() -> None:
         cells = [f"{statistics.median(per_site[s]) * 100:.1f} %" for s in sites]
         row = [name, f"{statistics.median(every) * 100:.1f} %", f"{p90 * 100:.1f} %", *cells]
         print("| " + " | ".join(row) + " |")
-    print(f"\n{len(every)} products with a measured lane at submission, from {len(args.runs)} run(s).")
+    replayed = sum(len(values) for values in merged.get("as predicted", {}).values())
+    print(f"\n{replayed} products with a measured lane at submission.")
+    print("\n| run | the arrival shown, error over the wait, p50 in each quarter of the wait |\n|---|---|")
+    for run in args.runs:
+        if (run / "real_samples.json").exists():
+            quarters = shown_by_quarter(run)
+            if all(quarters):
+                each = ", ".join(f"{statistics.median(q) * 100:.1f} %" for q in quarters)
+                print(f"| {run.name} | {each} |")
 
 
 if __name__ == "__main__":

@@ -264,6 +264,7 @@ class FileCopy:
     started: dt.datetime | None
     transferred: float = 0.0
     progress_at: dt.datetime | None = None
+    pace_bps: float | None = None  # bytes/s over its last looks at the destination
 
     def sent(self, now: dt.datetime, share_bps: float) -> float:
         """Bytes sent by ``now``: all of a finished file, none of one not started, and for an active one
@@ -276,21 +277,14 @@ class FileCopy:
         return seen + max(0.0, (now - since).total_seconds()) * share_bps
 
     def seconds_to_end(self, now: dt.datetime) -> float | None:
-        """For an active file whose progress has been seen after ``PACE_AFTER`` of copying: how long until
-        it ends at the pace it has kept since it started (its bytes seen over that time). One TCP
+        """For an active file whose recent pace the transfer service has seen (``progress_bps``: its looks
+        at the destination over the last seconds): how long until it ends at that pace. One TCP
         connection on a long path can stay far below its share of the lane for a long time (a loss early
         in slow start), and its product waits for it."""
-        if self.state != FileState.ACTIVE or self.started is None or self.progress_at is None:
+        if self.state != FileState.ACTIVE or self.progress_at is None or not self.pace_bps:
             return None
-        copying = (self.progress_at - self.started).total_seconds()
-        if copying < PACE_AFTER.total_seconds() or self.transferred <= 0:
-            return None
-        pace = self.transferred / copying
-        return max(0.0, (self.size - self.transferred) / pace - (now - self.progress_at).total_seconds())
-
-
-# A file's pace says something once it has copied this long (its first seconds are TCP's slow start).
-PACE_AFTER = dt.timedelta(seconds=4)
+        since = max(0.0, (now - self.progress_at).total_seconds())
+        return max(0.0, (self.size - self.transferred - self.pace_bps * since) / self.pace_bps)
 
 
 def _copy_files(replica_ids: list[int]) -> dict[int, list[FileCopy]]:
@@ -311,14 +305,15 @@ def _copy_files(replica_ids: list[int]) -> dict[int, list[FileCopy]]:
             "start_time",
             "transferred_bytes",
             "progress_at",
+            "progress_bps",
         )
     )
     own = push_loop_submitters(row[2] for row in rows)
-    for replica_id, job_id, submitter, size, state, started, transferred, progress_at in rows:
+    for replica_id, job_id, submitter, size, state, started, transferred, progress_at, pace in rows:
         if not isinstance(replica_id, int) or state == FileState.NOT_USED or submitter not in own:
             continue
         latest[replica_id] = max(latest.get(replica_id, job_id), job_id)
-        copy = FileCopy(float(size or 0), state, started, float(transferred or 0), progress_at)
+        copy = FileCopy(float(size or 0), state, started, float(transferred or 0), progress_at, pace)
         found.setdefault((replica_id, job_id), []).append(copy)
     return {replica_id: found[(replica_id, job_id)] for replica_id, job_id in latest.items()}
 

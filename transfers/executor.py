@@ -103,7 +103,7 @@ def copy_file(
     xrdcl_streams.py) and ``buffer_size`` its ``tcp_buffersize`` (bytes; gfal2 passes it to the GridFTP
     plugin only, so for root:// and davs:// copies it is recorded but has no effect). The parameters record
     the streams that carry the data (``streams_on_wire``, topology/tpc_streams.py). ``on_progress`` hears
-    the destination's size as the stall watch sees it grow (from the watch's thread)."""
+    the destination's size at each of the stall watch's looks (from the watch's thread)."""
     refused = refusal(source, destination)
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)

@@ -95,6 +95,8 @@ class TransferFile(models.Model):
     # While the file copies: when ``transferred_bytes`` was last seen at the destination (the stall watch's
     # look, written with the attempt's heartbeat); null once it ends or before any progress is seen.
     progress_at = models.DateTimeField(null=True, blank=True)
+    # ... and the pace it kept over its last looks (bytes/s; null until the looks span PACE_SPAN_SECONDS).
+    progress_bps = models.FloatField(null=True, blank=True)
     duration_seconds = models.FloatField(null=True, blank=True)
     source_checksum = models.CharField(max_length=16, blank=True)
     dest_checksum = models.CharField(max_length=16, blank=True)

@@ -64,9 +64,10 @@ class StallWatch:
             if self.filesize is not None and size >= self.filesize:
                 self._progress(size)
                 return  # every byte is there: what remains (checksums) is not a stall
+            if size >= 0:
+                self._progress(size)  # every look, grown or not: the copy's pace counts its pauses too
             if size > self.size:
                 self.size, last = size, time.monotonic()
-                self._progress(size)
             elif time.monotonic() - last >= self.stall_seconds:
                 self.stalled = True
                 copying.cancel()
@@ -91,7 +92,7 @@ def stall_watch(
     """Watch the copy ``copying`` (a gfal2 context) makes to ``destination`` inside the block (stat with
     ``bearer_token``, as the copy, every ``look_seconds`` at most); no watcher when ``stall_seconds`` is 0.
     Only a destination that answers and has not grown counts as no progress: a stat that fails for another
-    reason than a missing file never cancels a copy. ``on_progress`` hears each new size (from the
+    reason than a missing file never cancels a copy. ``on_progress`` hears the size of each look (from the
     watcher's thread)."""
     watch = StallWatch(stall_seconds, filesize, on_progress, look_seconds)
     if stall_seconds <= 0:

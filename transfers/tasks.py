@@ -7,6 +7,7 @@ import os
 import socket
 import threading
 import time
+from collections import deque
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -93,6 +94,12 @@ def _record(attempt_id: int, outcome: CopyOutcome, tries: int = 12) -> None:
             time.sleep(min(2.0**attempt, 5.0))
 
 
+# A copy's pace is measured over its looks at the destination in the last PACE_WINDOW_SECONDS, and only once
+# they span PACE_SPAN_SECONDS (a TCP connection's first seconds are its slow start).
+PACE_WINDOW_SECONDS = 10.0
+PACE_SPAN_SECONDS = 4.0
+
+
 class Heartbeat:
     """Renews an attempt's heartbeat from a thread of its own while the copy runs (gfal2 holds the
     calling thread), so the reaper can tell a slow copy from a dead worker; each beat also writes the
@@ -102,11 +109,21 @@ class Heartbeat:
         self.attempt_id, self.interval = attempt_id, interval
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"heartbeat-{attempt_id}", daemon=True)
-        self.progress: tuple[int, datetime] | None = None  # replaced whole: one reference, no lock needed
+        # (bytes, seen at, pace in bytes/s): replaced whole, one reference, so no lock is needed.
+        self.progress: tuple[int, datetime, float | None] | None = None
+        self._looks: deque[tuple[float, int]] = deque()
 
     def saw(self, size: int) -> None:
-        """The copy has ``size`` bytes at its destination now (called from the stall watch's thread)."""
-        self.progress = (size, timezone.now())
+        """The copy has ``size`` bytes at its destination now (called from the stall watch's thread). Its
+        pace is that of its looks over the last ``PACE_WINDOW_SECONDS``, once they span
+        ``PACE_SPAN_SECONDS``: recent, so a connection that crawled and recovered is not held to its past."""
+        now = time.monotonic()
+        self._looks.append((now, size))
+        while len(self._looks) > 2 and now - self._looks[1][0] >= PACE_WINDOW_SECONDS:
+            self._looks.popleft()
+        then, before = self._looks[0]
+        pace = (size - before) / (now - then) if now - then >= PACE_SPAN_SECONDS else None
+        self.progress = (size, timezone.now(), pace)
 
     def __enter__(self) -> Heartbeat:
         self.thread.start()

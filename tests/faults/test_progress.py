@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.faults]
 def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(fault_net, fault_worker):  # type: ignore[no-untyped-def]
     policy_to("UKSRC_DISK")
     fault_worker.start(SRCNET_TRANSFER_PROGRESS="0.5")
-    size = 40 * MIB  # about five seconds at the source's 8 MB/s
+    size = 64 * MIB  # about eight seconds at the source's 8 MB/s
     push_products(fault_net, 1, size=size)
     partway = wait_for(
         lambda: (
@@ -33,6 +33,18 @@ def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(fault_
     )
     pk, moved, seen_at = partway
     assert 0 < moved < size
+    # Once its looks span four seconds, the pace it keeps: about the source's 8 MB/s (the pacing holds
+    # for the connection), written while it is still copying.
+    pace = wait_for(
+        lambda: (
+            TransferFile.objects.filter(pk=pk, state=FileState.ACTIVE, progress_bps__isnull=False)
+            .values_list("progress_bps", flat=True)
+            .first()
+        ),
+        30,
+        "the copy's pace",
+    )
+    assert 4e6 < pace < 12e6
     # It grows while the copy runs, and ends as the file's size with no progress time left on it.
     wait_for(
         lambda: (
@@ -45,5 +57,5 @@ def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(fault_
     )
     wait_for(lambda: TransferFile.objects.get(pk=pk).state == FileState.FINISHED, 60, "the copy to end")
     done = TransferFile.objects.get(pk=pk)
-    assert done.transferred_bytes == size and done.progress_at is None
+    assert done.transferred_bytes == size and done.progress_at is None and done.progress_bps is None
     assert done.start_time is not None and done.start_time <= seen_at <= done.finish_time

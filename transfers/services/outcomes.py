@@ -72,10 +72,10 @@ def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
         row.dest_checksum = outcome.dest_checksum
         if outcome.ok:
             row.state, row.reason, row.finish_time = FileState.FINISHED, "", now
-            row.transferred_bytes, row.progress_at = outcome.bytes, None
+            row.transferred_bytes, row.progress_at, row.progress_bps = outcome.bytes, None, None
             row.dest_dirty = False
         else:
-            row.transferred_bytes, row.progress_at = 0, None  # what this attempt moved no longer counts
+            row.transferred_bytes, row.progress_at, row.progress_bps = 0, None, None  # this attempt's
             row.dest_dirty = row.dest_dirty or outcome.dest_touched
             if outcome.retryable and job.job_type == JobType.NORMAL and row.attempts <= job.retry:
                 retry_in = job.retry_delay * (2 ** (row.attempts - 1))
@@ -135,10 +135,11 @@ def settle_job(job: TransferJob) -> None:
     )
 
 
-def beat(attempt_id: int, progress: tuple[int, datetime] | None = None) -> bool:
+def beat(attempt_id: int, progress: tuple[int, datetime, float | None] | None = None) -> bool:
     """Renew a running attempt's heartbeat; False once the attempt has ended (reaped or cancelled).
-    ``progress``: the bytes the copy has at its destination and when they were seen, written on its file
-    while it is active (what the push loop's predictions of arrival count as sent)."""
+    ``progress``: the bytes the copy has at its destination, when they were seen and the pace of its last
+    looks (bytes/s, or None), written on its file while it is active (what the push loop's predictions of
+    arrival count as sent)."""
     alive = bool(
         TransferAttempt.objects.filter(pk=attempt_id, state=AttemptState.RUNNING).update(
             heartbeat=timezone.now()
@@ -146,7 +147,7 @@ def beat(attempt_id: int, progress: tuple[int, datetime] | None = None) -> bool:
     )
     if alive and progress is not None:
         TransferFile.objects.filter(attempt_rows__pk=attempt_id, state=FileState.ACTIVE).update(
-            transferred_bytes=progress[0], progress_at=progress[1]
+            transferred_bytes=progress[0], progress_at=progress[1], progress_bps=progress[2]
         )
     return alive
 

@@ -75,7 +75,8 @@ def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
             row.transferred_bytes, row.progress_at, row.progress_bps = outcome.bytes, None, None
             row.dest_dirty = False
         else:
-            row.transferred_bytes, row.progress_at, row.progress_bps = 0, None, None  # this attempt's
+            # What the failed attempt moved no longer counts: the next one starts again.
+            row.transferred_bytes, row.progress_at, row.progress_bps = 0, None, None
             row.dest_dirty = row.dest_dirty or outcome.dest_touched
             if outcome.retryable and job.job_type == JobType.NORMAL and row.attempts <= job.retry:
                 retry_in = job.retry_delay * (2 ** (row.attempts - 1))

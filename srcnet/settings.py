@@ -276,7 +276,7 @@ SRCNET_TRANSFERS = {
     "STALL_SECONDS": float(_env("TRANSFER_STALL", "300")),
     # The same watch looks at the destination's size this often (seconds, at most; at least every fifth of
     # STALL_SECONDS): the bytes a copy has moved so far, written with the heartbeat (progress of a copy).
-    "PROGRESS_SECONDS": float(_env("TRANSFER_PROGRESS", "2")),
+    "PROGRESS_SECONDS": float(_env("TRANSFER_PROGRESS", "5")),
     "BEARER_TOKEN": _env("TRANSFER_BEARER_TOKEN", "srcnet-local"),
     # A copying worker renews its attempt's heartbeat this often (seconds) ...
     "HEARTBEAT_SECONDS": float(_env("TRANSFER_HEARTBEAT", "5")),

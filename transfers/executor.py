@@ -176,7 +176,7 @@ def copy_file(
                 filesize=filesize or None,
                 bearer_token=bearer_token,
                 on_progress=on_progress,
-                look_seconds=float(_transfer_setting("PROGRESS_SECONDS", 2.0)),
+                look_seconds=float(_transfer_setting("PROGRESS_SECONDS", 5.0)),
             ) as watch:
                 ctx.filecopy(params, source, destination)
         seconds = time.monotonic() - started

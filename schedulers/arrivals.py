@@ -29,6 +29,7 @@ from django.db.models import F, Q, Sum
 
 from replicas.choices import ReplicaState
 from replicas.models import DataProduct, ProductFile, Replica
+from srcnet.intervals import covered_seconds
 from topology.choices import StorageRole
 from topology.models import NetworkPath, StorageEndpoint
 from topology.physics import tcp_ceiling_bps
@@ -140,19 +141,10 @@ def lane_rates(now: dt.datetime) -> dict[Lane, float]:
             spans[lane].append((end - seconds, end, size))
     rates = {}
     for lane, jobs in spans.items():
-        busy = _union_seconds([(start, end) for start, end, _ in jobs])
+        busy = covered_seconds((start, end) for start, end, _ in jobs)
         if busy > 0:
             rates[lane] = sum(size for _, _, size in jobs) * 8 / busy
     return rates
-
-
-def _union_seconds(spans: list[tuple[float, float]]) -> float:
-    total, reach = 0.0, -math.inf
-    for start, end in sorted(spans):
-        if end > reach:
-            total += end - max(start, reach)
-            reach = end
-    return total
 
 
 @dataclass(frozen=True)
@@ -322,11 +314,7 @@ def record(found: dict[str, tuple[float, str]], now: dt.datetime) -> int:
     """Write each product's (by DID) predicted arrival and its reason; returns how many were updated."""
     if not found:
         return 0
-    pairs = [did.partition(":")[::2] for did in found]
-    wanted = Q()
-    for scope, name in pairs:
-        wanted |= Q(scope=scope, name=name)
-    products = list(DataProduct.objects.filter(wanted).only("pk", "scope", "name"))
+    products = list(DataProduct.objects.filter(_named(found)).only("pk", "scope", "name"))
     return _write(products, {product.pk: found[product.did] for product in products}, now)
 
 
@@ -349,15 +337,21 @@ def keep_submitted(dids: Iterable[str]) -> int:
     """Keep, on each product whose first copy was just submitted, the arrival predicted then
     (``submitted_prediction``): the prediction goes on changing with the lane while the copy runs, and the
     one made at submission is what docs/benchmarks.md measures against the arrival."""
-    wanted = Q()
-    for did in set(dids):
-        scope, _, name = did.partition(":")
-        wanted |= Q(scope=scope, name=name)
+    wanted = _named(dids)
     if not wanted:
         return 0
     return DataProduct.objects.filter(
         wanted, submitted_prediction__isnull=True, predicted_arrival__isnull=False
     ).update(submitted_prediction=F("predicted_arrival"))
+
+
+def _named(dids: Iterable[str]) -> Q:
+    """The products with these DIDs (``scope:name``); an empty Q for none."""
+    wanted = Q()
+    for did in set(dids):
+        scope, _, name = did.partition(":")
+        wanted |= Q(scope=scope, name=name)
+    return wanted
 
 
 # Copies other than a product's first: a second copy made SRC -> SRC (``Replica.upstream``) and a copy

@@ -20,10 +20,15 @@ arrived. Each figure is |error| over the product's wait (registered to arrival),
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import statistics
 from pathlib import Path
 from typing import Any
+
+from reality_score import shown_over_time  # a sibling of this script
+
+from srcnet.intervals import covered_seconds
 
 RATE_JOBS = 10  # as schedulers/arrivals.py's lane_rates
 
@@ -44,11 +49,7 @@ def _lane_rate_lately(measurements: list[dict[str, Any]], lane: tuple[str, str],
     """bit/s: the bytes of the lane's last jobs before ``t`` over the union of their spans."""
     mine = [m for m in measurements if (m["source"], m["destination"]) == lane and m["created"] < t]
     mine = sorted(mine, key=lambda m: -m["created"])[:RATE_JOBS]
-    busy, reach = 0.0, float("-inf")
-    for start, end in sorted((m["created"] - m["seconds"], m["created"]) for m in mine):
-        if end > reach:
-            busy += end - max(start, reach)
-            reach = end
+    busy = covered_seconds((m["created"] - m["seconds"], m["created"]) for m in mine)
     return sum(m["bytes"] for m in mine) * 8 / busy if busy > 0 else 0.0
 
 
@@ -122,19 +123,16 @@ def shown_by_quarter(run: Path) -> list[list[float]]:
     """The arrival shown while each product waited (``real_samples.json``, one sample a second): |arrival -
     shown| over the product's wait, per quarter of its wait (from its first shown prediction)."""
     samples = json.loads((run / "real_samples.json").read_text())
-    seen: dict[str, list[tuple[float, float, int]]] = {}
-    for index, sample in enumerate(samples):
-        for key, predicted in sample.get("shown", {}).items():
-            seen.setdefault(key, []).append((sample["time"], predicted, index))
+    times = [sample["time"] for sample in samples]
     quarters: list[list[float]] = [[], [], [], []]
-    for shown in seen.values():
-        last = shown[-1][2]
-        if last + 1 >= len(samples):
+    for shown in shown_over_time(samples).values():
+        after = bisect.bisect_right(times, shown[-1][0])  # the first sample without it
+        if after >= len(times):
             continue  # still waiting when the run ended
-        arrived = (samples[last]["time"] + samples[last + 1]["time"]) / 2  # gone by the next sample
+        arrived = (times[after - 1] + times[after]) / 2
         first = shown[0][0]
         wait = arrived - first
-        for at, predicted, _ in shown:
+        for at, predicted in shown:
             if wait > 0:
                 quarters[min(3, int((at - first) / wait * 4))].append(abs(arrived - predicted) / wait)
     return quarters

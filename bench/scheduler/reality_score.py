@@ -156,21 +156,30 @@ def score_real(c: Any, samples: list[dict[str, Any]], capacity: float, duration:
     }
 
 
-def shown_errors(samples: list[dict[str, Any]], arrived: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
-    """The prediction as a scientist reads it while waiting: for each delivered product, the mean over the
-    run's samples (one a second) of |arrival - the arrival shown then| over its wait, from its first shown
-    prediction to its arrival; then the median and p90 of those means over the products."""
-    errors: dict[int, list[float]] = {}
+def shown_over_time(samples: list[dict[str, Any]]) -> dict[int, list[tuple[float, float]]]:
+    """Product id -> (sample time, the arrival it showed then), from a run's samples (bench_reality.py's
+    ``shown``, one sample a second), in time order."""
+    shown: dict[int, list[tuple[float, float]]] = {}
     for sample in samples:
         for key, predicted in sample.get("shown", {}).items():
-            row = arrived.get(int(key))
-            if row is None:
-                continue
-            end = row["updated"].timestamp()
-            wait = end - row["product__created"].timestamp()
-            if sample["time"] < end and wait > 0:
-                errors.setdefault(int(key), []).append(abs(end - predicted) / wait)
-    means = sorted(sum(e) / len(e) for e in errors.values())
+            shown.setdefault(int(key), []).append((sample["time"], predicted))
+    return shown
+
+
+def shown_errors(samples: list[dict[str, Any]], arrived: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
+    """The prediction as a scientist reads it while waiting: for each delivered product, the mean over the
+    run's samples (one a second) from its first shown prediction to its arrival of |arrival - the arrival
+    shown then| over its wait (registered to arrival); then the median and p90 of those means."""
+    errors: dict[int, list[float]] = {}
+    for product, shown in shown_over_time(samples).items():
+        row = arrived.get(product)
+        if row is None:
+            continue
+        end = row["updated"].timestamp()
+        wait = end - row["product__created"].timestamp()
+        if wait > 0:
+            errors[product] = [abs(end - predicted) / wait for at, predicted in shown if at < end]
+    means = sorted(sum(e) / len(e) for e in errors.values() if e)
     return {"products": len(means), "p50": percentile(means, 0.5), "p90": percentile(means, 0.9)}
 
 

@@ -107,38 +107,66 @@ def test_fslib_layer_prefetches_around_sendfile(scratch, files):
         assert filecmp.cmp(src, back, shallow=False)
 
 
-@pytest.mark.parametrize("pacing", ["100m", None], ids=["paced", "unpaced"])
-def test_pacing_caps_the_connection_a_client_reads_through(scratch, files, pacing):
+def _paced_download(server, url, files, scheme):
+    """Downloads ``url`` at 8 MiB/s (so that it is still running when it is looked at); returns the
+    server's pacing line for it and the maximum pacing rates ``ss`` shows on the server's sockets."""
+    if scheme == "root":
+        cmd = ["xrdcp", "-f", "--xrate", "8m", url, str(files / "paced.back")]
+    else:
+        cmd = ["curl", "-sS", "-f", "--limit-rate", "8M", "-o", str(files / "paced.back"), url]
+    download = subprocess.Popen(
+        cmd, env=h.client_env(XRD_CPUSEPGWRTRD="0"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    port = server.port if scheme == "root" else server.http_port
+    try:
+        assert h.wait_for(lambda: "pacing /paced.bin" in server.log() or download.poll() is not None, 20)
+        sockets = subprocess.run(
+            ["ss", "-tin", "state", "established", f"( sport = :{port} )"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout
+    finally:
+        download.wait(timeout=60)
+    assert download.returncode == 0
+    lines = [x for x in server.log().splitlines() if "pacing /paced.bin" in x]
+    return (lines[-1] if lines else ""), re.findall(r"pacing_rate \S+/(\d+)bps", sockets)
+
+
+@pytest.mark.parametrize(
+    "scheme,pacing,query,expected",
+    [
+        ("root", "100m", "", 100 * h.MiB),
+        ("root", None, "", None),
+        ("root", "100m", "?wanio.pace=2m", 2 * h.MiB),
+        ("root", "100m", "?wanio.pace=1g", 100 * h.MiB),
+        ("root", "100m", "?wanio.pace=fast", 100 * h.MiB),
+        ("http", "100m", "?wanio.pace=4m", 4 * h.MiB),
+        ("http", None, "?authz=x&wanio.pace=6000000", 6000000),
+    ],
+    ids=["site", "unpaced", "asked", "asked-more", "asked-junk", "http-asked", "http-asked-unpaced-site"],
+)
+def test_pacing_caps_the_connection_a_client_reads_through(scratch, files, pacing, query, expected, scheme):
     """`wanio.net.pacing` makes Linux pace the TCP connection of a client that opens a
     file for reading (SO_MAX_PACING_RATE on the link's own socket, found from the trace
     identifier and checked against the client's address); without it the socket is left
-    alone."""
+    alone. A read may ask for a lower pace in its URL (`wanio.pace`, as the push loop asks for
+    a copy's share of its lane), never a higher one; a malformed ask is refused and named in
+    the log. The same over root:// and over HTTP (the third-party pulls of the push)."""
+    http_port = h.free_port() if scheme == "http" else None
     extra = [f"xrootd.fslib ++ {h.PLUGIN_REF}"] + ([f"wanio.net.pacing {pacing}"] if pacing else [])
-    with h.XrootdServer(scratch, f"pacing-{pacing}", extra=extra) as server:
+    if http_port:
+        extra.append(f"xrd.protocol XrdHttp:{http_port} libXrdHttp.so")
+    name = f"pacing-{scheme}-{pacing}-{len(query)}"
+    with h.XrootdServer(scratch, name, extra=extra, http_port=http_port) as server:
         h.make_file(server.data / "paced.bin", 32 * h.MiB, seed=75)
         h.chown_tree(server.data)
-        download = subprocess.Popen(
-            ["xrdcp", "-f", "--xrate", "8m", server.url + "/paced.bin", str(files / "paced.back")],
-            env=h.client_env(XRD_CPUSEPGWRTRD="0"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            assert h.wait_for(lambda: "pacing /paced.bin" in server.log() or download.poll() is not None, 20)
-            sockets = subprocess.run(
-                ["ss", "-tin", "state", "established", f"( sport = :{server.port} )"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-            ).stdout
-        finally:
-            download.wait(timeout=60)
-        assert download.returncode == 0
-        maxima = re.findall(r"pacing_rate \S+/(\d+)bps", sockets)
-        if pacing:
-            line = [x for x in server.log().splitlines() if "pacing /paced.bin" in x][-1]
-            assert "max_pacing_rate=104857600 fd=" in line, line
-            assert maxima == [str(100 * h.MiB * 8)], sockets
+        base = server.url if scheme == "root" else f"http://127.0.0.1:{http_port}"
+        line, maxima = _paced_download(server, f"{base}/paced.bin{query}", files, scheme)
+        if expected:
+            assert f"max_pacing_rate={expected} fd=" in line, line
+            assert maxima == [str(expected * 8)], maxima
+            assert ("refused wanio.pace" in line) == query.endswith("fast"), line
         else:
-            assert "pacing /paced.bin" not in server.log()
-            assert not maxima, sockets
+            assert not line, server.log()
+            assert not maxima

@@ -10,6 +10,7 @@
 #include "XrdSfs/XrdSfsDio.hh"
 #include "core/PluginCounters.hh"
 #include "core/ReadaheadPool.hh"
+#include "core/RequestedPacing.hh"
 
 namespace wanio {
 
@@ -25,15 +26,19 @@ int WanSfsFile::open(const char* fileName, XrdSfsFileOpenMode openMode, mode_t c
                      const XrdSecEntity* client, const char* opaque) {
     const int rc = inner_->open(fileName, openMode, createMode, client, opaque);
     const WanConfig& cfg = fs_.config();
-    if (rc == SFS_OK && cfg.pacing > 0 && (openMode & (SFS_O_WRONLY | SFS_O_RDWR)) == 0) {
-        // The data of this read leaves on the client's link: pace it (LinkPacing.hh).
+    if (rc != SFS_OK || (openMode & (SFS_O_WRONLY | SFS_O_RDWR)) != 0) return rc;
+    // The data of this read leaves on the client's link: pace it at the site's rate, or at the
+    // lower one the read asks for (RequestedPacing.hh; LinkPacing.hh).
+    const PacingChoice pacing = choosePacing(opaque, cfg.pacing);
+    if (pacing.rate > 0) {
         std::string detail;
-        if (!paceClientLink(client, cfg.pacing, detail)) detail = "not applied: " + detail;
+        if (!paceClientLink(client, pacing.rate, detail)) detail = "not applied: " + detail;
         if (cfg.trace != TraceLevel::None) {
             char line[512];
-            snprintf(line, sizeof(line), "pacing %s %s max_pacing_rate=%llu %s", fileName,
+            snprintf(line, sizeof(line), "pacing %s %s max_pacing_rate=%llu %s (%s)", fileName,
                      client && client->tident ? client->tident : "?",
-                     static_cast<unsigned long long>(cfg.pacing), detail.c_str());
+                     static_cast<unsigned long long>(pacing.rate), detail.c_str(),
+                     pacing.why.c_str());
             fs_.log().Say("wanio: ", line);
         }
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,6 +19,7 @@ from replicas.rucio_sync import RUCIO_RULE_REASON
 from replicas.services import active_policy, place_replica
 from topology.choices import landing_role
 from topology.models import RegionalCentre, StorageEndpoint
+from topology.services.storage_urls import paced
 from topology.tpc_streams import streams_on_the_wire
 
 from .enforcement import enforce_links, hop_links
@@ -186,6 +188,11 @@ def wire_streams(scheme: str, hints: JobHints, file_sizes: list[int]) -> int:
     return max(1, round(sum(runs) / len(runs) * hints.concurrent_files))
 
 
+def pace_copies() -> bool:
+    """Whether each copy asks its source for its share of the lane's planned rate (SRCNET_PACE_COPIES)."""
+    return str(getattr(settings, "SRCNET_PACE_COPIES", "0")) == "1"
+
+
 def _in_plan_time(seconds: float) -> float:
     """Unix time of a moment ``seconds`` from now, as a plan's times count."""
     return timezone.now().timestamp() + seconds
@@ -207,12 +214,14 @@ def _submit_job(
     scheme = hops[-1][1].tpc_scheme
     multihop = len(hops) > 1
     files = list(product.files.all())
+    pace = hints.copy_rate_bps / 8 if pace_copies() and hints.copy_rate_bps > 0 else None
     requests = []
     for source_endpoint, target in hops:
         for f in files:
+            source = source_endpoint.url(scheme, f.relative_path)
             requests.append(
                 TransferRequest(
-                    source=source_endpoint.url(scheme, f.relative_path),
+                    source=paced(source, pace) if pace else source,
                     destination=target.url(scheme, f.relative_path),
                     filesize=f.size_bytes,
                     checksum=f"ADLER32:{f.adler32}",

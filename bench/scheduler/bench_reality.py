@@ -544,6 +544,13 @@ def main() -> int:
         "0: by the policy's shares (the default) (SRCNET_PLAN_DRAIN_TOGETHER)",
     )
     parser.add_argument(
+        "--pace-copies",
+        choices=("0", "1"),
+        default="0",
+        help="1: each copy asks the SDP to pace it at its share of its lane's planned rate (wanio.pace); "
+        "0: each takes what TCP gets under the site's pacing (SRCNET_PACE_COPIES)",
+    )
+    parser.add_argument(
         "--src-budget-gbps",
         type=float,
         default=100.0,
@@ -595,6 +602,7 @@ def main() -> int:
         args.copies_in_flight
     )
     WORKER_ENV["SRCNET_PLAN_DRAIN_TOGETHER"] = os.environ["SRCNET_PLAN_DRAIN_TOGETHER"] = args.drain_together
+    WORKER_ENV["SRCNET_PACE_COPIES"] = os.environ["SRCNET_PACE_COPIES"] = args.pace_copies
     from localnet.longhaul import CAPACITY_SCALE
 
     # The push loop (the worker's, this process's placement) plans on the capacities the emulator carries.

@@ -35,6 +35,12 @@ class JobHints:
     streams_per_file: int = 1
     lane_files: int = 1
 
+    @property
+    def copy_rate_bps(self) -> float:
+        """One copy's share of the lane's planned rate: what a paced copy asks of its source
+        (``SRCNET_PACE_COPIES``)."""
+        return self.max_rate_bps / max(1, self.lane_files)
+
 
 def due_legs(
     plan: Plan,

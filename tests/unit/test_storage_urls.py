@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from topology.services.storage_urls import EndpointRef, StorageRegistry, UnregisteredStorageError
+from topology.services.storage_urls import EndpointRef, StorageRegistry, UnregisteredStorageError, paced
 
 UK = EndpointRef("UKSRC_DISK", "/srcnet/")
 REGISTRY = StorageRegistry(
@@ -25,6 +25,8 @@ REGISTRY = StorageRegistry(
         "davs://storage.uksrc.example.org/srcnet/a",  # the default https port
         "https://storage.uksrc.example.org:443/srcnet/a%20b",  # an encoded space is a name
         "root://127.0.0.1:21094//anything/under/the/root",
+        "davs://storage.uksrc.example.org/srcnet/a?wanio.pace=2500000",  # a copy's pace (paced)
+        "root://storage.uksrc.example.org//srcnet/a?wanio.pace=1",
     ],
 )
 def test_urls_on_registered_endpoints_resolve(url):
@@ -52,6 +54,12 @@ def test_urls_on_registered_endpoints_resolve(url):
         ("root://storage.uksrc.example.org:1094//srcnet/a\\b", "backslash"),
         ("root://u:p@storage.uksrc.example.org:1094//srcnet/a", "credentials"),
         ("root://storage.uksrc.example.org:1094//srcnet/a?oss.cgroup=x", "query string"),
+        ("davs://storage.uksrc.example.org/srcnet/a?wanio.pace=2m", "only wanio.pace=<bytes per second>"),
+        ("davs://storage.uksrc.example.org/srcnet/a?wanio.pace=0", "query string"),
+        ("davs://storage.uksrc.example.org/srcnet/a?wanio.pace=1&authz=x", "query string"),
+        ("davs://storage.uksrc.example.org/srcnet/a?wanio.pace=1?wanio.pace=2", "query string"),
+        ("davs://storage.uksrc.example.org/srcnet/a?", "query string"),
+        ("davs://storage.uksrc.example.org/srcnet/a?wanio.pace=1234567890123", "query string"),
         ("davs://storage.uksrc.example.org/srcnet/a#frag", "fragment"),
         ("root://storage.uksrc.example.org:99999//srcnet/a", "not a valid URL"),
         ("root:///srcnet/a", "no host"),
@@ -71,3 +79,10 @@ def test_an_error_quotes_a_long_url_bounded():
     with pytest.raises(UnregisteredStorageError) as caught:
         REGISTRY.resolve("root://evil.example.org//" + "x" * 900)
     assert len(str(caught.value)) < 300
+
+
+def test_a_paced_url_asks_whole_bytes_per_second_and_passes_the_gate():
+    url = paced("davs://storage.uksrc.example.org/srcnet/a", 2_500_000.7)
+    assert url == "davs://storage.uksrc.example.org/srcnet/a?wanio.pace=2500000"
+    assert REGISTRY.resolve(url).name == "UKSRC_DISK"
+    assert paced("root://127.0.0.1:21094//x", 0.2).endswith("?wanio.pace=1")

@@ -4,7 +4,11 @@ A URL from a request names a file the platform's workers will read or write with
 credentials, so it must lie on a storage endpoint the platform knows (active, registered in the topology),
 over a scheme that endpoint serves, under that endpoint's path prefix. Anything else (``file://``, a host
 nobody registered, a port that is not the endpoint's, ``..`` in the path, credentials, a query string) is
-refused with the reason, before anything is stored and again before anything is copied or deleted."""
+refused with the reason, before anything is stored and again before anything is copied or deleted.
+
+One query is accepted: ``wanio.pace=<bytes/s>``, the pace a copy asks of the source site's wanio plugin
+(the push loop's share of a lane for one copy, ``paced``). It can only slow the copy that carries it (the
+plugin holds it under the site's own pacing), and it is the only query an XRootD source is handed."""
 
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ MAX_URL_LENGTH = 1024
 _FORBIDDEN = re.compile(r"[\x00-\x20\x7f\\]")
 # Once decoded, a name may hold a space (sent as %20), never a control character or a backslash.
 _FORBIDDEN_DECODED = re.compile(r"[\x00-\x1f\x7f\\]")
+PACE_KEY = "wanio.pace"
+_PACE_QUERY = re.compile(r"wanio\.pace=[1-9][0-9]{0,11}")
 
 
 class UnregisteredStorageError(ValueError):
@@ -79,8 +85,12 @@ class StorageRegistry:
             )
         if parts.username is not None or parts.password is not None:
             raise UnregisteredStorageError(f"{shown}: credentials in a URL are not accepted")
-        if parts.query or parts.fragment or "?" in url or "#" in url:
-            raise UnregisteredStorageError(f"{shown}: a query string or fragment is not accepted")
+        if parts.fragment or "#" in url:
+            raise UnregisteredStorageError(f"{shown}: a fragment is not accepted")
+        if ("?" in url or parts.query) and (url.count("?") > 1 or not _PACE_QUERY.fullmatch(parts.query)):
+            raise UnregisteredStorageError(
+                f"{shown}: a query string is not accepted (only {PACE_KEY}=<bytes per second>)"
+            )
         host = (parts.hostname or "").lower()
         if not host:
             raise UnregisteredStorageError(f"{shown}: no host")
@@ -133,6 +143,11 @@ def _shown(url: str) -> str:
     """The URL as an error message may quote it: bounded, printable."""
     text = url if len(url) <= 120 else url[:117] + "..."
     return repr(text)
+
+
+def paced(url: str, bytes_per_second: float) -> str:
+    """``url`` asking its source site for ``bytes_per_second`` (at least 1; the gate above accepts it)."""
+    return f"{url}?{PACE_KEY}={max(1, int(bytes_per_second))}"
 
 
 def resolve_storage_url(url: object) -> EndpointRef:

@@ -188,9 +188,10 @@ def wire_streams(scheme: str, hints: JobHints, file_sizes: list[int]) -> int:
     return max(1, round(sum(runs) / len(runs) * hints.concurrent_files))
 
 
-def pace_copies() -> bool:
-    """Whether each copy asks its source for its share of the lane's planned rate (SRCNET_PACE_COPIES)."""
-    return str(getattr(settings, "SRCNET_PACE_COPIES", "0")) == "1"
+def pace_factor() -> float:
+    """The multiple of its share of the lane's planned rate each copy asks its source for; 0: none
+    (SRCNET_PACE_COPIES)."""
+    return float(getattr(settings, "SRCNET_PACE_COPIES", 0.0))
 
 
 def _in_plan_time(seconds: float) -> float:
@@ -214,7 +215,7 @@ def _submit_job(
     scheme = hops[-1][1].tpc_scheme
     multihop = len(hops) > 1
     files = list(product.files.all())
-    pace = hints.copy_rate_bps / 8 if pace_copies() and hints.copy_rate_bps > 0 else None
+    pace = pace_factor() * hints.copy_rate_bps / 8 if hints.copy_rate_bps > 0 else 0.0
     requests = []
     for source_endpoint, target in hops:
         for f in files:

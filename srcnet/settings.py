@@ -260,10 +260,11 @@ SRCNET_PLAN_COPIES_IN_FLIGHT = _env("PLAN_COPIES_IN_FLIGHT", "1")
 # 1: a telescope's lanes share its access link by the work each has in sight, so that they drain together
 # (schedulers/planning/backlog.py); 0 (the default, measured no better): by the policy's shares.
 SRCNET_PLAN_DRAIN_TOGETHER = _env("PLAN_DRAIN_TOGETHER", "0")
-# 1: each push copy asks its source site to pace it at its share of the lane's planned rate (the plan's rate
-# over the lane's copies; wanio.pace in the source URL, which the wanio plugin holds under the site's own
-# pacing), so that the lanes into one access link split it as planned, not as TCP's RTT unfairness does.
-SRCNET_PACE_COPIES = _env("PACE_COPIES", "0")
+# Paced copies: > 0 has each push copy ask its source site to pace it at this multiple of its share of the
+# lane's planned rate (the plan's rate over the lane's copies; wanio.pace in the source URL, which the wanio
+# plugin holds under the site's own pacing), so that lanes into one access link split it as planned, not
+# as TCP's RTT unfairness does; 0 (the default): each copy takes what TCP gets under the site's pacing.
+SRCNET_PACE_COPIES = 0.0 if _env("PACE_COPIES", "0") in ("", "0") else _positive("PACE_COPIES", "0")
 
 # How the push loop hands a due leg on: "transfertool" (a transfer job through SRCNET_TRANSFERTOOL) or "rucio"
 # (a Rucio rule at the leg's destination, carried out by Rucio's daemons through the FTS3 endpoint the RSEs

@@ -545,10 +545,9 @@ def main() -> int:
     )
     parser.add_argument(
         "--pace-copies",
-        choices=("0", "1"),
         default="0",
-        help="1: each copy asks the SDP to pace it at its share of its lane's planned rate (wanio.pace); "
-        "0: each takes what TCP gets under the site's pacing (SRCNET_PACE_COPIES)",
+        help="> 0: each copy asks the SDP to pace it at this multiple of its share of its lane's planned "
+        "rate (wanio.pace); 0: each takes what TCP gets under the site's pacing (SRCNET_PACE_COPIES)",
     )
     parser.add_argument(
         "--src-budget-gbps",

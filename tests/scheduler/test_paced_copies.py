@@ -47,7 +47,7 @@ def _submit(name: str) -> list[str]:
     return [row.source_surl for row in rows]
 
 
-@override_settings(SRCNET_PACE_COPIES="1")
+@override_settings(SRCNET_PACE_COPIES=1.0)
 def test_each_copy_asks_its_source_for_its_share_of_the_lanes_rate(reference_topology) -> None:  # type: ignore[no-untyped-def]
     sources = _submit("paced")
     assert len(sources) == 2
@@ -56,7 +56,33 @@ def test_each_copy_asks_its_source_for_its_share_of_the_lanes_rate(reference_top
     assert all(url.split("?")[0].endswith(".ms") for url in sources)
 
 
-@override_settings(SRCNET_PACE_COPIES="0")
+@override_settings(SRCNET_PACE_COPIES=1.25)
+def test_a_pace_factor_scales_the_share(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    assert all(url.endswith("?wanio.pace=3125000") for url in _submit("paced-more"))
+
+
+@override_settings(SRCNET_PACE_COPIES=0.0)
 def test_unpaced_copies_read_the_files_own_urls(reference_topology) -> None:  # type: ignore[no-untyped-def]
     sources = _submit("unpaced")
     assert len(sources) == 2 and not any("?" in url for url in sources), sources
+
+
+@pytest.mark.parametrize("value", ["fast", "-1", "nan"])
+def test_a_bad_pace_factor_stops_the_process_naming_the_setting(value: str) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "SRCNET_PACE_COPIES": value, "DJANGO_SETTINGS_MODULE": "srcnet.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert f"SRCNET_PACE_COPIES must be a positive number, not {value!r}" in done.stderr

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -115,14 +116,10 @@ class Planner:
             for key, lane in self.lanes.items()
         }
         self.dead_s = {key: measured_dead_time_s(state.measurements, *key) for key in self.lanes}
-        # Lanes out of one telescope share its access link. A shorter lane with work fills a longer one's
-        # gaps within a round trip of its own (the longer cannot fill the shorter's: its slow start is
-        # slow), so a lane counts itself and the shorter lanes beside it (tuning.lane_target).
-        working = [lane for key, lane in self.lanes.items() if lane.rate_bps > 0 and work.get(key, 0.0) > 0]
-        self.sharing = {
-            lane.key: 1 + sum(1 for o in working if o.source == lane.source and o.rtt_ms < lane.rtt_ms)
-            for lane in working
-        }
+        # Lanes out of one telescope share its access link: each lane with work and a rate counts.
+        self.sharing = Counter(
+            key[0] for key, lane in self.lanes.items() if lane.rate_bps > 0 and work.get(key, 0.0) > 0
+        )
         self.pressure = {
             t.name: _Pressure(
                 t.sdp_buffer_bytes,
@@ -258,7 +255,7 @@ class Planner:
                     max(burst, 1.0),
                     self.config,
                     self.dead_s.get(lane.key),
-                    lanes_sharing=self.sharing.get(lane.key, 1),
+                    lanes_sharing=self.sharing[lane.source],
                 ),
                 # Streams a product's files cannot run go to more copies at once (the lane's next
                 # products' files): many copies beat one stream count on one file (AENEAS).

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -116,10 +115,6 @@ class Planner:
             for key, lane in self.lanes.items()
         }
         self.dead_s = {key: measured_dead_time_s(state.measurements, *key) for key in self.lanes}
-        # Lanes out of one telescope share its access link: each lane with work and a rate counts.
-        self.sharing = Counter(
-            key[0] for key, lane in self.lanes.items() if lane.rate_bps > 0 and work.get(key, 0.0) > 0
-        )
         self.pressure = {
             t.name: _Pressure(
                 t.sdp_buffer_bytes,
@@ -250,12 +245,7 @@ class Planner:
             copies = max(
                 files,
                 copies_at_once(
-                    file_bytes,
-                    lane.rtt_ms,
-                    max(burst, 1.0),
-                    self.config,
-                    self.dead_s.get(lane.key),
-                    lanes_sharing=self.sharing[lane.source],
+                    file_bytes, lane.rtt_ms, max(burst, 1.0), self.config, self.dead_s.get(lane.key)
                 ),
                 # Streams a product's files cannot run go to more copies at once (the lane's next
                 # products' files): many copies beat one stream count on one file (AENEAS).

@@ -158,38 +158,22 @@ def lane_utilisation(
     return 1.0 - (dead / (dead + busy)) ** copies
 
 
-def lane_target(target_utilisation: float, lanes_sharing: int) -> float:
-    """The share of time one of ``lanes_sharing`` lanes into one access link must be busy for the link to
-    be busy ``target_utilisation`` of the time: the link idles only while every lane does, and the lanes'
-    idle moments are independent, so each may idle ``(1 - target) ** (1 / lanes)`` of the time (two lanes
-    at a 0.97 target: 0.83 each).
-
-    Fewer copies then suffice on a long lane beside a short one, which fills its gaps at once: and each
-    copy fewer is one slow start fewer overflowing the access link's queue. On the long-haul network the
-    link was 98-100 % busy in the seconds the 223 ms lane had 2 copies beside the 7.5 ms lane's, 86-95 %
-    with 3, 76-90 % with 4 or 5 (docs/benchmarks.md, "Copies for a shared access link")."""
-    return 1.0 - (1.0 - target_utilisation) ** (1.0 / max(1, lanes_sharing))
-
-
 def copies_at_once(
     file_bytes: float,
     rtt_ms: float,
     rate_bps: float,
     config: PlanConfig,
     measured_dead_s: float | None = None,
-    lanes_sharing: int = 1,
 ) -> int:
-    """The fewest copies in flight that keep a lane busy enough (``lane_target``: ``target_utilisation``
-    for a lane alone on its access link, less beside ``lanes_sharing - 1`` others), at most ``max_files``.
+    """The fewest copies in flight that keep a lane at ``target_utilisation`` (at most ``max_files``).
 
     A long path with small files needs several: at 223 ms a 32 MiB copy on a 100 Mbit/s lane spends about
     as long starting (handshakes, the GET, slow start) as it does sending, so one copy at a time leaves the
     lane idle half the time (measured: docs/benchmarks.md, "Simulator against reality")."""
     if file_bytes <= 0 or rate_bps <= 0:
         return 1
-    target = lane_target(config.target_utilisation, lanes_sharing)
     for copies in range(1, config.max_files + 1):
         utilisation = lane_utilisation(copies, file_bytes, rtt_ms, rate_bps, config, measured_dead_s)
-        if utilisation >= target:
+        if utilisation >= config.target_utilisation:
             return copies
     return config.max_files

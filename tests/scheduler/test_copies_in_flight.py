@@ -15,7 +15,6 @@ from schedulers.planning.tuning import (
     DEAD_HISTORY,
     copies_at_once,
     copy_dead_time_s,
-    lane_target,
     lane_utilisation,
     measured_dead_time_s,
 )
@@ -139,34 +138,3 @@ def test_a_lane_with_more_copies_than_a_product_fills_carries_more_products() ->
 def test_a_bad_copy_model_setting_is_refused_by_name(field: str, value: float) -> None:
     with pytest.raises(PlanInputError, match=field):
         validate_config(replace(PlanConfig(), **{field: value}))  # type: ignore[arg-type]
-
-
-def test_a_lane_beside_another_into_the_same_access_link_may_idle_more() -> None:
-    # The link idles only while both lanes do: at a 0.97 target each of two may idle sqrt(0.03) = 17.3 %.
-    assert lane_target(0.97, 1) == pytest.approx(0.97)
-    assert lane_target(0.97, 2) == pytest.approx(1 - math.sqrt(0.03))
-    assert lane_target(0.97, 3) == pytest.approx(1 - 0.03 ** (1 / 3))
-    # By hand (above): with a measured 10 s dead time three copies idle 16 % of the time, four 5.1 %, five
-    # 1.3 %. Alone the lane needs five; beside another, three.
-    assert copies_at_once(32 * MIB, 223.0, 97e6, CONFIG, measured_dead_s=10.0) == 5
-    assert copies_at_once(32 * MIB, 223.0, 97e6, CONFIG, measured_dead_s=10.0, lanes_sharing=2) == 3
-
-
-def test_the_plan_counts_the_lanes_with_work_out_of_a_telescope() -> None:
-    from .test_drain_together import two_srcs
-
-    dead = tuple(Measurement("T1", dest, 1, 20e6, copy_dead_s=10.0) for dest in "AB" for _ in range(5))
-    state = LiveState(measurements=dead)
-
-    def products(*dests: str) -> list[Product]:
-        return [Product(f"{d}{i}", "T1", 64 * MIB, files=2, destination=d) for d in dests for i in range(2)]
-
-    both = plan(products("A", "B"), two_srcs(), ReplicaPolicy(), state, CONFIG)
-    alone = plan(products("A"), two_srcs(), ReplicaPolicy(), state, CONFIG)
-    for result, sharing in ((both, 2), (alone, 1)):
-        lane = next(x for x in result.lanes if (x.source, x.destination) == ("T1", "A"))
-        expected = copies_at_once(32 * MIB, lane.rtt_ms, lane.rate_bps, CONFIG, 10.0, lanes_sharing=sharing)
-        assert result.lane_copies[("T1", "A")] == max(2, expected)
-    # Beside B, lane A keeps fewer copies than its rate would need if it were alone on the link.
-    lane = next(x for x in both.lanes if (x.source, x.destination) == ("T1", "A"))
-    assert both.lane_copies[("T1", "A")] < copies_at_once(32 * MIB, lane.rtt_ms, lane.rate_bps, CONFIG, 10.0)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Mapping
 
 from schedulers.planning.types import LinkSpec, PathSpec, SiteSpec, TelescopeSpec, Topology
@@ -48,4 +51,20 @@ def one_path(*, capacity_bps: float, rtt_ms: float, window_bytes: float) -> Topo
         (link,),
         (PathSpec("T", "A", ("t-a",)),),
         window_bytes,
+    )
+
+
+def setup_with(setting: str, value: str) -> subprocess.CompletedProcess[str]:
+    """``django.setup()`` in a process of its own with ``SRCNET_<setting>=value``: how a bad setting stops
+    the process before anything runs."""
+    from localnet.state import PROJECT_ROOT
+
+    env = {**os.environ, f"SRCNET_{setting}": value, "DJANGO_SETTINGS_MODULE": "srcnet.settings"}
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env=env,
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )

@@ -15,6 +15,8 @@ from schedulers.planning.types import Leg, LegRole
 from topology.models import Telescope
 from transfers.models import TransferFile
 
+from .helpers import setup_with
+
 pytestmark = pytest.mark.django_db
 
 
@@ -69,20 +71,6 @@ def test_unpaced_copies_read_the_files_own_urls(reference_topology) -> None:  # 
 
 @pytest.mark.parametrize("value", ["fast", "-1", "nan"])
 def test_a_bad_pace_factor_stops_the_process_naming_the_setting(value: str) -> None:
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "SRCNET_PACE_COPIES": value, "DJANGO_SETTINGS_MODULE": "srcnet.settings"}
-    done = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = setup_with("PACE_COPIES", value)
     assert done.returncode != 0
     assert f"SRCNET_PACE_COPIES must be a positive number, not {value!r}" in done.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 
 import pytest
 from django.core.management import call_command
@@ -18,6 +17,8 @@ from schedulers.simulation.scenarios import scenarios
 from schedulers.simulation.workload import daily_products
 from schedulers.snapshot import queued_products, topology_snapshot
 from topology.models import Link, StorageEndpoint, Telescope
+
+from .helpers import setup_with
 
 pytestmark = pytest.mark.django_db
 
@@ -55,21 +56,8 @@ def test_on_a_scaled_network_the_loop_plans_on_the_scaled_figures(reference_topo
 
 def test_a_network_scale_that_is_not_a_positive_number_stops_the_process() -> None:
     """A bad SRCNET_NETWORK_SCALE is a configuration error naming the setting, before anything runs."""
-    import subprocess
-    import sys
-
-    from localnet.state import PROJECT_ROOT
-
     for bad in ("0", "-3", "abc", "inf"):
-        env = {**os.environ, "SRCNET_NETWORK_SCALE": bad, "DJANGO_SETTINGS_MODULE": "srcnet.settings"}
-        result = subprocess.run(
-            [sys.executable, "-c", "import django; django.setup()"],
-            env=env,
-            cwd=PROJECT_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        result = setup_with("NETWORK_SCALE", bad)
         assert result.returncode != 0, bad
         assert f"SRCNET_NETWORK_SCALE must be a positive number, not '{bad}'" in result.stderr, result.stderr
 

@@ -28,7 +28,10 @@ _FORBIDDEN = re.compile(r"[\x00-\x20\x7f\\]")
 # Once decoded, a name may hold a space (sent as %20), never a control character or a backslash.
 _FORBIDDEN_DECODED = re.compile(r"[\x00-\x1f\x7f\\]")
 PACE_KEY = "wanio.pace"
-_PACE_QUERY = re.compile(r"wanio\.pace=[1-9][0-9]{0,11}")
+_PACE_QUERY = re.compile(re.escape(PACE_KEY) + r"=[1-9][0-9]{0,11}")
+# The lowest pace the wanio plugin accepts (its kMinRequestedPacing, 64k bytes/s); below it the plugin
+# refuses the ask and the copy runs at the site's pacing, so a copy never asks for less.
+MIN_PACE_BYTES_PER_S = 64 * 1024
 
 
 class UnregisteredStorageError(ValueError):
@@ -146,8 +149,9 @@ def _shown(url: str) -> str:
 
 
 def paced(url: str, bytes_per_second: float) -> str:
-    """``url`` asking its source site for ``bytes_per_second`` (at least 1; the gate above accepts it)."""
-    return f"{url}?{PACE_KEY}={max(1, int(bytes_per_second))}"
+    """``url`` asking its source site for ``bytes_per_second``, whole, and at least the plugin's lowest
+    (``MIN_PACE_BYTES_PER_S``)."""
+    return f"{url}?{PACE_KEY}={max(MIN_PACE_BYTES_PER_S, int(bytes_per_second))}"
 
 
 def resolve_storage_url(url: object) -> EndpointRef:

@@ -20,4 +20,5 @@ if [ -z "${SRCNET_SKIP_NATIVE:-}" ]; then
   bash xrootd-plugins/build.sh --fuzz
   bash xrootd-plugins/run-fuzz.sh
 fi
-exec .venv/bin/python -m localnet test "$@"
+# The slowest tests are listed at the end, to see where the suite's time goes (CI prints the tail).
+exec .venv/bin/python -m localnet test --durations=25 "$@"

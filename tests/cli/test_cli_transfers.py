@@ -94,16 +94,29 @@ def test_watch_times_out_with_exit_8(srcnet, transactional_db):
 def test_watch_follows_progress_until_the_end_on_a_tty(srcnet, transactional_db, tty_stderr):
     job = make_job(FileState.ACTIVE, FileState.SUBMITTED)
     files = list(job.files.order_by("file_index"))
+    stderr = tty_stderr
+
+    def shown(text: str) -> bool:
+        # The job moves on only once the watch has drawn the state before it, so that every state is drawn
+        # however slowly the machine runs the watch's polls (a fixed sleep raced them on a loaded machine).
+        deadline = time.monotonic() + 20
+        while text not in stderr.getvalue():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def finish(row: TransferFile) -> None:
+        TransferFile.objects.filter(pk=row.pk).update(state=FileState.FINISHED, transferred_bytes=GiB)
 
     def finish_later() -> None:
-        time.sleep(0.6)
-        TransferFile.objects.filter(pk=files[0].pk).update(state=FileState.FINISHED, transferred_bytes=GiB)
-        time.sleep(0.6)
-        TransferFile.objects.filter(pk=files[1].pk).update(state=FileState.FINISHED, transferred_bytes=GiB)
+        if shown("SUBMITTED 1  ACTIVE 1 |"):
+            finish(files[0])
+        if shown("SUBMITTED 1  FINISHED 1 |"):
+            finish(files[1])
 
     worker = threading.Thread(target=finish_later)
     worker.start()
-    stderr = tty_stderr
     try:
         result = srcnet(
             "transfers",

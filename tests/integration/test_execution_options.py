@@ -4,6 +4,8 @@ the parameters object handed to ``gfal2.filecopy``) and on the destination's dis
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from localnet.xrootd import ensure_site, stop_site
@@ -135,6 +137,19 @@ def test_overwrite_false_fails_on_an_existing_destination_and_true_replaces_it(
     assert adler32_of(one_file["path"]("o.ms")) == one_file["checksum"]
 
 
+def copy_story(job: TransferJob, partial: Path) -> str:
+    """What became of a job's copies, for a failure message: states, attempts, reasons, the destination."""
+    files = [
+        f"file {f.file_index} {f.state} {f.reason!r}; attempts "
+        + ", ".join(
+            f"{a.number} {a.state} task={a.task_id or '-'} {a.reason!r}" for a in f.attempt_rows.all()
+        )
+        for f in job.files.order_by("file_index")
+    ]
+    size = partial.stat().st_size if partial.exists() else "absent"
+    return f"job {job.job_id} {job.state}: " + "; ".join(files) + f"; destination {size}"
+
+
 @pytest.fixture(scope="module")
 def slow_source(test_state):  # type: ignore[no-untyped-def]
     """A source site whose readers the project's plugin paces at 1 MB/s: a copy from it lasts long enough
@@ -164,11 +179,19 @@ def test_a_cancelled_copy_leaves_no_partial_destination(celery_worker, xrootd_si
         verify_checksum="none",
         retry=0,
     )
-    wait_until(
-        lambda: partial.exists() and 0 < partial.stat().st_size < size,
-        timeout=60,
-        what="a partial destination",
-    )
+
+    def caught_half_way() -> bool:
+        if partial.exists() and 0 < partial.stat().st_size < size:
+            return True
+        job.refresh_from_db()
+        # A copy that ended (or never started) will not be caught half-way: say so now, with its story.
+        assert job.state in (JobState.SUBMITTED, JobState.ACTIVE), copy_story(job, partial)
+        return False
+
+    try:
+        wait_until(caught_half_way, timeout=60, what="a partial destination")
+    except pytest.fail.Exception as timed_out:
+        pytest.fail(f"{timed_out}; {copy_story(job, partial)}")
     wait_until(
         lambda: TransferAttempt.objects.filter(file__job=job).exclude(task_id="").exists(),
         timeout=30,

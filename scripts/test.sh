@@ -20,5 +20,9 @@ if [ -z "${SRCNET_SKIP_NATIVE:-}" ]; then
   bash xrootd-plugins/build.sh --fuzz
   bash xrootd-plugins/run-fuzz.sh
 fi
-# The slowest tests are listed at the end, to see where the suite's time goes (CI prints the tail).
-exec .venv/bin/python -m localnet test --durations=25 "$@"
+# The slowest tests are listed at the end, to see where the suite's time goes (CI prints the tail). The
+# paths come first: `localnet test` hands pytest everything from its first positional argument on.
+if [ "$#" -eq 0 ]; then
+  set -- tests
+fi
+exec .venv/bin/python -m localnet test "$@" --durations=25

@@ -357,6 +357,27 @@ def _calibrate(p: EmulatedPath, binary: str) -> None:
     _save(p)
 
 
+def fixed_cost_now(p: EmulatedPath) -> float:
+    """The path's fixed RTT cost measured again now, as bring-up measured it; the path is left as it was
+    (the emulator restarted, compensated by the bring-up figure). A caller that needs the cost not to have
+    moved while it measured (the machine's load changed under it) compares this with
+    ``p.config.overhead_ms``."""
+    binary = build_emulator()
+    at_bring_up = p.config.overhead_ms
+    _stop_pid(p.emulator_pid)
+    p.emulator_pid = 0
+    _unroute(p)
+    try:
+        _calibrate(p, binary)
+        now = float(p.config.overhead_ms or 0.0)
+    finally:
+        p.config.overhead_ms = at_bring_up
+        _start_emulator(p, binary)
+        _route(p)
+        _save(p)
+    return now
+
+
 class CpuLoad:
     """How busy other work kept the machine's CPUs between start() and stop().
 

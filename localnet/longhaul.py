@@ -35,6 +35,11 @@ from .xrootd import LocalSite, ensure_site, stop_site
 # admit at most 2 x 100 Mbit/s into it, and the XRootD servers pulling at that rate with adler32 need a
 # few per cent of a core each. RTT and loss are not scaled.
 CAPACITY_SCALE = float(os.environ.get("SRCNET_LONGHAUL_SCALE", "1000"))
+# The sites' TCP congestion control (set on every emulated route): BBR, what the dtn_tuning role deploys on
+# a site's hosts (`dtn_tuning_congestion_control`); SRCNET_LONGHAUL_CC=cubic runs the kernel's usual one.
+# CUBIC's losses to the one-BDP queues left the access link 84-91 % busy while products waited, BBR 97 %
+# (docs/benchmarks.md, "The sites' congestion control as deployed").
+SITE_CONGESTION_CONTROL = os.environ.get("SRCNET_LONGHAUL_CC", "bbr")
 WAN_DIR = PROJECT_ROOT / "bench" / "wan"
 
 
@@ -62,14 +67,22 @@ class Plan:
         return cls(spec=wannet().NetworkSpec.from_json(data["spec"]), endpoints=data["endpoints"])
 
 
-def plan_network(endpoints: Iterable[str] | None = None, *, scale: float = CAPACITY_SCALE) -> Plan:
+def plan_network(
+    endpoints: Iterable[str] | None = None,
+    *,
+    scale: float = CAPACITY_SCALE,
+    congestion_control: str = SITE_CONGESTION_CONTROL,
+) -> Plan:
     """The emulated network for the active storage endpoints named (all of them when None), from the
-    topology in the database (needs Django set up)."""
+    topology in the database (needs Django set up); its sites' routes use ``congestion_control``."""
     from topology.choices import SiteKind
     from topology.graph import LinkEdge, NoPathError, build_graph, shortest_paths
     from topology.models import Link, NetworkPath, Site, StorageEndpoint
 
     wn = wannet()
+    if congestion_control not in wn.wanpath.CONGESTION:
+        known = ", ".join(wn.wanpath.CONGESTION)
+        raise ValueError(f"SRCNET_LONGHAUL_CC must be one of {known}, not {congestion_control!r}")
     rows = StorageEndpoint.objects.filter(is_active=True).select_related("site").order_by("name")
     if endpoints is not None:
         wanted = set(endpoints)
@@ -120,6 +133,7 @@ def plan_network(endpoints: Iterable[str] | None = None, *, scale: float = CAPAC
             if name in used
         ],
         routes=routes,
+        cc=congestion_control,
     )
     return Plan(spec=spec, endpoints=endpoint_sites)
 

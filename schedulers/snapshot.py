@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 from django.conf import settings
-from django.db.models import Count, Prefetch, Sum
+from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery, Sum
 
 from replicas.choices import PolicyKind as StoredKind
 from replicas.choices import ProductState, ReplicaState
@@ -166,12 +166,19 @@ def topology_snapshot() -> Topology:
     return topology.scaled(settings.SRCNET_NETWORK_SCALE)
 
 
+def _pins() -> QuerySet[Replica]:
+    """Pinned first copies: PLANNED replicas (no upstream) that a campaign or an operator's re-route put
+    at a site, for the plan to carry their products there."""
+    return Replica.objects.filter(state=ReplicaState.PLANNED, upstream__isnull=True)
+
+
 def pinned_destinations() -> dict[int, str]:
-    """Product id -> the site of its pinned first copy: a queued product with a PLANNED replica (no
-    upstream) that a campaign or an operator's re-route put there, for the plan to carry it to that site."""
-    rows = Replica.objects.filter(
-        product__state=ProductState.REGISTERED, state=ReplicaState.PLANNED, upstream__isnull=True
-    ).values_list("product_id", "endpoint__site__name")
+    """Product id -> the site of its pinned first copy, for every queued product that has one."""
+    rows = (
+        _pins()
+        .filter(product__state=ProductState.REGISTERED)
+        .values_list("product_id", "endpoint__site__name")
+    )
     return dict(rows)
 
 
@@ -179,11 +186,13 @@ def queued_products(*, now: dt.datetime) -> list[Product]:
     """Products registered at an SDP and not yet placed, with times in seconds from ``now`` and the site
     of their pinned first copy, if any."""
     products = []
-    pins = pinned_destinations()
+    # The pin in the same statement as the product: a campaign commits a product with its pin, and two
+    # statements could see the product but not its pin (committed between them), placing it by the policy.
+    pin_site = Subquery(_pins().filter(product=OuterRef("pk")).values("endpoint__site__name")[:1])
     queryset = (
         DataProduct.objects.filter(state=ProductState.REGISTERED)
         .select_related("telescope")
-        .annotate(total=Sum("files__size_bytes"), nfiles=Count("files", distinct=True))
+        .annotate(total=Sum("files__size_bytes"), nfiles=Count("files", distinct=True), pin_site=pin_site)
         .order_by("created", "scope", "name")
     )
     for p in queryset:
@@ -199,7 +208,7 @@ def queued_products(*, now: dt.datetime) -> list[Product]:
                 priority=p.priority,
                 deadline_s=None if deadline is None else max(0.0, deadline),
                 files=max(1, p.nfiles),
-                destination=pins.get(p.pk),
+                destination=p.pin_site,
             )
         )
     return products

@@ -559,8 +559,10 @@ def main() -> int:
     parser.add_argument(
         "--congestion-control",
         choices=("cubic", "bbr"),
-        default="cubic",
-        help="the sites' congestion control on the emulated routes (the emulator's per-route congctl)",
+        default="bbr",
+        help="the sites' congestion control on the emulated routes (the emulator's per-route congctl): "
+        "bbr, as the long-haul network and the dtn_tuning role have it, or cubic (the runs before "
+        "2026-11-26 23:00 UTC)",
     )
     parser.add_argument(
         "--hystart",

@@ -170,3 +170,20 @@ def test_a_link_cut_black_holes_the_routes_across_it_until_restored(long_haul):
         for server in servers:
             server.kill()
             server.wait()
+
+
+def test_the_sites_routes_use_the_congestion_control_a_deployed_site_runs(long_haul):
+    """Every site's route into the emulated network sets BBR, what the dtn_tuning role deploys."""
+    import subprocess
+
+    for endpoint in (SDP, UK, AU):
+        namespace = long_haul.net.ns(long_haul.site_of(endpoint))
+        routes = subprocess.run(["ip", "-n", namespace, "route"], capture_output=True, text=True, check=True)
+        assert "congctl bbr" in routes.stdout, (endpoint, routes.stdout)
+
+
+def test_an_unknown_congestion_control_is_refused_by_its_setting():
+    from localnet.longhaul import plan_network
+
+    with pytest.raises(ValueError, match="SRCNET_LONGHAUL_CC must be one of cubic, bbr, reno, not 'vegas'"):
+        plan_network(congestion_control="vegas")

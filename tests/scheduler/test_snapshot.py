@@ -98,6 +98,31 @@ def test_queued_products_read_the_sdp_queue(reference_topology) -> None:  # type
     assert queued == Product("ska:obs1", "SKA1-Low", 3e9, 0.0, 4, None, 3)
 
 
+def test_a_pinned_product_is_read_with_its_pin_in_one_statement(
+    reference_topology, django_assert_num_queries
+) -> None:  # type: ignore[no-untyped-def]
+    """A campaign commits a product with its pin: the cycle must see both or neither. Reading them in two
+    statements let a product committed in between be planned without its pin (a real run sent two
+    campaign products to SRCs outside the campaign)."""
+    from replicas.choices import ReplicaState
+    from replicas.models import Replica
+
+    low = Telescope.objects.get(name="SKA1-Low")
+    sdp = StorageEndpoint.objects.get(name="SKA1-LOW_SDP")
+    pinned, free = (
+        DataProduct.objects.create(scope="ska", name=name, telescope=low, source=sdp)
+        for name in ("pinned", "free")
+    )
+    for product in (pinned, free):
+        ProductFile.objects.create(product=product, name="f", size_bytes=10**9, adler32="00000001")
+    Replica.objects.create(
+        product=pinned, endpoint=StorageEndpoint.objects.get(name="AUSRC_DISK"), state=ReplicaState.PLANNED
+    )
+    with django_assert_num_queries(1):
+        queued = queued_products(now=dt.datetime.now(dt.UTC))
+    assert {(q.id, q.destination) for q in queued} == {("ska:pinned", "AUSRC"), ("ska:free", None)}
+
+
 def test_simulate_command_writes_the_report(reference_topology, tmp_path) -> None:  # type: ignore[no-untyped-def]
     call_command("simulate", "--scenario", "one_replica", "--days", "0.01", "--out", str(tmp_path), "--no-lp")
     report = (tmp_path / "report.md").read_text()

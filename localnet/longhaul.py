@@ -37,7 +37,7 @@ from .xrootd import LocalSite, ensure_site, stop_site
 CAPACITY_SCALE = float(os.environ.get("SRCNET_LONGHAUL_SCALE", "1000"))
 # The sites' TCP congestion control (set on every emulated route): BBR, what the dtn_tuning role deploys on
 # a site's hosts (`dtn_tuning_congestion_control`); SRCNET_LONGHAUL_CC=cubic runs the kernel's usual one.
-# CUBIC's losses to the one-BDP queues left the access link 84-91 % busy while products waited, BBR 97 %
+# CUBIC's losses to the one-BDP queues left the access link 84-91 % busy while products waited, BBR 95-97 %
 # (docs/benchmarks.md, "The sites' congestion control as deployed").
 SITE_CONGESTION_CONTROL = os.environ.get("SRCNET_LONGHAUL_CC", "bbr")
 WAN_DIR = PROJECT_ROOT / "bench" / "wan"

@@ -17,6 +17,8 @@ DEBIAN_PACKAGES=(
   # C++ plugin, WAN emulator, benchmarks
   build-essential cmake clang-format zlib1g-dev libxrootd-server-dev libxrootd-client-dev googletest libgtest-dev
   iperf3 iproute2 openssl curl strace
+  # modprobe: the long-haul sites run BBR, a module (tcp_bbr) on Debian's kernel
+  kmod
   # libFuzzer for the plugin's fuzz targets: clang only recommends its runtime (libclang-rt)
   clang libclang-rt-14-dev
   # setfacl: the platform's service account is granted search on the folders above a private checkout

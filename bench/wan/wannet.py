@@ -320,6 +320,10 @@ def bring_up(spec: NetworkSpec, name: str, state_dir: str) -> Network:
         raise NetworkError("root is required (network namespaces, TUN, routes)")
     if not spec.sites or len(spec.sites) > 250:
         raise NetworkError("a network has 1 to 250 sites")
+    try:
+        wanpath.require_congestion_control(spec.cc)
+    except wanpath.PathError as exc:
+        raise NetworkError(str(exc)) from exc
     binary = build_emulator()
     os.makedirs(state_dir, exist_ok=True)
     net = Network(name, spec, state_dir, ns_router=f"{name}-r", host_if=host_interface(name))

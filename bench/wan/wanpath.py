@@ -108,6 +108,28 @@ class PathConfig:
             raise ValueError(f"cc must be one of {CONGESTION} or None")
 
 
+AVAILABLE_CONGESTION = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+
+
+def require_congestion_control(cc: str | None) -> None:
+    """Make sure the kernel has ``cc`` before a route asks for it: load its module (tcp_<cc>, as Debian's
+    kernel builds BBR) if it is missing, and say which one and how to choose another if that fails."""
+    if cc is None:
+        return
+    if cc not in _read(AVAILABLE_CONGESTION).split():
+        subprocess.run(["modprobe", f"tcp_{cc}"], capture_output=True, timeout=15, check=False)
+    if cc not in _read(AVAILABLE_CONGESTION).split():
+        raise PathError(
+            f"congestion control {cc!r} is not available in this kernel ({AVAILABLE_CONGESTION}: "
+            f"{_read(AVAILABLE_CONGESTION).strip()}) and modprobe tcp_{cc} did not load it"
+        )
+
+
+def _read(path: str) -> str:
+    with open(path) as fh:
+        return fh.read()
+
+
 @dataclass
 class EmulatedPath:
     """A live path.  Attributes are plain data so the CLI can persist them."""
@@ -242,6 +264,7 @@ def bring_up(config: PathConfig | None = None, name: str | None = None, **kw) ->
     cfg.validate()
     if os.geteuid() != 0:
         raise PathError("root is required (network namespaces, TUN, sysctls)")
+    require_congestion_control(cfg.cc)
     binary = build_emulator()
     name = name or _unique_name()
     if not name.startswith(PREFIX):

@@ -385,7 +385,7 @@ def fixed_cost_now(p: EmulatedPath) -> float:
     (the emulator restarted, compensated by the bring-up figure). A caller that needs the cost not to have
     moved while it measured (the machine's load changed under it) compares this with
     ``p.config.overhead_ms``."""
-    binary = build_emulator()
+    binary = EMULATOR  # built when the path was brought up
     at_bring_up = p.config.overhead_ms
     _stop_pid(p.emulator_pid)
     p.emulator_pid = 0

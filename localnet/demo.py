@@ -55,11 +55,12 @@ def run_demo(
         _say(f"postgres on 127.0.0.1:{ports['postgres']}, redis on 127.0.0.1:{ports['redis']}")
         _prepare_environment(state, state_name)
         if long_haul:
-            from .longhaul import CAPACITY_SCALE
+            from .longhaul import platform_settings
 
             # Before settings load and workers start: the push loop plans on the capacities the emulator
-            # carries (SRCNET_NETWORK_SCALE), so its rates and arrival times are the wire's.
-            os.environ["SRCNET_NETWORK_SCALE"] = f"{CAPACITY_SCALE:g}"
+            # carries (SRCNET_NETWORK_SCALE), so its rates and arrival times are the wire's, and simulated
+            # campaigns model its sites' congestion control and MTU.
+            os.environ.update(platform_settings())
         import django
 
         django.setup()

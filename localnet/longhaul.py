@@ -41,6 +41,18 @@ CAPACITY_SCALE = float(os.environ.get("SRCNET_LONGHAUL_SCALE", "1000"))
 # (docs/benchmarks.md, "The sites' congestion control as deployed").
 SITE_CONGESTION_CONTROL = os.environ.get("SRCNET_LONGHAUL_CC", "bbr")
 WAN_DIR = PROJECT_ROOT / "bench" / "wan"
+NETWORK_MTU = 1500  # every emulated link's (wannet's NetworkSpec.mtu)
+
+
+def platform_settings(congestion_control: str = SITE_CONGESTION_CONTROL) -> dict[str, str]:
+    """The platform's settings for running on this network, set before Django's settings load: the
+    capacities the emulator carries (the push loop plans on them) and the sites' congestion control and MTU
+    (what the simulator of simulated campaigns models: schedulers/simulations.deployed_stack)."""
+    return {
+        "SRCNET_NETWORK_SCALE": f"{CAPACITY_SCALE:g}",
+        "SRCNET_SITES_CONGESTION_CONTROL": congestion_control,
+        "SRCNET_NETWORK_MTU": str(NETWORK_MTU),
+    }
 
 
 def wannet() -> ModuleType:
@@ -120,6 +132,7 @@ def plan_network(
     used = {name for route in routes.values() for name in route}
     spec = wn.NetworkSpec(
         sites=sites,
+        mtu=NETWORK_MTU,
         links=[
             wn.LinkSpec(
                 name=lk.name,

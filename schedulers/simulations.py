@@ -9,15 +9,33 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 from .planning.types import PlanInputError, Product, Topology
-from .simulation.engine import MEASURED_STACK
+from .simulation.engine import measured_stack
 from .simulation.reference import reference_endpoints, reference_topology
 from .simulation.report import ScenarioRun, run_scenario, write_report
 from .simulation.scenarios import Scenario, reference_failures, scenarios
 from .simulation.workload import daily_products
 
 MAX_DAYS = 7.0
+MTU_RANGE = (576, 65535)  # IPv4's smallest datagram every host must take, and its largest
+
+
+def deployed_stack() -> dict[str, float | bool]:
+    """How the deployment's stack moves a copy (``engine.measured_stack``) on its sites' network: their
+    congestion control (SRCNET_SITES_CONGESTION_CONTROL) and the paths' MTU (SRCNET_NETWORK_MTU); a bad
+    value is an ImproperlyConfigured naming the setting."""
+    control = str(settings.SRCNET_SITES_CONGESTION_CONTROL)
+    try:
+        stack = measured_stack(control)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"SRCNET_SITES_CONGESTION_CONTROL: {exc}") from None
+    text = str(settings.SRCNET_NETWORK_MTU)
+    low, high = MTU_RANGE
+    if not (text.isdigit() and low <= int(text) <= high):
+        raise ImproperlyConfigured(f"SRCNET_NETWORK_MTU: {text!r} is not a number of bytes in {low}..{high}")
+    return {**stack, "mtu_bytes": int(text)}
 
 
 class SimulationRequestError(ValueError):
@@ -126,8 +144,9 @@ def simulate_workload(
     """One scenario over a given workload (a campaign's products, each pinned to its destination) for
     ``until_s`` simulated seconds, in bins of ``bin_s``; writes the simulator's report into ``out`` and
     returns the run with its result, for the caller's own figures. The workload runs as the platform's
-    stack moves it (``MEASURED_STACK``: unpaced cold copies, the plan's copies in flight), so that a simulated
-    campaign predicts what a real one does (checked by bench/scheduler/bench_reality.py)."""
+    stack moves it on the deployment's network (``deployed_stack``: unpaced cold copies, the plan's copies in
+    flight, the sites' congestion control, the MTU), so that a simulated campaign predicts what a real one
+    does (checked by bench/scheduler/bench_reality.py)."""
     # Replanned as often as the deployed push loop (its beat), up to MAX_CAMPAIGN_PLANS plans per run: a
     # plan every 600 s (the simulator's default) cannot follow a lane's measured copy dead time within a
     # campaign of minutes (bench_reality: the 223 ms lane stayed at 2-3 copies where the loop went to 4).
@@ -140,7 +159,7 @@ def simulate_workload(
             duration_s=until_s,
             with_lp=False,
             bin_s=bin_s,
-            model={**MEASURED_STACK, "replan_s": replan_s},
+            model={**deployed_stack(), "replan_s": replan_s},
         )
     except PlanInputError as exc:
         raise SimulationRequestError(f"{scenario.name}: {exc}") from exc

@@ -249,6 +249,14 @@ def _positive(name: str, default: str) -> float:
 # capacities, site budgets and telescope volumes, so its rates, streams and arrival times are the wire's.
 SRCNET_NETWORK_SCALE = _positive("NETWORK_SCALE", "1")
 
+# What the sites' network is, for the flow simulator that simulated campaigns run (schedulers/simulations.py,
+# docs/campaigns.md): the sites' TCP congestion control (bbr, as the dtn_tuning role deploys it, or cubic:
+# how a full link is shared between paths of different RTTs) and the paths' MTU (the IP and TCP headers'
+# share of a link: 9000, jumbo frames, in production; the long-haul local network runs 1500). Checked
+# where they are used (an unknown value is an ImproperlyConfigured naming the setting).
+SRCNET_SITES_CONGESTION_CONTROL = _env("SITES_CONGESTION_CONTROL", "bbr")
+SRCNET_NETWORK_MTU = _env("NETWORK_MTU", "9000")
+
 # The push plan's copies in flight per lane (schedulers/plan_settings.py, docs/scheduler.md): the most copies
 # a lane keeps at once (a 100 Gbit/s lane of 1 GiB files wants more than 8), and what one cold copy costs
 # before it carries its share. SRCNET_PLAN_COPIES_IN_FLIGHT=0 keeps a lane to one product's files at once

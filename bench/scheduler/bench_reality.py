@@ -23,7 +23,7 @@ per-product completion times (p50/p90: replica AVAILABLE - product created, as t
 simulated: delivered - arrival), bytes per SRC within the duration and in all. Goals (the issue): the real
 run keeps the access link >= 90 % busy while products wait; the simulator's utilisation and p50 within
 10 % of the real run. The simulator runs as simulated campaigns run it, with the model options the bench
-measured (MODELS, replanned as often as the real loop), and fitted to real lanes' job rates
+measured (``models``, replanned as often as the real loop), and fitted to real lanes' job rates
 (``fit_lanes``: this run's, or the mean of ``--fit-from`` runs', which the report then also compares it
 with), so the model as it is and the corrected ones are in the same run (docs/benchmarks.md).
 
@@ -69,8 +69,6 @@ from reality_score import (  # noqa: E402
     score_real,
     waiting_condition,
 )
-
-from schedulers.simulation.engine import MEASURED_STACK  # noqa: E402
 
 STATE = "bench-reality"
 ENDPOINTS = (SDP, UK, AU)
@@ -230,8 +228,9 @@ def hystart(setting: str) -> Iterator[None]:
         yield
 
 
-# The RTT-fairness exponents the lane fit tries (0: equal shares per stream; CUBIC's steady state ~0.25).
-FAIRNESS_GRID = tuple(round(0.04 * i, 2) for i in range(9))
+# The RTT-fairness exponents the lane fit tries (0: equal shares per stream; > 0 the short path gets more,
+# CUBIC ~0.25; < 0 the long path, BBR ~-0.3).
+FAIRNESS_GRID = tuple(round(0.04 * i, 2) for i in range(-10, 9))
 DEAD_FIT_FLOOR_S = 1.0  # a lane whose copies' mean dead time is above this is fitted a dead time
 DEAD_MAX_S = 16.0  # the most extra dead time per copy the fit tries on a lane
 BISECTIONS = 6
@@ -258,7 +257,7 @@ def fit_lanes(campaign_id: int, out: Path, targets: dict[str, float], slow_lanes
 
         def simulate_with(dead: dict[str, float], fairness: float = fairness) -> dict[str, Any]:
             lanes = tuple((*lane.split("->"), seconds) for lane, seconds in sorted(dead.items()))
-            model = {**MODELS["corrected, copies"], "rtt_fairness": fairness}
+            model = {**models()["corrected, copies"], "rtt_fairness": fairness}
             return run_simulated(campaign_id, out, "fitted", **model, lane_extra_dead_s=lanes)
 
         for _ in range(2):
@@ -604,10 +603,12 @@ def main() -> int:
     )
     WORKER_ENV["SRCNET_PLAN_DRAIN_TOGETHER"] = os.environ["SRCNET_PLAN_DRAIN_TOGETHER"] = args.drain_together
     WORKER_ENV["SRCNET_PACE_COPIES"] = os.environ["SRCNET_PACE_COPIES"] = args.pace_copies
-    from localnet.longhaul import CAPACITY_SCALE
+    from localnet.longhaul import platform_settings
 
     # The push loop (the worker's, this process's placement) plans on the capacities the emulator carries.
-    WORKER_ENV["SRCNET_NETWORK_SCALE"] = os.environ["SRCNET_NETWORK_SCALE"] = f"{CAPACITY_SCALE:g}"
+    # And the simulator models the network's congestion control and MTU (the "simulator" column too).
+    for name, value in platform_settings(args.congestion_control).items():
+        WORKER_ENV[name] = os.environ[name] = value
     assert os.geteuid() == 0, "the long-haul network needs root (network namespaces, TUN, routes)"
 
     from localnet.stack import down, ensure_core, service_env
@@ -635,7 +636,7 @@ def main() -> int:
             real = run_real(args, state, args.out)
         campaign_id = args.simulate_only or real["campaign_id"]
         sims = [run_simulated(campaign_id, args.out, "simulator")]
-        sims += [run_simulated(campaign_id, args.out, label, **model) for label, model in MODELS.items()]
+        sims += [run_simulated(campaign_id, args.out, label, **model) for label, model in models().items()]
         fitted_on = [json.loads(path.read_text())["real"] for path in args.fit_from] or [real]
         sims.append(fit_lanes(campaign_id, args.out, lane_job_rate_targets(fitted_on), slow_lanes(fitted_on)))
         compared = [*fitted_on, real] if args.fit_from else [real]
@@ -654,6 +655,7 @@ def main() -> int:
             "lane_depth": args.lane_depth,
             "copies_in_flight": args.copies_in_flight,
             "drain_together": args.drain_together,
+            "pace_copies": args.pace_copies,
             "src_budget_gbps": args.src_budget_gbps,
             "file_mib": [args.min_mib, args.max_mib],
             "congestion_control": args.congestion_control,
@@ -688,13 +690,18 @@ def main() -> int:
 
 # The simulator's model options (SimConfig) run beside the model as it is, on the same workload; what each
 # stands for and where its figure comes from is in docs/benchmarks.md ("Simulator against reality").
-# The measured options without copies in flight: one flow per leg, as the simulator had it before.
-_PHYSICS: dict[str, Any] = {**MEASURED_STACK, "copies_in_flight": False}
-MODELS: dict[str, dict[str, Any]] = {
-    "corrected": _PHYSICS,
-    # File by file, up to the plan's copies in flight per lane, as the loop runs them (issue 17 item 7).
-    "corrected, copies": dict(MEASURED_STACK),  # what simulated campaigns run with
-}
+def models() -> dict[str, dict[str, Any]]:
+    """Label -> the model's options, on this run's network (schedulers.simulations.deployed_stack: the
+    congestion control and MTU that main sets)."""
+    from schedulers.simulations import deployed_stack
+
+    stack = deployed_stack()
+    return {
+        # The measured options without copies in flight: one flow per leg, as the simulator had it before.
+        "corrected": {**stack, "copies_in_flight": False},
+        # File by file, up to the plan's copies in flight per lane, as the loop runs them (issue 17 item 7).
+        "corrected, copies": stack,  # what simulated campaigns run with
+    }
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from ..planning.types import (
 from .flows import RTO_FLOOR_S, Flow, share_links
 
 MEASUREMENTS_KEPT = 500
+HEADER_BYTES = 52  # IPv4 (20) and TCP (20) with timestamps (12): what an MTU holds beyond the MSS
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,9 @@ class SimConfig:
     # TCP gets. ``cold_every_leg``: every leg opens new TCP connections (a third-party copy is a new pull),
     # so each starts in slow start, not only one on a lane idle for longer than an RTO.
     # ``rtt_fairness``: streams that share a full link get rates in proportion to (1 / RTT) ** rtt_fairness
-    # (0: equal per stream; CUBIC in its steady state: about 0.25). ``leg_overhead_s``: seconds a lane
-    # carries nothing for each leg (job submission, the third-party copy's rendezvous, checksums).
+    # (0: equal per stream; > 0 favours the short path, as CUBIC; < 0 the long one, as BBR).
+    # ``leg_overhead_s``: seconds a lane carries nothing for each leg (job submission, the third-party
+    # copy's rendezvous, checksums).
     paced: bool = True
     cold_every_leg: bool = False
     rtt_fairness: float = 0.0
@@ -81,21 +83,51 @@ class SimConfig:
     # bench_reality from the lane's PathMeasurement.copy_dead_s: a 223 ms lane's CUBIC flows leave slow
     # start early and lose to the queue, which the flow model does not know).
     lane_extra_dead_s: tuple[tuple[str, str, float], ...] = ()
+    # The network's MTU: a link's capacity counts each packet's IP and TCP headers (HEADER_BYTES), a copy's
+    # bytes do not, so a link carries payload at capacity * (mtu - HEADER_BYTES) / mtu (96.5 % at 1500,
+    # 99.4 % at 9000), and the telescope's access bytes (``access_bytes``) are counted as the wire's.
+    # 0: a link carries payload at its capacity (the model as it was).
+    mtu_bytes: int = 0
+
+    @property
+    def payload_fraction(self) -> float:
+        return (self.mtu_bytes - HEADER_BYTES) / self.mtu_bytes if self.mtu_bytes else 1.0
 
 
 # How the platform's own stack moves a leg, as measured on the long-haul local network (bench_reality.py,
 # docs/benchmarks.md): unpaced copies, each cold (new connections: 0.2 s, TCP, TLS 1.2 and the GET, then
-# slow start from 10 segments), a full link shared 2.6:1 between 7.5 ms and 223 ms, and the plan's copies in
-# flight per lane. Simulated campaigns run with it; the scenarios and the unit tests keep the defaults.
-MEASURED_STACK: dict[str, float | bool] = {
+# slow start from 10 segments), and the plan's copies in flight per lane. Simulated campaigns run with it
+# (``measured_stack``); the scenarios and the unit tests keep the defaults.
+COLD_COPIES: dict[str, float | bool] = {
     "paced": False,
-    "rtt_fairness": 0.28,
     "cold_every_leg": True,
     "initial_window_bytes": 10 * 1448.0,
     "leg_overhead_s": 0.2,
     "leg_setup_rtts": 4.0,
     "copies_in_flight": True,
 }
+
+# What depends on the sites' congestion control: how a full link is shared between a 7.5 ms and a 223 ms
+# path, and what each copy costs beyond the model above. CUBIC (the lanes' job rates, fitted by
+# bench_reality): the short path gets 2.6 times the long one's per stream. BBR (as the dtn_tuning role
+# deploys it; bench/scheduler/copy_sharing.py over the real runs' copies, docs/benchmarks.md "How the link
+# is shared under BBR"): the long path gets more, as BBR's window follows its own path's bandwidth-delay
+# product, and each copy ends later than the model says by what its setup and end cost beyond it.
+BY_CONGESTION_CONTROL: dict[str, dict[str, float]] = {
+    "cubic": {"rtt_fairness": 0.28},
+    "bbr": {"rtt_fairness": -0.30, "leg_overhead_s": 0.2},
+}
+DEPLOYED_CONGESTION_CONTROL = "bbr"  # ansible/roles/dtn_tuning: dtn_tuning_congestion_control
+
+
+def measured_stack(congestion_control: str = DEPLOYED_CONGESTION_CONTROL) -> dict[str, float | bool]:
+    """The SimConfig options of the platform's stack on sites running ``congestion_control``; an unknown
+    one is a ValueError naming those known."""
+    try:
+        return {**COLD_COPIES, **BY_CONGESTION_CONTROL[congestion_control]}
+    except KeyError:
+        known = ", ".join(BY_CONGESTION_CONTROL)
+        raise ValueError(f"unknown congestion control {congestion_control!r} (known: {known})") from None
 
 
 @dataclass
@@ -171,7 +203,10 @@ class Simulator:
     # -- planning -------------------------------------------------------------------------------------
     def _refresh_constraints(self) -> None:
         self.topology = self.base.with_link_capacity(self.capacity_now)
-        self.constraint_capacity = {k: cap for k, (_, cap) in self.topology.link_constraints().items()}
+        payload = self.config.payload_fraction
+        self.constraint_capacity = {
+            k: cap * payload for k, (_, cap) in self.topology.link_constraints().items()
+        }
 
     def _history(self) -> tuple[Measurement, ...]:
         """What the planner may learn from: the recent measurements, or nothing (physics only)."""
@@ -432,8 +467,9 @@ class Simulator:
             flow.active_s += dt
             if flow.leg.source in self.telescopes:
                 access[flow.leg.source] = access.get(flow.leg.source, 0.0) + sent
+        wire = 1.0 / self.config.payload_fraction  # the headers cross the link too
         for tel, sent in access.items():
-            self._add_to_bins(self.access_bytes[tel], t0, t1, sent)
+            self._add_to_bins(self.access_bytes[tel], t0, t1, sent * wire)
 
     def _credit(self, flow: Flow) -> None:
         """Add what a flow has sent to its lane and links (at its end, or at the end of the run)."""

@@ -253,3 +253,51 @@ def test_the_stored_topology_is_checked_at_creation_and_again_at_run_time(
     response = operator_client.post("/api/campaigns/", stored, format="json")
     assert response.status_code == 400 and "No path from SKA1-Low" in response.json()["destinations"][0]
     assert Campaign.objects.count() == 1
+
+
+# One telescope's access link full, shared by a 7.5 ms lane (AUSRC) and a 223 ms one (UKSRC), on the stored
+# topology at the long-haul local network's scale (capacities / 1000, as bench_reality runs it): at full
+# scale a cold copy of a few seconds on 223 ms spends most of its time in slow start, whatever the share.
+SHARED_LINK = {
+    **BASE,
+    "topology": "db",
+    "sources": ["SKA1-Low"],
+    "target_rate_bps": 100e6,
+    "ramp_seconds": 0,
+    "duration_seconds": 300,
+    "min_file_bytes": 16 * 2**20,
+    "max_file_bytes": 48 * 2**20,
+}
+
+
+@pytest.mark.parametrize(("control", "sooner"), [("bbr", "UKSRC_DISK"), ("cubic", "AUSRC_DISK")])
+def test_a_simulated_campaign_models_the_sites_congestion_control(
+    control, sooner, reference_topology, settings, tmp_path
+):
+    """BBR gives the long path the larger share of a full link, CUBIC the short one (schedulers/
+    simulations.deployed_stack, SRCNET_SITES_CONGESTION_CONTROL): the lane it favours delivers sooner."""
+    settings.SRCNET_SITES_CONGESTION_CONTROL = control
+    settings.SRCNET_NETWORK_SCALE = 1000.0
+    _, summary = _fingerprint(Campaign(pk=1, **SHARED_LINK), tmp_path)
+    p50 = {name: entry["latency_seconds"]["p50"] for name, entry in summary["per_destination"].items()}
+    later = next(name for name in p50 if name != sooner)
+    assert p50[sooner] < p50[later], p50
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "words"),
+    [
+        ("SRCNET_SITES_CONGESTION_CONTROL", "vegas", "'vegas' (known: cubic, bbr)"),
+        ("SRCNET_NETWORK_MTU", "jumbo", "'jumbo' is not a number of bytes in 576..65535"),
+        ("SRCNET_NETWORK_MTU", "100", "'100' is not a number of bytes"),
+    ],
+)
+def test_a_bad_network_setting_stops_the_simulation_naming_it(
+    name, value, words, reference_topology, settings, tmp_path
+):
+    from django.core.exceptions import ImproperlyConfigured
+
+    setattr(settings, name, value)
+    with pytest.raises(ImproperlyConfigured, match=f"^{name}: .*") as raised:
+        _fingerprint(Campaign(pk=1, **SHARED_LINK), tmp_path)
+    assert words in str(raised.value)

@@ -56,6 +56,8 @@ def long_haul_topology(transactional_db, reference_topology, long_haul: LongHaul
     from localnet.binding import bind_endpoints
 
     bind_endpoints(long_haul.sites)
-    # The push loop plans on the capacities the emulator carries, as the long-haul demo's does.
-    settings.SRCNET_NETWORK_SCALE = lh.CAPACITY_SCALE
+    # The platform's settings for this network, as the long-haul demo sets them: the push loop plans on
+    # the capacities the emulator carries; simulated campaigns model its congestion control and MTU.
+    for name, value in lh.platform_settings().items():
+        setattr(settings, name, float(value) if name == "SRCNET_NETWORK_SCALE" else value)
     return long_haul

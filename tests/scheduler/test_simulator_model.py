@@ -1,13 +1,13 @@
 """The simulator's options for how the real stack moves a leg (SimConfig: paced, cold_every_leg,
-rtt_fairness, leg_overhead_s, initial_window_bytes), checked by hand on one path; measured against the
-long-haul local network by bench/scheduler/bench_reality.py."""
+rtt_fairness, leg_overhead_s, initial_window_bytes, mtu_bytes), checked by hand on one path; measured
+against the long-haul local network by bench/scheduler/bench_reality.py and copy_sharing.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from schedulers.planning import PlanConfig, Product, ReplicaPolicy
-from schedulers.simulation.engine import SimConfig, simulate
+from schedulers.simulation.engine import SimConfig, measured_stack, simulate
 from schedulers.simulation.flows import Flow, share_links
 
 from .helpers import one_path
@@ -64,7 +64,7 @@ def test_the_defaults_are_the_model_as_it_was() -> None:
     config = SimConfig()
     assert config.paced and not config.cold_every_leg
     assert config.rtt_fairness == 0.0 and config.leg_overhead_s == 0.0 and config.initial_window_bytes == 0.0
-    assert not config.copies_in_flight
+    assert not config.copies_in_flight and config.mtu_bytes == 0 and config.payload_fraction == 1.0
 
 
 def plan_of(products: list[Product], topo: object, config: PlanConfig) -> tuple:  # type: ignore[type-arg]
@@ -131,3 +131,37 @@ def test_a_lanes_extra_dead_time_delays_its_copies_and_is_what_the_simulator_mea
     assert simulate(topo, ReplicaPolicy(), products, other).records["p"].delivered_s["A"] == pytest.approx(
         plain.records["p"].delivered_s["A"]
     )
+
+
+def test_a_negative_exponent_gives_the_long_path_the_larger_share_as_bbr_does() -> None:
+    # rtt_fairness -0.30 (BBR, measured): the 223 ms stream gets (223 / 7.5) ** 0.30 = 2.77 times as much.
+    short, long = _flow(0.0075, (1 / 0.0075) ** -0.30), _flow(0.223, (1 / 0.223) ** -0.30)
+    share_links([short, long], {"l": 100e6}, 0.0)
+    assert short.rate_bps + long.rate_bps == pytest.approx(100e6)
+    assert long.rate_bps / short.rate_bps == pytest.approx((0.223 / 0.0075) ** 0.30)
+
+
+def test_the_measured_stack_follows_the_sites_congestion_control() -> None:
+    bbr, cubic = measured_stack("bbr"), measured_stack("cubic")
+    assert measured_stack() == bbr  # what the dtn_tuning role deploys
+    assert float(bbr["rtt_fairness"]) < 0 < float(cubic["rtt_fairness"])
+    # The rest is the same cold-copy model.
+    assert {k: v for k, v in bbr.items() if k != "rtt_fairness"} == {
+        k: v for k, v in cubic.items() if k != "rtt_fairness"
+    }
+    with pytest.raises(ValueError, match=r"'reno'.*known: cubic, bbr"):
+        measured_stack("reno")
+
+
+@pytest.mark.parametrize("mtu", [1500, 9000])
+def test_a_link_carries_payload_at_its_capacity_less_the_headers_of_its_mtu(mtu: int) -> None:
+    # 1.25 GB, unpaced, on a 10 Gbit/s link of 0.1 ms (slow start over in about a millisecond) whose
+    # packets of ``mtu`` bytes carry mtu - 52 bytes of payload each.
+    payload = (mtu - 52) / mtu
+    topo = one_path(capacity_bps=10e9, rtt_ms=0.1, window_bytes=125e6)
+    config = SimConfig(duration_s=60, bin_s=0.5, plan=CONFIG, paced=False, mtu_bytes=mtu)
+    result = simulate(topo, ReplicaPolicy(), [Product("p", "T", 1.25e9, 0.0)], config)
+    assert result.records["p"].delivered_s["A"] == pytest.approx(1.0 / payload, rel=1e-3)
+    # The access link's bytes are the wire's: full while the product moves, headers included.
+    assert result.access_bytes["T"][1] == pytest.approx(0.5 * 10e9 / 8, rel=1e-9)
+    assert sum(result.access_bytes["T"]) == pytest.approx(1.25e9 / payload, rel=1e-9)

@@ -1,0 +1,199 @@
+"""How the real copies of bench_reality.py's runs shared the access link, and what each cost beyond the flow
+model (issue 17 item 7): the two figures of the simulator's stack that depend on the sites' congestion
+control (``engine.BY_CONGESTION_CONTROL``).
+
+- ``rtt_fairness``, the exponent ``e`` for which streams that share a full link get rates in proportion
+  to (1 / RTT) ** e (0: equal; > 0: the short path gets more, as CUBIC; < 0: the long path gets more, as
+  BBR, whose window follows its own path's bandwidth-delay product);
+- ``leg_overhead_s``, the seconds each copy carries nothing (the model's 0.2 s plus what the real copies
+  took beyond it).
+
+Each copy of ``real_jobs.json`` is one stream (one file, one connection: ``streams_per_file`` 1 in these
+runs), replayed from its real start to its real finish as the simulator opens a cold copy
+(``engine.COLD_COPIES``: nothing for its overhead and setup round trips, then slow start from the initial
+window), the link shared at each moment between the copies then in flight (``flows.share_links``). Its
+modelled bytes are compared with its real size. The exponent is the one at which the two lanes come out
+alike (the median of log(modelled / real) of one lane's copies equals the other's): the split between the
+lanes. The overhead is the one at which the copies' median comes out right: the level. Both by
+bisection. These are figures of the copies, not of what bench_reality compares (the link's use, the
+products' completion times), which stay a test of the model.
+
+Runs whose copies the SDP paced (``--pace-copies``) are left out: their rates are the pace's.
+
+    .venv/bin/python bench/scheduler/copy_sharing.py bench/scheduler/results/reality-bbr*
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import math
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, NamedTuple
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from schedulers.planning.types import Leg, LegRole  # noqa: E402
+from schedulers.simulation.engine import COLD_COPIES  # noqa: E402
+from schedulers.simulation.flows import Flow, share_links  # noqa: E402
+
+BISECTIONS = 16
+EXPONENTS = (-1.0, 1.0)
+OVERHEADS_S = (0.0, 4.0)
+LINK = "access"
+CAPACITY_BPS = 100e6  # the scaled low-access link (localnet.longhaul, CAPACITY_SCALE)
+
+
+class Copy(NamedTuple):
+    site: str
+    start: float
+    finish: float
+    size: float
+
+
+def paced(result: dict[str, Any]) -> bool:
+    """Whether the run's copies were paced by the SDP (``--pace-copies`` > 0)."""
+    pace = result["workload"].get("pace_copies")
+    if pace is None:  # runs from before the workload recorded it: their command says
+        words = result["command"].split()
+        pace = words[words.index("--pace-copies") + 1] if "--pace-copies" in words else "0"
+    return float(pace) > 0
+
+
+def copies(run: Path) -> tuple[list[Copy], dict[str, float]]:
+    """The run's finished copies of one stream each, and each SRC's round-trip time (ms)."""
+    result = json.loads((run / "result.json").read_text())
+    rtt = {endpoint.split("_")[0]: ms for endpoint, ms in result["real"]["rtt_ms"].items()}
+    jobs = json.loads((run / "real_jobs.json").read_text())["jobs"]
+    out = []
+    for job in jobs:
+        lane = job["metadata"].get("lane")
+        if not lane or lane[1] not in rtt or job["metadata"].get("streams_per_file", 1) != 1:
+            continue
+        for f in job["files"]:
+            if f["start"] and f["finish"] and f["finish"] > f["start"]:
+                out.append(Copy(lane[1], f["start"], f["finish"], float(f["size"])))
+    return out, rtt
+
+
+def flow_of(copy: Copy, rtt_ms: float, exponent: float, overhead_s: float) -> Flow:
+    """The copy as the simulator opens a cold copy: nothing for ``overhead_s`` and its setup round trips,
+    then slow start from the initial window, then as much as the link lets it."""
+    rtt = rtt_ms / 1000.0
+    setup = overhead_s + float(COLD_COPIES["leg_setup_rtts"]) * rtt
+    leg = Leg(copy.site, LegRole.PRIMARY, "telescope", copy.site, (LINK,), 1, 1, 0.0, 0, 0.0, 0.0, 0)
+    return Flow(
+        leg,
+        ("telescope", copy.site),
+        (LINK,),
+        remaining_bytes=math.inf,  # it ends at its real finish
+        pace_bps=math.inf,
+        plateau_bps=CAPACITY_BPS,  # no more than the link: its slow start ends there
+        rtt_s=rtt,
+        ramp_start_s=copy.start + setup,
+        share_weight=(1.0 / rtt) ** exponent,
+        idle_until_s=copy.start + setup,
+        initial_bps=float(COLD_COPIES["initial_window_bytes"]) * 8 / rtt,
+    )
+
+
+def modelled_bytes(
+    found: list[Copy], rtt: dict[str, float], exponent: float, overhead_s: float
+) -> list[float]:
+    """Each copy's modelled bytes between its real start and finish (``flow_of``, the link shared by
+    ``share_links``)."""
+    modelled = [0.0] * len(found)
+    flows = [flow_of(c, rtt[c.site], exponent, overhead_s) for c in found]
+    edges = sorted({t for c in found for t in (c.start, c.finish)})
+    now, end = edges[0], edges[-1]
+    while now < end:
+        flowing = [i for i, c in enumerate(found) if c.start <= now < c.finish]
+        share_links([flows[i] for i in flowing], {LINK: CAPACITY_BPS}, now)
+        later = edges[bisect.bisect_right(edges, now + 1e-9)]
+        # At least a microsecond on, as the engine steps: a ramp step can round to now.
+        step = max(min([later, *(flows[i].next_ramp_step(now) for i in flowing)]), now + 1e-6)
+        for i in flowing:
+            modelled[i] += flows[i].rate_bps * (step - now) / 8
+        now = step
+    return modelled
+
+
+def log_errors(found: list[Copy], modelled: list[float]) -> dict[str, list[float]]:
+    """Site -> log(modelled / real bytes) of each of its copies."""
+    logs: dict[str, list[float]] = defaultdict(list)
+    for c, m in zip(found, modelled, strict=True):
+        logs[c.site].append(math.log(max(m, 1.0) / c.size))
+    return logs
+
+
+def bisect_root(grows: Any, low: float, high: float) -> float:
+    """Where the increasing function ``grows`` crosses 0 on [low, high]."""
+    for _ in range(BISECTIONS):
+        mid = (low + high) / 2
+        low, high = (mid, high) if grows(mid) < 0 else (low, mid)
+    return (low + high) / 2
+
+
+def fitted(found: list[Copy], rtt: dict[str, float]) -> tuple[float, float]:
+    """(exponent, overhead seconds): the lanes' copies modelled alike, and right on the median."""
+    short, long = sorted(rtt, key=rtt.__getitem__)[0], sorted(rtt, key=rtt.__getitem__)[-1]
+
+    def exponent_for(overhead: float) -> float:
+        def gap(exponent: float) -> float:  # grows with the exponent: the short lane gets more
+            logs = log_errors(found, modelled_bytes(found, rtt, exponent, overhead))
+            return statistics.median(logs[short]) - statistics.median(logs[long])
+
+        return bisect_root(gap, *EXPONENTS)
+
+    def excess(overhead: float) -> float:  # falls as the overhead grows: fewer bytes modelled
+        logs = log_errors(found, modelled_bytes(found, rtt, exponent_for(overhead), overhead))
+        return -statistics.median([v for values in logs.values() for v in values])
+
+    overhead = bisect_root(excess, *OVERHEADS_S)
+    return exponent_for(overhead), overhead
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("runs", type=Path, nargs="+", help="bench_reality.py result folders")
+    args = parser.parse_args()
+    by_control: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    print(
+        "| run | congestion control | copies | rtt_fairness | long / short stream's rate | leg_overhead_s |"
+    )
+    print("|---|---|---|---|---|---|")
+    for run in args.runs:
+        if not (run / "real_jobs.json").exists():
+            continue
+        result = json.loads((run / "result.json").read_text())
+        if paced(result):
+            print(f"| {run.name} | copies paced by the SDP: left out | | | | |")
+            continue
+        found, rtt = copies(run)
+        control = result["workload"].get("congestion_control", "cubic")
+        exponent, overhead = fitted(found, rtt)
+        ratio = (max(rtt.values()) / min(rtt.values())) ** -exponent
+        by_control[control].append((exponent, overhead))
+        print(f"| {run.name} | {control} | {len(found)} | {exponent:+.3f} | {ratio:.2f} | {overhead:.2f} |")
+    for control, values in sorted(by_control.items()):
+        exponents, overheads = [v[0] for v in values], [v[1] for v in values]
+        spread = (
+            f" (sd {statistics.stdev(exponents):.3f}, {statistics.stdev(overheads):.2f})"
+            if len(values) > 1
+            else ""
+        )
+        print(
+            f"\n{control}, {len(values)} run(s): rtt_fairness {statistics.mean(exponents):+.3f}, "
+            f"leg_overhead_s {statistics.mean(overheads):.2f}{spread}"
+        )
+
+
+if __name__ == "__main__":
+    main()

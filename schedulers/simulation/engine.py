@@ -108,14 +108,14 @@ COLD_COPIES: dict[str, float | bool] = {
 }
 
 # What depends on the sites' congestion control: how a full link is shared between a 7.5 ms and a 223 ms
-# path, and what each copy costs beyond the model above. CUBIC (the lanes' job rates, fitted by
-# bench_reality): the short path gets 2.6 times the long one's per stream. BBR (as the dtn_tuning role
-# deploys it; bench/scheduler/copy_sharing.py over the real runs' copies, docs/benchmarks.md "How the link
-# is shared under BBR"): the long path gets more, as BBR's window follows its own path's bandwidth-delay
-# product, and each copy ends later than the model says by what its setup and end cost beyond it.
+# path. CUBIC (the lanes' job rates, fitted by bench_reality; the copies' own measure below gives 0.43 +-
+# 0.07): the short path gets 2.6 times the long one's per stream. BBR, as the dtn_tuning role deploys it
+# (bench/scheduler/copy_sharing.py over five real runs' copies, docs/benchmarks.md "How the link is shared
+# under BBR"): the long path gets 2.1 times the short one's, -0.22 +- 0.10, as BBR's window follows its own
+# path's bandwidth-delay product.
 BY_CONGESTION_CONTROL: dict[str, dict[str, float]] = {
     "cubic": {"rtt_fairness": 0.28},
-    "bbr": {"rtt_fairness": -0.30, "leg_overhead_s": 0.2},
+    "bbr": {"rtt_fairness": -0.22},
 }
 DEPLOYED_CONGESTION_CONTROL = "bbr"  # ansible/roles/dtn_tuning: dtn_tuning_congestion_control
 

@@ -134,7 +134,7 @@ def test_a_lanes_extra_dead_time_delays_its_copies_and_is_what_the_simulator_mea
 
 
 def test_a_negative_exponent_gives_the_long_path_the_larger_share_as_bbr_does() -> None:
-    # rtt_fairness -0.30 (BBR, measured): the 223 ms stream gets (223 / 7.5) ** 0.30 = 2.77 times as much.
+    # rtt_fairness -0.30: the 223 ms stream gets (223 / 7.5) ** 0.30 = 2.77 times as much as the 7.5 ms one.
     short, long = _flow(0.0075, (1 / 0.0075) ** -0.30), _flow(0.223, (1 / 0.223) ** -0.30)
     share_links([short, long], {"l": 100e6}, 0.0)
     assert short.rate_bps + long.rate_bps == pytest.approx(100e6)

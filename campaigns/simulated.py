@@ -96,6 +96,8 @@ def score_run(
 
 def run_simulated(campaign_id: int) -> str:
     """Run the campaign's workload through the simulator; keep its report, score it, record samples."""
+    from django.core.exceptions import ImproperlyConfigured
+
     from schedulers.simulations import SimulationRequestError, read_summary
 
     from .queueing import enqueue_advance
@@ -112,7 +114,9 @@ def run_simulated(campaign_id: int) -> str:
     out = report_dir(campaign_id)
     try:
         pinned, run, place = simulate(c, out)
-    except (SimulatedInputError, SimulationRequestError, OSError) as exc:
+    # A deployment setting the simulator cannot use (SRCNET_SITES_CONGESTION_CONTROL, SRCNET_NETWORK_MTU)
+    # fails the campaign naming it, as bad input does.
+    except (SimulatedInputError, SimulationRequestError, ImproperlyConfigured, OSError) as exc:
         Campaign.objects.filter(pk=campaign_id).update(
             state=Campaign.State.FAILED, error=str(exc), finished=timezone.now()
         )

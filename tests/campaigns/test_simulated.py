@@ -301,3 +301,15 @@ def test_a_bad_network_setting_stops_the_simulation_naming_it(
     with pytest.raises(ImproperlyConfigured, match=f"^{name}: .*") as raised:
         _fingerprint(Campaign(pk=1, **SHARED_LINK), tmp_path)
     assert words in str(raised.value)
+
+
+def test_a_campaign_run_with_a_bad_network_setting_ends_failed_naming_it(
+    operator_client, reference_topology, settings, tmp_path
+):
+    settings.SRCNET_REPORTS_DIR = tmp_path
+    settings.SRCNET_SITES_CONGESTION_CONTROL = "vegas"
+    c = _create(operator_client)
+    assert advance(c.pk, 0) == "failed"
+    c.refresh_from_db()
+    assert c.state == Campaign.State.FAILED and not c.samples.exists()
+    assert c.error.startswith("SRCNET_SITES_CONGESTION_CONTROL: unknown congestion control 'vegas'"), c.error

@@ -145,6 +145,7 @@ def _measurements() -> tuple[Measurement, ...]:
             streams=m.streams,
             throughput_bps=m.throughput_bps,
             copy_dead_s=m.copy_dead_s,
+            files=m.files,
         )
         for m in rows
     )

@@ -27,6 +27,7 @@ from .tuning import (
     measured_dead_time_s,
     streams_and_files,
     streams_per_copy,
+    streams_per_copy_cap,
 )
 from .types import (
     Lane,
@@ -115,6 +116,7 @@ class Planner:
             for key, lane in self.lanes.items()
         }
         self.dead_s = {key: measured_dead_time_s(state.measurements, *key) for key in self.lanes}
+        self.per_copy_cap = {key: streams_per_copy_cap(state.measurements, *key) for key in self.lanes}
         self.pressure = {
             t.name: _Pressure(
                 t.sdp_buffer_bytes,
@@ -237,6 +239,9 @@ class Planner:
         burst = max((w.rate_bps for w in lane.windows), default=lane.rate_bps)
         block = self.topology.site(lane.destination).tpc_block_bytes
         per_copy = streams_per_copy(file_bytes, block, self.config)
+        per_copy = min(
+            per_copy, self.per_copy_cap[lane.key] or per_copy
+        )  # what the lane's copies showed pays
         streams, files = streams_and_files(
             max(burst, 1.0), self.stream_bps[lane.key], product_files, self.config, per_copy
         )

@@ -42,6 +42,33 @@ MIN_CORRECTION = 1e-4
 KEPT_PACE = 0.85
 
 
+# A lane's streams per copy stay above one only while its copies show that it pays, as FTS3's optimizer
+# keeps a step only if the throughput rose. On a link its lanes fill, a stream adds no capacity, only its
+# own start; by HTTP-TPC each is a cold connection of its own for its 16 MiB blocks: the 223 ms davs:// lane
+# of the long-haul local network ran 26-40 Mbit/s per job with 2 streams per file against 45-46 with one
+# (docs/benchmarks.md, "How the link is shared under BBR"). Judged on this many measurements of each count.
+PER_COPY_EVIDENCE = 3
+
+
+def streams_per_copy_cap(measurements: Sequence[Measurement], source: str, destination: str) -> int | None:
+    """The most streams per copy worth asking of this lane: where its recent measurements (HISTORY) ran
+    at several counts of streams per copy (``streams / files``), at least PER_COPY_EVIDENCE each, and a
+    count above the best one (the highest median throughput per copy) did no better, that best count; None
+    while nothing says more streams did not pay (the plan's physics and ``correction`` decide)."""
+    recent = [
+        m for m in measurements if m.source == source and m.destination == destination and m.streams > 0
+    ][-HISTORY:]
+    per_copy: dict[int, list[float]] = {}
+    for m in recent:
+        files = max(1, m.files)
+        per_copy.setdefault(max(1, round(m.streams / files)), []).append(m.throughput_bps / files)
+    judged = {count: statistics.median(v) for count, v in per_copy.items() if len(v) >= PER_COPY_EVIDENCE}
+    if len(judged) < 2:
+        return None
+    best = max(judged, key=lambda count: (judged[count], -count))
+    return best if any(count > best for count in judged) else None
+
+
 def stream_ceiling_bps(window_bytes: float, rtt_ms: float, loss_rate: float, mss_bytes: int) -> float:
     """The most one stream carries: the window limit, or the Mathis loss limit when the path loses."""
     ceiling = tcp_ceiling_bps(window_bytes, rtt_ms)

@@ -229,6 +229,7 @@ class Measurement:
     throughput_bps: float
     paced_bps: float | None = None
     copy_dead_s: float | None = None
+    files: int = 1  # the copies it ran at once: each ran streams / files
 
 
 @dataclass(frozen=True)

@@ -449,7 +449,9 @@ class Simulator:
             planned = flow.planned_bps * self._copies(leg)
             dead = statistics.fmean(task.dead_s) if task.dead_s else None
             self.measurements.append(
-                Measurement(leg.source, leg.destination, leg.streams, size * 8 / active, planned, dead)
+                Measurement(
+                    leg.source, leg.destination, leg.streams, size * 8 / active, planned, dead, leg.files
+                )
             )
 
     # -- accounting -----------------------------------------------------------------------------------

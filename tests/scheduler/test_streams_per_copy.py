@@ -10,7 +10,7 @@ from dataclasses import replace
 from schedulers.leg_submission import wire_streams
 from schedulers.planning import PlanConfig, Product, ReplicaPolicy, plan
 from schedulers.planning.dispatch import JobHints, job_hints
-from schedulers.planning.tuning import streams_and_files, streams_per_copy
+from schedulers.planning.tuning import streams_and_files, streams_per_copy, streams_per_copy_cap
 from schedulers.planning.types import LiveState, Measurement
 from topology.tpc_streams import HTTP_TPC_BLOCK_BYTES
 
@@ -87,3 +87,35 @@ def test_a_jobs_metadata_counts_the_streams_its_files_run() -> None:
         wire_streams("root", hints(3, 2), [16 * MIB, 48 * MIB]) == 6
     )  # XRootD TPC: N sub-streams on any file
     assert wire_streams("davs", hints(3, 2), []) == 6  # no file known: what was asked
+
+
+def _runs(per_copy: int, per_copy_bps: float, count: int = 3, files: int = 2) -> tuple[Measurement, ...]:
+    """``count`` jobs of ``files`` copies at once, each copy over ``per_copy`` streams at ``per_copy_bps``."""
+    job = Measurement("T", "A", per_copy * files, per_copy_bps * files, files=files)
+    return (job,) * count
+
+
+def test_more_streams_per_copy_are_capped_where_the_lanes_copies_showed_they_did_not_pay() -> None:
+    # The 223 ms davs:// lane of the long-haul network: 45 Mbit/s per copy with one stream, 30 with two.
+    worse = (*_runs(1, 45e6), *_runs(2, 30e6))
+    assert streams_per_copy_cap(worse, "T", "A") == 1
+    # Two that paid: nothing to cap (the plan's physics may go higher still).
+    assert streams_per_copy_cap((*_runs(1, 30e6), *_runs(2, 45e6)), "T", "A") is None
+    # Too few of a count to judge it, another lane's, or one count only: nothing says.
+    assert streams_per_copy_cap((*_runs(1, 45e6), *_runs(2, 30e6, count=2)), "T", "A") is None
+    assert streams_per_copy_cap(worse, "T", "B") is None
+    assert streams_per_copy_cap(_runs(2, 30e6, count=6), "T", "A") is None
+    # The best of three, where a count above it did worse: 2.
+    assert streams_per_copy_cap((*_runs(1, 30e6), *_runs(2, 45e6), *_runs(3, 40e6)), "T", "A") == 2
+
+
+def test_the_plan_asks_a_copy_for_no_more_streams_than_its_lanes_copies_showed_pay() -> None:
+    products = [Product(f"p{i}", "T", 64 * MIB, 0.0, files=2) for i in range(4)]
+    tried = LiveState(measurements=(*_runs(1, 45e6), *_runs(2, 30e6)))
+    untried = LiveState(measurements=_runs(2, 30e6, count=6))  # as slow per stream, no 1-stream copies
+    capped = plan(products, far_lane(BLOCK), ReplicaPolicy(), state=tried).legs[0]
+    free = plan(products, far_lane(BLOCK), ReplicaPolicy(), state=untried).legs[0]
+    assert job_hints(free).streams_per_file == 2  # the stream model wants more than a copy can run
+    assert job_hints(capped).streams_per_file == 1
+    # The streams the cap takes from each copy go to more copies at once, as block limits do.
+    assert capped.lane_copies >= free.lane_copies

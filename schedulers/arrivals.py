@@ -324,10 +324,18 @@ def record_in_flight(found: dict[int, tuple[float, str]], now: dt.datetime) -> i
     return _write(products, found, now)
 
 
+NO_ROOM = "no arrival time: the plan has no room for it on any lane now"
+
+
 def _write(products: list[DataProduct], found: Mapping[int, tuple[float, str]], now: dt.datetime) -> int:
     for product in products:
         seconds, why = found[product.pk]
-        product.predicted_arrival = now + dt.timedelta(seconds=max(0.0, seconds))
+        if math.isfinite(seconds):
+            product.predicted_arrival = now + dt.timedelta(seconds=max(0.0, seconds))
+        else:
+            # A leg the planner could not place (its lanes full or down) ends at infinity: no time to show,
+            # and none to keep as the submitted prediction.
+            product.predicted_arrival, why = None, f"{NO_ROOM}; {why}"
         product.arrival_note = why[:300]
     DataProduct.objects.bulk_update(products, ["predicted_arrival", "arrival_note"])
     return len(products)

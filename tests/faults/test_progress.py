@@ -17,7 +17,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
 def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(fault_net, fault_worker):  # type: ignore[no-untyped-def]
     policy_to("UKSRC_DISK")
-    fault_worker.start(SRCNET_TRANSFER_PROGRESS="0.5")
+    # Looks every 0.5 s; the progress reaches the database with each heartbeat (5 s by default), so a copy
+    # of about ten seconds would have its pace (looks spanning 4 s) written at its second beat only, which
+    # can come after the copy's end (CI, 2026-11-27: the TPC took a second to open, the first beat had 3 s
+    # of looks). A beat a second writes it while the copy still runs.
+    fault_worker.start(SRCNET_TRANSFER_PROGRESS="0.5", SRCNET_TRANSFER_HEARTBEAT="1")
     size = 64 * MIB  # about eight seconds at the source's 8 MB/s
     push_products(fault_net, 1, size=size)
     partway = wait_for(

@@ -12,11 +12,13 @@ import pytest
 from replicas.models import DataProduct
 from replicas.services import FileSpec, register_product
 from schedulers.arrivals import (
+    NO_ROOM,
     copies_in_flight,
     in_flight_predictions,
     lane_backlog_bytes,
     lane_rates,
     predictions,
+    record,
 )
 from schedulers.lane_load import LaneLoad
 from schedulers.loop import push_cycle
@@ -451,3 +453,17 @@ def test_a_rucio_rules_copy_arrives_when_its_links_queue_at_the_fts3_endpoint_dr
     planned = copy_arrivals([idle], now)[idle.pk]
     assert planned.at == pytest.approx(planned_at, abs=dt.timedelta(milliseconds=1))
     assert planned.note.startswith("Rucio rule 77aa placed by the push plan on SKA1-Low -> UKSRC")
+
+
+def test_a_product_the_plan_has_no_room_for_gets_no_time_and_says_why(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """A leg the planner could not place ends at infinity (seen in CI: the cycle raised OverflowError and
+    submitted nothing while a fault test's destination was down); the product shows no time, and why."""
+    now = dt.datetime.now(dt.UTC)
+    waiting, placed = _product("nowhere", 3, GB), _product("somewhere", 3, GB)
+    found = {waiting.did: (float("inf"), "waits for SKA1-Low -> UKSRC"), placed.did: (30.0, "moving")}
+    assert record(found, now) == 2
+    waiting.refresh_from_db()
+    placed.refresh_from_db()
+    assert waiting.predicted_arrival is None
+    assert waiting.arrival_note == f"{NO_ROOM}; waits for SKA1-Low -> UKSRC"
+    assert placed.predicted_arrival == now + dt.timedelta(seconds=30)

@@ -252,12 +252,13 @@ def fit_lanes(campaign_id: int, out: Path, targets: dict[str, float], slow_lanes
     long lane (its CUBIC copies of tens of MB leave slow start early and regrow slowly after each loss);
     the exponent for how a full link is split between a short and a long lane."""
     best: tuple[float, dict[str, Any]] | None = None
+    stack = models()["corrected, copies"]
     for fairness in FAIRNESS_GRID:
         extra = dict.fromkeys(targets, 0.0)
 
         def simulate_with(dead: dict[str, float], fairness: float = fairness) -> dict[str, Any]:
             lanes = tuple((*lane.split("->"), seconds) for lane, seconds in sorted(dead.items()))
-            model = {**models()["corrected, copies"], "rtt_fairness": fairness}
+            model = {**stack, "rtt_fairness": fairness}
             return run_simulated(campaign_id, out, "fitted", **model, lane_extra_dead_s=lanes)
 
         for _ in range(2):

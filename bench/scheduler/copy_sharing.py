@@ -28,6 +28,7 @@ import math
 import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -129,7 +130,7 @@ def log_errors(found: list[Copy], modelled: list[float]) -> dict[str, list[float
     return logs
 
 
-def bisect_root(grows: Any, low: float, high: float) -> float:
+def bisect_root(grows: Callable[[float], float], low: float, high: float) -> float:
     """Where the increasing function ``grows`` crosses 0 on [low, high]."""
     for _ in range(BISECTIONS):
         mid = (low + high) / 2

@@ -114,14 +114,14 @@ AVAILABLE_CONGESTION = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 def require_congestion_control(cc: str | None) -> None:
     """Make sure the kernel has ``cc`` before a route asks for it: load its module (tcp_<cc>, as Debian's
     kernel builds BBR) if it is missing, and say which one and how to choose another if that fails."""
-    if cc is None:
+    if cc is None or cc in _read(AVAILABLE_CONGESTION).split():
         return
-    if cc not in _read(AVAILABLE_CONGESTION).split():
-        subprocess.run(["modprobe", f"tcp_{cc}"], capture_output=True, timeout=15, check=False)
-    if cc not in _read(AVAILABLE_CONGESTION).split():
+    subprocess.run(["modprobe", f"tcp_{cc}"], capture_output=True, timeout=15, check=False)
+    available = _read(AVAILABLE_CONGESTION).strip()
+    if cc not in available.split():
         raise PathError(
             f"congestion control {cc!r} is not available in this kernel ({AVAILABLE_CONGESTION}: "
-            f"{_read(AVAILABLE_CONGESTION).strip()}) and modprobe tcp_{cc} did not load it"
+            f"{available}) and modprobe tcp_{cc} did not load it"
         )
 
 

@@ -42,6 +42,13 @@ MIN_CORRECTION = 1e-4
 KEPT_PACE = 0.85
 
 
+def lane_history(measurements: Sequence[Measurement], source: str, destination: str) -> list[Measurement]:
+    """The lane's last HISTORY measurements of transfers that ran streams, oldest first."""
+    return [m for m in measurements if m.source == source and m.destination == destination and m.streams > 0][
+        -HISTORY:
+    ]
+
+
 # A lane's streams per copy stay above one only while its copies show that it pays, as FTS3's optimizer
 # keeps a step only if the throughput rose. On a link its lanes fill, a stream adds no capacity, only its
 # own start; by HTTP-TPC each is a cold connection of its own for its 16 MiB blocks: the 223 ms davs:// lane
@@ -55,9 +62,7 @@ def streams_per_copy_cap(measurements: Sequence[Measurement], source: str, desti
     at several counts of streams per copy (``streams / files``), at least PER_COPY_EVIDENCE each, and a
     count above the best one (the highest median throughput per copy) did no better, that best count; None
     while nothing says more streams did not pay (the plan's physics and ``correction`` decide)."""
-    recent = [
-        m for m in measurements if m.source == source and m.destination == destination and m.streams > 0
-    ][-HISTORY:]
+    recent = lane_history(measurements, source, destination)
     per_copy: dict[int, list[float]] = {}
     for m in recent:
         files = max(1, m.files)
@@ -87,9 +92,7 @@ def correction(
     fell short of its pace (stream-limited); a transfer that kept up with its pace shows only that the
     efficiency is at least that much (a lower bound). k is the median of the stream-limited ratios, never
     below the best lower bound, and 1 while no recent transfer fell short."""
-    recent = [
-        m for m in measurements if m.source == source and m.destination == destination and m.streams > 0
-    ][-HISTORY:]
+    recent = lane_history(measurements, source, destination)
     short: list[float] = []
     at_least = MIN_CORRECTION
     for m in recent:

@@ -27,6 +27,12 @@ def isolated_env(state: StateDir, db_name: str, queue: str) -> dict[str, str]:
     env["SRCNET_DB_NAME"] = db_name
     env["SRCNET_CELERY_QUEUE"] = queue
     env["SRCNET_TRANSFER_RETRY_BACKOFF"] = "0.5"
+    # The tests drive the push loop's cycles themselves (tests/rucio/test_transfers.py). A cycle of the
+    # beat's own would plan every product a test registers by its telescope's policy, and so place a
+    # policy replica where a scientist's rule was meant to be the only reason for one (CI, 2026-11-27:
+    # tests/rucio/test_scientist_rule.py found 'SKA1-Low-1-replica-by-share' on the rule's replica).
+    env["SRCNET_PUSH_INTERVAL"] = str(7 * 24 * 3600)
+    env["SRCNET_PUSH_ON_SETTLE"] = "0"
     return env
 
 

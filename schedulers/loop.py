@@ -136,7 +136,8 @@ def _waiting_copies() -> list[WaitingCopy]:
 
 def _measurements() -> tuple[Measurement, ...]:
     """The newest MEASUREMENT_HISTORY lane measurements, oldest first: the tuning model takes each lane's
-    last ones as its most recent (tuning.HISTORY, DEAD_HISTORY), as the simulator appends them."""
+    last ones as its most recent (tuning.HISTORY, DEAD_HISTORY), as the simulator appends them. Each with
+    the rate the plan gave it and its span (recorded as it ended), epoch seconds."""
     rows = list(PathMeasurement.objects.filter(succeeded=True)[:MEASUREMENT_HISTORY])[::-1]
     return tuple(
         Measurement(
@@ -144,8 +145,11 @@ def _measurements() -> tuple[Measurement, ...]:
             destination=m.destination,
             streams=m.streams,
             throughput_bps=m.throughput_bps,
+            paced_bps=m.planned_bps,
             copy_dead_s=m.copy_dead_s,
             files=m.files,
+            start_s=m.created.timestamp() - m.seconds,
+            end_s=m.created.timestamp(),
         )
         for m in rows
     )

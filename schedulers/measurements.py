@@ -51,6 +51,7 @@ def record_lane_measurement(
         return None
     longest = max((f.duration or 0.0) for f in done)
     dead = copy_dead_seconds(done, metadata)
+    share = planned_share_bps(metadata)
     seconds = max((max(ends) - min(starts)).total_seconds(), longest, 1e-3)
     total = sum(f.bytes for f in done)
     return PathMeasurement.objects.create(
@@ -62,6 +63,8 @@ def record_lane_measurement(
         seconds=seconds,
         throughput_bps=total * 8 / seconds,
         copy_dead_s=dead,
+        # The rate the plan gave the job: its copies' share of the lane's planned rate, times its copies.
+        planned_bps=share * files_at_once if share is not None else None,
         succeeded=succeeded,
         job_id=job_id,
     )
@@ -74,13 +77,9 @@ def copy_dead_seconds(files: Sequence[FileSpan], metadata: Mapping[str, Any]) ->
     That excess is what each copy costs before and besides carrying its share (the service's admission,
     the round trips before the first byte, slow start, and what TCP loses to the queue). None when the job
     does not say its planned rate or a file's time is not known."""
-    planned = metadata.get("planned_bps")
-    copies = _count(metadata, "lane_files")
-    if isinstance(planned, bool) or not isinstance(planned, int | float) or copies is None:
+    share = planned_share_bps(metadata)
+    if share is None:
         return None
-    if not math.isfinite(planned) or planned <= 0:
-        return None
-    share = planned / copies
     excess = []
     for f in files:
         if f.duration is not None:
@@ -91,6 +90,18 @@ def copy_dead_seconds(files: Sequence[FileSpan], metadata: Mapping[str, Any]) ->
             continue
         excess.append(max(0.0, took - f.bytes * 8 / share))
     return statistics.fmean(excess) if excess else None
+
+
+def planned_share_bps(metadata: Mapping[str, Any]) -> float | None:
+    """One copy's share of the lane's planned rate (``planned_bps`` over the lane's copies in flight,
+    ``lane_files``), as the push loop wrote them; None when the job does not say or says nonsense."""
+    planned = metadata.get("planned_bps")
+    copies = _count(metadata, "lane_files")
+    if isinstance(planned, bool) or not isinstance(planned, int | float) or copies is None:
+        return None
+    if not math.isfinite(planned) or planned <= 0:
+        return None
+    return planned / copies
 
 
 MAX_COUNT = 32767  # PathMeasurement's small integer fields

@@ -39,6 +39,9 @@ class PathMeasurement(models.Model):
     # Seconds its copies took beyond their bytes at their share of the lane's planned rate (mean over
     # the job's files): the copy dead time the planner sizes a lane's copies in flight with.
     copy_dead_s = models.FloatField(null=True, blank=True)
+    # The rate the plan gave the job (its copies' share of the lane's planned rate): a job that kept up
+    # with it says only that its streams could carry that much (planning.tuning.correction).
+    planned_bps = models.FloatField(null=True, blank=True)
     succeeded = models.BooleanField(default=True)
     job_id = models.CharField(max_length=64, blank=True)
     created = models.DateTimeField(auto_now_add=True)

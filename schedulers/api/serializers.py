@@ -50,11 +50,14 @@ class PathMeasurementSerializer(serializers.ModelSerializer):
             "seconds",
             "throughput_bps",
             "rtt_ms",
+            "copy_dead_s",
+            "planned_bps",
             "succeeded",
             "job_id",
             "created",
         ]
-        read_only_fields = ["id", "created"]
+        # What the push loop works out from its own jobs (schedulers/measurements.py).
+        read_only_fields = ["id", "copy_dead_s", "planned_bps", "created"]
 
     def validate(self, attrs):  # type: ignore[no-untyped-def]
         from topology.models import NetworkPath

@@ -16,9 +16,10 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .backlog import lane_work
+from .contention import mark_link_limited
 from .lanes import RELAY_SHARE, build_lanes, normalised_shares
 from .policies import DegradeStep, Hop, ReplicaPolicy, replicas_of, routes
 from .tuning import (
@@ -377,6 +378,8 @@ def plan(
     state = state or LiveState()
     config = config or PlanConfig()
     validate_all(products, topology, policy, state, config)
+    # The streams model reads a transfer that ran on a full link as its share's, not its streams' limit.
+    state = replace(state, measurements=mark_link_limited(state.measurements, topology))
     planner = Planner(topology, policy, state, config, products)
     for product in sorted(products, key=lambda p: (p.arrival_s, -p.priority, planner._deadline(p), p.id)):
         planner.place(product)

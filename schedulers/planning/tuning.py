@@ -3,7 +3,8 @@
 Model (docs/scheduler.md):
   ceiling  = min(window / RTT, 1.22 * MSS / (RTT * sqrt(loss)))         # per TCP stream, bit/s
   k        = median over the path's last stream-limited measurements of achieved / (streams * ceiling),
-             in [0.0001, 1]; a transfer that kept up with its pace (>= 85 %) only bounds k from below
+             in [0.0001, 1]; a transfer that kept up with its pace (>= 85 %), or ran on a full link
+             (contention.py), only bounds k from below
   streams  = ceil(rate / (k * ceiling)),                        1 <= streams <= max_streams
   per file = max_streams_per_file, and no more than the file's blocks where the destination pulls in blocks
              (HTTP-TPC: one stream per 16 MiB block in flight)
@@ -89,15 +90,16 @@ def correction(
 
     Each measurement says what its streams delivered against what physics says they could carry,
     ``achieved / (streams * ceiling)``. That is the path's per-stream efficiency only when the transfer
-    fell short of its pace (stream-limited); a transfer that kept up with its pace shows only that the
-    efficiency is at least that much (a lower bound). k is the median of the stream-limited ratios, never
-    below the best lower bound, and 1 while no recent transfer fell short."""
+    fell short of its pace (stream-limited); a transfer that kept up with its pace, or that ran while a
+    link of its path was full (``link_limited``: its share was the limit), shows only that the efficiency
+    is at least that much (a lower bound). k is the median of the stream-limited ratios, never below the
+    best lower bound, and 1 while no recent transfer fell short."""
     recent = lane_history(measurements, source, destination)
     short: list[float] = []
     at_least = MIN_CORRECTION
     for m in recent:
         ratio = m.throughput_bps / (m.streams * ceiling_bps)
-        if m.paced_bps and m.throughput_bps >= KEPT_PACE * m.paced_bps:
+        if m.link_limited or (m.paced_bps and m.throughput_bps >= KEPT_PACE * m.paced_bps):
             at_least = max(at_least, ratio)
         else:
             short.append(ratio)

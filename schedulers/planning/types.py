@@ -218,10 +218,13 @@ class Product:
 class Measurement:
     """One observed transfer: what ``streams`` TCP streams achieved together on a path.
 
-    ``paced_bps``: the rate the transfer was held to, if any; a paced transfer is judged against its pace,
-    not against what its streams could have carried. ``copy_dead_s``: how much longer its copies took than
-    their bytes at their share of the lane's planned rate (the mean over its files; None: not known),
-    the measured counterpart of ``tuning.copy_dead_time_s``."""
+    ``paced_bps``: the rate the plan gave the transfer (its pace), if known; a transfer is judged against
+    it, not against what its streams could have carried. ``copy_dead_s``: how much longer its copies took
+    than their bytes at their share of the lane's planned rate (the mean over its files; None: not known),
+    the measured counterpart of ``tuning.copy_dead_time_s``. ``start_s``/``end_s``: when it ran, in any
+    one clock shared by the measurements (None: not known); ``link_limited``: a link of its path was full
+    while it ran (``contention.mark_link_limited``), so what it fell short by was its share, not its
+    streams."""
 
     source: str
     destination: str
@@ -230,6 +233,9 @@ class Measurement:
     paced_bps: float | None = None
     copy_dead_s: float | None = None
     files: int = 1  # the copies it ran at once: each ran streams / files
+    start_s: float | None = None
+    end_s: float | None = None
+    link_limited: bool = False
 
 
 @dataclass(frozen=True)

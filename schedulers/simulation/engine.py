@@ -450,7 +450,15 @@ class Simulator:
             dead = statistics.fmean(task.dead_s) if task.dead_s else None
             self.measurements.append(
                 Measurement(
-                    leg.source, leg.destination, leg.streams, size * 8 / active, planned, dead, leg.files
+                    leg.source,
+                    leg.destination,
+                    leg.streams,
+                    size * 8 / active,
+                    planned,
+                    dead,
+                    leg.files,
+                    start_s=now - active,
+                    end_s=now,
                 )
             )
 

@@ -110,8 +110,25 @@ def test_no_dead_time_without_a_sound_planned_rate_and_copies(extra: dict) -> No
     m = record_lane_measurement(
         job_id="j8", metadata={**LANE, **extra}, files=[_span(0, 5, 10**7)], succeeded=True
     )
-    assert m is not None and m.copy_dead_s is None
+    assert m is not None and m.copy_dead_s is None and m.planned_bps is None
     assert m.throughput_bps == pytest.approx(10**7 * 8 / 5)  # the throughput is still measured
+
+
+def test_a_job_is_measured_with_the_rate_the_plan_gave_it_and_handed_on_with_its_span() -> None:
+    from schedulers.loop import _measurements
+
+    # The lane planned at 90 Mbit/s over 3 copies in flight; this job ran 2 of them: 60 Mbit/s is its.
+    planned = {**LANE, "planned_bps": 90e6, "lane_files": 3}
+    m = record_lane_measurement(
+        job_id="j9", metadata=planned, files=[_span(0, 8, 10**7), _span(2, 10, 10**7)], succeeded=True
+    )
+    assert m is not None and m.planned_bps == pytest.approx(60e6)
+    (given,) = _measurements()
+    # The planner judges the job against that rate (tuning.correction) and over the span it ran, which
+    # ended as it was recorded (contention.mark_link_limited).
+    assert given.paced_bps == pytest.approx(60e6)
+    assert given.end_s == pytest.approx(m.created.timestamp())
+    assert given.end_s - given.start_s == pytest.approx(10.0)  # type: ignore[operator]
 
 
 def test_the_push_loop_hands_the_planner_its_measurements_oldest_first() -> None:

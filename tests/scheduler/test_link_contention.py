@@ -1,0 +1,97 @@
+"""A transfer that fell short of its plan while a link of its path was full was limited by its share of
+that link, not by its streams: the streams model does not read it as a reason for more streams
+(schedulers/planning/contention.py; docs/scheduler.md, "Streams per copy")."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedulers.planning import PlanConfig, PlanInputError, Product, ReplicaPolicy, plan
+from schedulers.planning.contention import LINK_FULL, mark_link_limited
+from schedulers.planning.dispatch import job_hints
+from schedulers.planning.tuning import HISTORY, correction, stream_ceiling_bps
+from schedulers.planning.types import LiveState, Measurement
+
+from .helpers import star
+
+MIB = 2**20
+ACCESS = 100e6  # the telescope's access link, shared by its lanes to A and B
+CEILING = stream_ceiling_bps(2**30, 223.0, 0.0, PlanConfig().mss_bytes)
+
+
+def shared_access():  # type: ignore[no-untyped-def]
+    return star(
+        telescopes=("T1",), srcs={"A": 1.0, "B": 1.0}, centre=None, capacity={"x-T1": ACCESS}, rtt_ms=223.0
+    )
+
+
+def job(
+    lane: str, start: float, end: float, bps: float, *, streams: int = 2, planned: float = 60e6
+) -> Measurement:
+    return Measurement("T1", lane, streams, bps, paced_bps=planned, files=2, start_s=start, end_s=end)
+
+
+def marked(measurements: list[Measurement]) -> list[bool]:
+    return [m.link_limited for m in mark_link_limited(measurements, shared_access())]
+
+
+def test_a_transfer_is_link_limited_when_its_path_carried_the_full_link_over_its_span() -> None:
+    # A's job and B's together carried 93 of the access link's 100 Mbit/s while A's ran: full.
+    assert marked([job("A", 0, 10, 45e6), job("B", 0, 10, 48e6)]) == [True, True]
+    # Alone on the link, A's 45 Mbit/s left it half empty: its shortfall was its own.
+    assert marked([job("A", 0, 10, 45e6)]) == [False]
+    # B's job overlapped half of A's: 45 + 24 Mbit/s over A's span, below LINK_FULL; A's over B's span
+    # [5, 15] is the same.
+    assert marked([job("A", 0, 10, 45e6), job("B", 5, 15, 48e6)]) == [False, False]
+    # Just at and just below LINK_FULL of the capacity.
+    assert marked([job("A", 0, 10, LINK_FULL * ACCESS)]) == [True]
+    assert marked([job("A", 0, 10, LINK_FULL * ACCESS * 0.99)]) == [False]
+
+
+def test_what_is_not_judged_stays_as_it_was() -> None:
+    no_span = Measurement("T1", "A", 2, 95e6, paced_bps=60e6, files=2)
+    unknown_lane = Measurement("T1", "Q", 2, 95e6, start_s=0, end_s=10)  # no path in the topology
+    assert marked([no_span, job("B", 0, 10, 95e6), unknown_lane]) == [False, True, False]
+    # Only each lane's last HISTORY measurements are read by the streams model, and so judged.
+    older = [job("A", i, i + 1, 95e6) for i in range(HISTORY + 3)]
+    assert marked(older) == [False] * 3 + [True] * HISTORY
+
+
+def test_a_shortfall_on_a_full_link_only_bounds_the_streams_efficiency_from_below() -> None:
+    # A's jobs got 30 of the 60 Mbit/s the plan gave them, three times, while B's filled the rest.
+    history = [
+        m
+        for i in range(3)
+        for m in (job("A", 10 * i, 10 * i + 10, 30e6), job("B", 10 * i, 10 * i + 10, 65e6))
+    ]
+    judged = mark_link_limited(history, shared_access())
+    assert correction(judged, "T1", "A", CEILING) == 1.0
+    # The same jobs with the link not full: stream-limited, 15 Mbit/s per stream.
+    alone = [m for m in history if m.destination == "A"]
+    assert correction(mark_link_limited(alone, shared_access()), "T1", "A", CEILING) == pytest.approx(
+        15e6 / CEILING
+    )
+
+
+def test_the_plan_asks_no_more_streams_for_copies_that_fell_short_on_a_full_link() -> None:
+    products = [Product(f"p{i}", "T1", 64 * MIB, 0.0, files=2, destination="A") for i in range(4)]
+    history = [
+        m
+        for i in range(3)
+        for m in (job("A", 10 * i, 10 * i + 10, 30e6), job("B", 10 * i, 10 * i + 10, 65e6))
+    ]
+    shared = plan(products, shared_access(), ReplicaPolicy(), state=LiveState(measurements=tuple(history)))
+    alone = [m for m in history if m.destination == "A"]
+    short = plan(products, shared_access(), ReplicaPolicy(), state=LiveState(measurements=tuple(alone)))
+    # On its own the lane's streams fell short: the plan asks more of them per copy.
+    assert job_hints(short.legs[0]).streams_per_file > 1
+    # On the full link the shortfall was the share: one stream per copy, as physics says.
+    assert job_hints(shared.legs[0]).streams_per_file == 1
+    assert shared.legs[0].streams < short.legs[0].streams
+
+
+@pytest.mark.parametrize(("start", "end"), [(10.0, 5.0), (float("nan"), 5.0), (0.0, float("inf"))])
+def test_a_measurement_with_a_bad_span_is_refused(start: float, end: float) -> None:
+    bad = Measurement("T1", "A", 1, 1e6, start_s=start, end_s=end)
+    with pytest.raises(PlanInputError, match="span"):
+        plan([], shared_access(), ReplicaPolicy(), state=LiveState(measurements=(bad,)))

@@ -297,12 +297,15 @@ def cycle_plans(
     config: PlanConfig,
     errors: list[str],
     bytes_left: Mapping[tuple[str, str], float] | None = None,
+    products: list[Product] | None = None,
 ) -> Iterator[tuple[TelescopePlan, LaneLoad]]:
     """The plans of one cycle, telescope by telescope, with the lanes' load (the caller takes the room it
     fills before asking for the next plan). A telescope whose plan fails goes to ``errors``.
     ``bytes_left``: what is still to copy on each lane's copies in flight (by default as
-    ``arrivals.lane_backlog_bytes`` reckons it now)."""
-    products = queued_products(now=now)
+    ``arrivals.lane_backlog_bytes`` reckons it now); ``products``: the queue as the caller read it (by
+    default read now)."""
+    if products is None:
+        products = queued_products(now=now)
     waiting = _waiting_copies()
     telescopes = sorted({p.telescope for p in products} | {w.telescope for w in waiting})
     if not telescopes:
@@ -356,7 +359,9 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
     started = time.monotonic()
     report = CycleReport()
     try:
-        report.products_queued = len(queued_products(now=now))
+        # The queue is read once: the count reported is the queue this cycle plans.
+        queue = queued_products(now=now)
+        report.products_queued = len(queue)
         # A misconfigured transfertool (say fts3 with no URL) is this cycle's error, recorded like any other.
         tool = transfertool or default_transfertool()
         rates = arrivals.lane_rates(now)
@@ -364,7 +369,9 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         # The products whose first copy is already moving: predicted again from their lane's queue.
         arrivals.record_in_flight(arrivals.in_flight_predictions(in_flight, rates), now)
         backlog = arrivals.bytes_left_by_lane(in_flight)
-        for planned, load in cycle_plans(now=now, config=config, errors=report.errors, bytes_left=backlog):
+        for planned, load in cycle_plans(
+            now=now, config=config, errors=report.errors, bytes_left=backlog, products=queue
+        ):
             report.legs_planned += len(planned.result.legs)
             # Before the submissions take room on the lanes: why a leg waits is the lane as the plan saw it.
             found = arrivals.predictions(planned.result.legs, planned.due, load, rates=rates, backlog=backlog)

@@ -38,35 +38,28 @@ def mark_link_limited(measurements: Sequence[Measurement], topology: Topology) -
         if key not in hops:
             path = topology.path(*key)
             hops[key] = topology.directed_links(path) if path else ()
-    spans = _spans_by_link(measurements, hops)
-    judged = _last_per_lane(measurements)
+    links = _spans_by_link(measurements, hops)
+    capacity = {name: bps for name, (_, bps) in topology.link_constraints().items()}
     marked = list(measurements)
-    constraints = topology.link_constraints()
-    for index in judged:
-        m = measurements[index]
-        if m.link_limited or not _has_span(m):
+    for index in _read_by_tuning(measurements):
+        m, span = measurements[index], _span(measurements[index])
+        if m.link_limited or span is None:
             continue
-        for hop in hops[(m.source, m.destination)]:
-            capacity = constraints[hop][1]
-            if capacity > 0 and spans[hop].load_bps(m.start_s, m.end_s) >= LINK_FULL * capacity:  # type: ignore[arg-type]
-                marked[index] = replace(m, link_limited=True)
-                break
+        hops_full = (
+            capacity[hop] > 0 and links[hop].load_bps(*span) >= LINK_FULL * capacity[hop]
+            for hop in hops[(m.source, m.destination)]
+        )
+        if any(hops_full):
+            marked[index] = replace(m, link_limited=True)
     return tuple(marked)
 
 
 class _LinkSpans:
-    """The measured transfers over one directed link, by start: (start, end, throughput)."""
+    """The measured transfers over one directed link: (start, end, throughput), by start."""
 
-    def __init__(self) -> None:
-        self.rows: list[tuple[float, float, float]] = []
-        self.longest = 0.0
-
-    def add(self, start: float, end: float, throughput_bps: float) -> None:
-        self.rows.append((start, end, throughput_bps))
-        self.longest = max(self.longest, end - start)
-
-    def finish(self) -> None:
-        self.rows.sort()
+    def __init__(self, rows: list[tuple[float, float, float]]) -> None:
+        self.rows = sorted(rows)
+        self.longest = max((end - start for start, end, _ in rows), default=0.0)
 
     def load_bps(self, start: float, end: float) -> float:
         """The mean rate the link's transfers carried over [start, end]."""
@@ -82,32 +75,29 @@ class _LinkSpans:
         return carried / (end - start)
 
 
-def _has_span(m: Measurement) -> bool:
-    return m.start_s is not None and m.end_s is not None and m.end_s > m.start_s
+def _span(m: Measurement) -> tuple[float, float] | None:
+    if m.start_s is None or m.end_s is None or m.end_s <= m.start_s:
+        return None
+    return m.start_s, m.end_s
 
 
 def _spans_by_link(
     measurements: Sequence[Measurement], hops: dict[tuple[str, str], tuple[str, ...]]
 ) -> dict[str, _LinkSpans]:
-    spans: dict[str, _LinkSpans] = {}
+    rows: dict[str, list[tuple[float, float, float]]] = {}
     for m in measurements:
-        for hop in hops[(m.source, m.destination)]:
-            link = spans.setdefault(hop, _LinkSpans())
-            if _has_span(m):
-                link.add(m.start_s, m.end_s, m.throughput_bps)  # type: ignore[arg-type]
-    for link in spans.values():
-        link.finish()
-    return spans
+        span = _span(m)
+        if span is not None:  # a measurement judged has a span, so its hops are here
+            for hop in hops[(m.source, m.destination)]:
+                rows.setdefault(hop, []).append((*span, m.throughput_bps))
+    return {hop: _LinkSpans(found) for hop, found in rows.items()}
 
 
-def _last_per_lane(measurements: Sequence[Measurement]) -> list[int]:
-    """Indexes of each lane's last HISTORY measurements that ran streams (``tuning.lane_history``'s)."""
-    seen: dict[tuple[str, str], int] = {}
-    out = []
-    for index in range(len(measurements) - 1, -1, -1):
-        m = measurements[index]
-        key = (m.source, m.destination)
-        if m.streams > 0 and seen.get(key, 0) < HISTORY:
-            seen[key] = seen.get(key, 0) + 1
-            out.append(index)
-    return out
+def _read_by_tuning(measurements: Sequence[Measurement]) -> list[int]:
+    """Indexes of what ``tuning.lane_history`` reads: each lane's last HISTORY measurements that ran
+    streams."""
+    by_lane: dict[tuple[str, str], list[int]] = {}
+    for index, m in enumerate(measurements):
+        if m.streams > 0:
+            by_lane.setdefault((m.source, m.destination), []).append(index)
+    return [index for indexes in by_lane.values() for index in indexes[-HISTORY:]]

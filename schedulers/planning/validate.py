@@ -115,8 +115,8 @@ def validate_state(state: LiveState, topology: Topology) -> None:
     for m in state.measurements:
         if m.streams < 1 or not (_finite(m.throughput_bps) and m.throughput_bps >= 0):
             raise PlanInputError(f"measurements: bad measurement on {m.source}->{m.destination}")
-        spans = [t for t in (m.start_s, m.end_s) if t is not None]
-        if not all(_finite(t) for t in spans) or (len(spans) == 2 and m.end_s < m.start_s):  # type: ignore[operator]
+        ends_bad = any(t is not None and not _finite(t) for t in (m.start_s, m.end_s))
+        if ends_bad or (m.start_s is not None and m.end_s is not None and m.end_s < m.start_s):
             raise PlanInputError(f"measurements: bad span on {m.source}->{m.destination}")
 
 

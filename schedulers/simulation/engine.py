@@ -455,13 +455,13 @@ class Simulator:
             dead = statistics.fmean(task.dead_s) if task.dead_s else None
             self.measurements.append(
                 Measurement(
-                    leg.source,
-                    leg.destination,
-                    leg.streams,
-                    size * 8 / active,
-                    planned,
-                    dead,
-                    leg.files,
+                    source=leg.source,
+                    destination=leg.destination,
+                    streams=leg.streams,
+                    throughput_bps=size * 8 / active,
+                    paced_bps=planned,
+                    copy_dead_s=dead,
+                    files=leg.files,
                     start_s=now - active,
                     end_s=now,
                 )

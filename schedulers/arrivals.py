@@ -158,6 +158,7 @@ class CopyInFlight:
     left: float
     # Seconds until its slowest active file ends at the pace its progress shows (None: no pace known).
     own_pace_s: float | None = None
+    files: tuple[FileCopy, ...] = ()  # its files as the transfer service reports them (none: not reported)
 
 
 def copies_in_flight(now: dt.datetime, rates: Mapping[Lane, float]) -> list[CopyInFlight]:
@@ -200,7 +201,8 @@ def copies_in_flight(now: dt.datetime, rates: Mapping[Lane, float]) -> list[Copy
         else:
             sent = max(0.0, (now - created).total_seconds()) * rate / 8 / in_flight[lane]
             left = max(0.0, float(total or 0) - sent)
-        out.append(CopyInFlight(pk, product_id, lane, created, left, max(paces) if paces else None))
+        reported = tuple(files.get(pk, ()))
+        out.append(CopyInFlight(pk, product_id, lane, created, left, max(paces) if paces else None, reported))
     return out
 
 
@@ -257,6 +259,7 @@ class FileCopy:
     transferred: float = 0.0
     progress_at: dt.datetime | None = None
     pace_bps: float | None = None  # bytes/s over its last looks at the destination
+    finished: dt.datetime | None = None
 
     def sent(self, now: dt.datetime, share_bps: float) -> float:
         """Bytes sent by ``now``: all of a finished file, none of one not started, and for an active one
@@ -298,14 +301,15 @@ def _copy_files(replica_ids: list[int]) -> dict[int, list[FileCopy]]:
             "transferred_bytes",
             "progress_at",
             "progress_bps",
+            "finish_time",
         )
     )
     own = push_loop_submitters(row[2] for row in rows)
-    for replica_id, job_id, submitter, size, state, started, transferred, progress_at, pace in rows:
+    for replica_id, job_id, submitter, size, state, started, transferred, progress_at, pace, ended in rows:
         if not isinstance(replica_id, int) or state == FileState.NOT_USED or submitter not in own:
             continue
         latest[replica_id] = max(latest.get(replica_id, job_id), job_id)
-        copy = FileCopy(float(size or 0), state, started, float(transferred or 0), progress_at, pace)
+        copy = FileCopy(float(size or 0), state, started, float(transferred or 0), progress_at, pace, ended)
         found.setdefault((replica_id, job_id), []).append(copy)
     return {replica_id: found[(replica_id, job_id)] for replica_id, job_id in latest.items()}
 

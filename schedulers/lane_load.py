@@ -21,6 +21,8 @@ from replicas.choices import ProductState, ReplicaState
 from replicas.models import Replica
 from topology.choices import StorageRole
 
+from .planning.types import Measurement
+
 Lane = tuple[str, str]
 
 
@@ -41,6 +43,9 @@ class LaneLoad:
     # The mean file size of each lane's first copies in flight (going straight to their SRC): what the plan
     # sizes the lane's copies for when it has no new leg on it (Plan.lane_copies).
     file_bytes: dict[Lane, float] = field(default_factory=dict)
+    # What the copies in flight have carried so far, with their spans (measurements.running_transfers):
+    # the plan judges by it whether a measured copy's link was full (LiveState.running).
+    running: tuple[Measurement, ...] = ()
 
     def depth_of(self, lane: Lane) -> int:
         return self.depths.get(lane, self.depth)
@@ -71,9 +76,12 @@ def lane_depth() -> int:
     return max(1, int(getattr(settings, "SRCNET_LANE_DEPTH", 2)))
 
 
-def lane_load(bytes_left: Mapping[Lane, float] | None = None) -> LaneLoad:
-    """The products in flight on each lane now, with ``bytes_left`` to copy on each."""
-    load = LaneLoad(depth=lane_depth(), bytes_left=dict(bytes_left or {}))
+def lane_load(
+    bytes_left: Mapping[Lane, float] | None = None, running: tuple[Measurement, ...] = ()
+) -> LaneLoad:
+    """The products in flight on each lane now, with ``bytes_left`` to copy on each and what their copies
+    have carried so far (``running``)."""
+    load = LaneLoad(depth=lane_depth(), bytes_left=dict(bytes_left or {}), running=running)
     rows = (
         Replica.objects.filter(state__in=(ReplicaState.PLANNED, ReplicaState.COPYING))
         .exclude(endpoint__role=StorageRole.SDP)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -40,6 +40,7 @@ from . import arrivals
 from .lane_health import unavailable_lanes, unpin_broken, with_outage_events
 from .lane_load import LaneLoad, lane_load
 from .leg_submission import follow_lane_limits, submit_copy, submit_first
+from .measurements import running_transfers
 from .models import PathMeasurement, PushCycle
 from .plan_settings import plan_config
 from .planning.backlog import lane_work
@@ -233,6 +234,7 @@ def _plan(
     state = LiveState(
         placed_bytes=_placed_bytes(),
         measurements=measurements,
+        running=load.running,
         unavailable_lanes=down.keys(),
         lane_backlog_bytes=outside,
         lane_file_bytes=load.file_bytes,
@@ -296,13 +298,13 @@ def cycle_plans(
     now: dt.datetime,
     config: PlanConfig,
     errors: list[str],
-    bytes_left: Mapping[tuple[str, str], float] | None = None,
+    in_flight: list[arrivals.CopyInFlight] | None = None,
     products: list[Product] | None = None,
 ) -> Iterator[tuple[TelescopePlan, LaneLoad]]:
     """The plans of one cycle, telescope by telescope, with the lanes' load (the caller takes the room it
     fills before asking for the next plan). A telescope whose plan fails goes to ``errors``.
-    ``bytes_left``: what is still to copy on each lane's copies in flight (by default as
-    ``arrivals.lane_backlog_bytes`` reckons it now); ``products``: the queue as the caller read it (by
+    ``in_flight``: the first copies in flight and what each has still to copy (by default as
+    ``arrivals.copies_in_flight`` reckons them now); ``products``: the queue as the caller read it (by
     default read now)."""
     if products is None:
         products = queued_products(now=now)
@@ -311,9 +313,9 @@ def cycle_plans(
     if not telescopes:
         return
     topology = topology_snapshot()
-    if bytes_left is None:
-        bytes_left = arrivals.lane_backlog_bytes(now, arrivals.lane_rates(now))
-    load = lane_load(bytes_left)
+    if in_flight is None:
+        in_flight = arrivals.copies_in_flight(now, arrivals.lane_rates(now))
+    load = lane_load(arrivals.bytes_left_by_lane(in_flight), running_transfers(in_flight))
     measurements = _measurements()
     outages = unavailable_lanes(topology=topology)  # their pinned products go by policy (lane_health)
     for telescope in telescopes:
@@ -370,7 +372,7 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         arrivals.record_in_flight(arrivals.in_flight_predictions(in_flight, rates), now)
         backlog = arrivals.bytes_left_by_lane(in_flight)
         for planned, load in cycle_plans(
-            now=now, config=config, errors=report.errors, bytes_left=backlog, products=queue
+            now=now, config=config, errors=report.errors, in_flight=in_flight, products=queue
         ):
             report.legs_planned += len(planned.result.legs)
             # Before the submissions take room on the lanes: why a leg waits is the lane as the plan saw it.

@@ -9,11 +9,17 @@ from __future__ import annotations
 import datetime as dt
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from transfers.choices import FileState
 
 from .models import PathMeasurement
+from .planning.types import Measurement
+
+if TYPE_CHECKING:
+    from .arrivals import CopyInFlight
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,35 @@ def planned_share_bps(metadata: Mapping[str, Any]) -> float | None:
     if not math.isfinite(planned) or planned <= 0:
         return None
     return planned / copies
+
+
+def running_transfers(copies: Iterable[CopyInFlight]) -> tuple[Measurement, ...]:
+    """What the copies still in flight have carried so far, file by file, for the load on the links they
+    cross (LiveState.running, ``contention.mark_link_limited``): a finished file its bytes from its start
+    to its end, an active one the bytes its progress last showed from its start to then (epoch seconds,
+    the clock of the lane measurements). A job is measured only when it ends, and a copy that has just
+    ended overlapped mostly copies still running. Files whose service reports no such times add nothing."""
+    out = []
+    for copy in copies:
+        for f in copy.files:
+            if f.state == FileState.FINISHED:
+                end, carried = f.finished, f.size
+            else:
+                end, carried = f.progress_at, f.transferred
+            if f.started is None or end is None or carried <= 0 or end <= f.started:
+                continue
+            seconds = (end - f.started).total_seconds()
+            out.append(
+                Measurement(
+                    source=copy.lane[0],
+                    destination=copy.lane[1],
+                    streams=1,
+                    throughput_bps=carried * 8 / seconds,
+                    start_s=f.started.timestamp(),
+                    end_s=end.timestamp(),
+                )
+            )
+    return tuple(out)
 
 
 MAX_COUNT = 32767  # PathMeasurement's small integer fields

@@ -357,6 +357,8 @@ def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
                         "time": stats["time"],
                         "tx_bytes": stats["hops"][hop]["tx_bytes"],
                         "drop_queue": stats["hops"][hop].get("drop_queue", 0),
+                        # bytes queued at the access link's bottleneck now: its queueing delay
+                        "backlog": stats["hops"][hop].get("backlog", 0),
                         **waiting_products(campaign.pk),
                         "shown": shown_predictions(campaign.pk),
                         "products": c.products_created,

@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from schedulers.planning.types import Leg, LegRole  # noqa: E402
-from schedulers.simulation.engine import COLD_COPIES  # noqa: E402
-from schedulers.simulation.flows import Flow, share_links  # noqa: E402
+from schedulers.simulation.engine import BY_CONGESTION_CONTROL, COLD_COPIES  # noqa: E402
+from schedulers.simulation.flows import Flow, share_links, standing_queues  # noqa: E402
 
 BISECTIONS = 16
 EXPONENTS = (-1.0, 1.0)
@@ -79,12 +79,12 @@ def copies(run: Path) -> tuple[list[Copy], dict[str, float]]:
     return out, rtt
 
 
-def flow_of(copy: Copy, rtt_ms: float, exponent: float, overhead_s: float) -> Flow:
+def flow_of(copy: Copy, rtt_ms: float, exponent: float, overhead_s: float, queue_s: float = 0.0) -> Flow:
     """The copy as the simulator opens a cold copy: nothing for ``overhead_s`` and its setup round trips,
     then slow start from the initial window (each stream's), then as much as the link lets it, weighted by
-    its streams."""
+    its streams; its round trips ``queue_s`` longer for the queue of a full link."""
     rtt = rtt_ms / 1000.0
-    setup = overhead_s + float(COLD_COPIES["leg_setup_rtts"]) * rtt
+    setup = overhead_s + float(COLD_COPIES["leg_setup_rtts"]) * (rtt + queue_s)
     leg = Leg(copy.site, LegRole.PRIMARY, "telescope", copy.site, (LINK,), 1, 1, 0.0, 0, 0.0, 0.0, 0)
     return Flow(
         leg,
@@ -97,22 +97,30 @@ def flow_of(copy: Copy, rtt_ms: float, exponent: float, overhead_s: float) -> Fl
         ramp_start_s=copy.start + setup,
         share_weight=copy.streams * (1.0 / rtt) ** exponent,
         idle_until_s=copy.start + setup,
-        initial_bps=copy.streams * float(COLD_COPIES["initial_window_bytes"]) * 8 / rtt,
+        initial_bps=copy.streams * float(COLD_COPIES["initial_window_bytes"]) * 8 / (rtt + queue_s),
+        queue_s=queue_s,
     )
 
 
 def modelled_bytes(
-    found: list[Copy], rtt: dict[str, float], exponent: float, overhead_s: float
+    found: list[Copy], rtt: dict[str, float], exponent: float, overhead_s: float, queue: float = 0.0
 ) -> list[float]:
     """Each copy's modelled bytes between its real start and finish (``flow_of``, the link shared by
-    ``share_links``)."""
+    ``share_links``), each opened with the queue it meets (``flows.standing_queues``, ``queue`` its
+    factor) at the rates shared just before."""
     modelled = [0.0] * len(found)
-    flows = [flow_of(c, rtt[c.site], exponent, overhead_s) for c in found]
+    flows: dict[int, Flow] = {}
+    queues: dict[str, float] = {}
     edges = sorted({t for c in found for t in (c.start, c.finish)})
     now, end = edges[0], edges[-1]
     while now < end:
         flowing = [i for i, c in enumerate(found) if c.start <= now < c.finish]
+        for i in flowing:
+            if i not in flows:
+                flows[i] = flow_of(found[i], rtt[found[i].site], exponent, overhead_s, queues.get(LINK, 0.0))
         share_links([flows[i] for i in flowing], {LINK: CAPACITY_BPS}, now)
+        if queue > 0:
+            queues = standing_queues([flows[i] for i in flowing], {LINK: CAPACITY_BPS}, queue)
         later = edges[bisect.bisect_right(edges, now + 1e-9)]
         # At least a microsecond on, as the engine steps: a ramp step can round to now.
         step = max(min([later, *(flows[i].next_ramp_step(now) for i in flowing)]), now + 1e-6)
@@ -138,9 +146,10 @@ def bisect_root(grows: Callable[[float], float], low: float, high: float) -> flo
     return (low + high) / 2
 
 
-def fitted(found: list[Copy], rtt: dict[str, float]) -> tuple[float, float]:
+def fitted(found: list[Copy], rtt: dict[str, float], queue: float) -> tuple[float, float]:
     """(exponent, level): the exponent at which the two lanes' copies are modelled alike, the copies'
-    overhead the model's own (``COLD_COPIES``), and the median over all copies of modelled / real bytes
+    overhead the model's own (``COLD_COPIES``, and the standing queue ``queue``), and the median over all
+    copies of modelled / real bytes
     there (above 1: the real copies carried less than the model gives them). Fitting the overhead too
     is ill-posed: a longer one costs the shorter copies more, and the exponent runs away to make up for
     it (tried: -0.2 to -1.0 over the same four runs)."""
@@ -148,11 +157,11 @@ def fitted(found: list[Copy], rtt: dict[str, float]) -> tuple[float, float]:
     overhead = float(COLD_COPIES["leg_overhead_s"])
 
     def gap(exponent: float) -> float:  # grows with the exponent: the short lane gets more
-        logs = log_errors(found, modelled_bytes(found, rtt, exponent, overhead))
+        logs = log_errors(found, modelled_bytes(found, rtt, exponent, overhead, queue))
         return statistics.median(logs[short]) - statistics.median(logs[long])
 
     exponent = bisect_root(gap, *EXPONENTS)
-    logs = log_errors(found, modelled_bytes(found, rtt, exponent, overhead))
+    logs = log_errors(found, modelled_bytes(found, rtt, exponent, overhead, queue))
     return exponent, math.exp(statistics.median([v for values in logs.values() for v in values]))
 
 
@@ -161,6 +170,13 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("runs", type=Path, nargs="+", help="bench_reality.py result folders")
+    parser.add_argument(
+        "--standing-queue",
+        type=float,
+        default=None,
+        help="the standing queue's factor (engine.SimConfig.standing_queue; default: the model's for the "
+        "run's congestion control)",
+    )
     args = parser.parse_args()
     by_control: dict[str, list[tuple[float, float]]] = defaultdict(list)
     print(
@@ -176,7 +192,10 @@ def main() -> None:
             continue
         found, rtt = copies(run)
         control = result["workload"].get("congestion_control", "cubic")
-        exponent, level = fitted(found, rtt)
+        queue = args.standing_queue
+        if queue is None:
+            queue = BY_CONGESTION_CONTROL.get(control, {}).get("standing_queue", 0.0)
+        exponent, level = fitted(found, rtt, queue)
         ratio = (max(rtt.values()) / min(rtt.values())) ** -exponent
         by_control[control].append((exponent, level))
         print(f"| {run.name} | {control} | {len(found)} | {exponent:+.3f} | {ratio:.2f} | {level:.3f} |")

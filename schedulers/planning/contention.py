@@ -9,10 +9,13 @@ copies' shortfall on the shared access link as stream-limited and asked for 2 st
 at 26-40 Mbit/s per job against 45-46 with one (docs/benchmarks.md, "Streams per copy only while they
 pay").
 
-The load is what the measured transfers carried (bytes over their span): transfers still running are not
-measured yet, so a transfer's link is judged full only on what has finished, and a later plan, which sees
-more of them, can judge it again. Both the push loop and the simulator give the planner measurements with
-their spans, and the planner marks them here before it reads them, so both judge alike."""
+The load is what the measured transfers carried (bytes over their span) and what the transfers still
+running have carried so far (``LiveState.running``): a transfer that has just ended overlapped mostly
+copies that are still running, and judged on the finished ones only, its link looked emptier than it was
+(the 223 ms lane of the 600 s campaigns tried 2 streams per file for 6 and 11 of 61 jobs; docs/benchmarks.md,
+"A campaign four times as long"). A later plan, which sees more of them, can judge it again. Both the push
+loop and the simulator give the planner measurements and running transfers with their spans, and the
+planner marks them here before it reads them, so both judge alike."""
 
 from __future__ import annotations
 
@@ -28,17 +31,20 @@ from .types import Measurement, Topology
 LINK_FULL = 0.9
 
 
-def mark_link_limited(measurements: Sequence[Measurement], topology: Topology) -> tuple[Measurement, ...]:
+def mark_link_limited(
+    measurements: Sequence[Measurement], topology: Topology, running: Sequence[Measurement] = ()
+) -> tuple[Measurement, ...]:
     """The measurements, each lane's last HISTORY (those the tuning model reads) marked ``link_limited``
-    where a directed link of their path carried at least LINK_FULL of its capacity over their span; the
-    others, and those without a span or a path in ``topology``, as they were."""
+    where a directed link of their path carried at least LINK_FULL of its capacity over their span, with
+    what the ``running`` transfers carried on it so far; the others, and those without a span or a path in
+    ``topology``, as they were."""
     hops: dict[tuple[str, str], tuple[str, ...]] = {}
-    for m in measurements:
+    for m in (*measurements, *running):
         key = (m.source, m.destination)
         if key not in hops:
             path = topology.path(*key)
             hops[key] = topology.directed_links(path) if path else ()
-    links = _spans_by_link(measurements, hops)
+    links = _spans_by_link((*measurements, *running), hops)
     capacity = {name: bps for name, (_, bps) in topology.link_constraints().items()}
     marked = list(measurements)
     for index in _read_by_tuning(measurements):

@@ -379,7 +379,7 @@ def plan(
     config = config or PlanConfig()
     validate_all(products, topology, policy, state, config)
     # The streams model reads a transfer that ran on a full link as its share's, not its streams' limit.
-    state = replace(state, measurements=mark_link_limited(state.measurements, topology))
+    state = replace(state, measurements=mark_link_limited(state.measurements, topology, state.running))
     planner = Planner(topology, policy, state, config, products)
     for product in sorted(products, key=lambda p: (p.arrival_s, -p.priority, planner._deadline(p), p.id)):
         planner.place(product)

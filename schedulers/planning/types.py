@@ -245,6 +245,10 @@ class LiveState:
     now_s: float = 0.0
     link_load_bps: Mapping[str, float] = field(default_factory=dict)
     measurements: tuple[Measurement, ...] = ()
+    # Transfers still running, each as what it has carried so far over its span up to then (start_s,
+    # end_s in the measurements' clock): not measurements of their lanes, but load on the links they
+    # cross while the measured transfers ran (contention.mark_link_limited).
+    running: tuple[Measurement, ...] = ()
     placed_bytes: Mapping[str, float] = field(default_factory=dict)
     sdp_backlog_bytes: Mapping[str, float] = field(default_factory=dict)
     lane_busy_until_s: Mapping[tuple[str, str], float] = field(default_factory=dict)

@@ -112,12 +112,13 @@ def validate_state(state: LiveState, topology: Topology) -> None:
             raise PlanInputError(f"link_load_bps: unknown link {name!r}")
         if not (_finite(load) and load >= 0):
             raise PlanInputError(f"link_load_bps of {name} must be a non-negative number")
-    for m in state.measurements:
-        if m.streams < 1 or not (_finite(m.throughput_bps) and m.throughput_bps >= 0):
-            raise PlanInputError(f"measurements: bad measurement on {m.source}->{m.destination}")
-        ends_bad = any(t is not None and not _finite(t) for t in (m.start_s, m.end_s))
-        if ends_bad or (m.start_s is not None and m.end_s is not None and m.end_s < m.start_s):
-            raise PlanInputError(f"measurements: bad span on {m.source}->{m.destination}")
+    for name, measured in (("measurements", state.measurements), ("running", state.running)):
+        for m in measured:
+            if m.streams < 1 or not (_finite(m.throughput_bps) and m.throughput_bps >= 0):
+                raise PlanInputError(f"{name}: bad measurement on {m.source}->{m.destination}")
+            ends_bad = any(t is not None and not _finite(t) for t in (m.start_s, m.end_s))
+            if ends_bad or (m.start_s is not None and m.end_s is not None and m.end_s < m.start_s):
+                raise PlanInputError(f"{name}: bad span on {m.source}->{m.destination}")
 
 
 def validate_all(

@@ -30,9 +30,10 @@ from ..planning.types import (
     Product,
     Topology,
 )
-from .flows import RTO_FLOOR_S, Flow, share_links
+from .flows import RTO_FLOOR_S, Flow, share_links, standing_queues
 
 MEASUREMENTS_KEPT = 500
+LINK_FULL = 0.99  # a link whose flows carry this much of its capacity is full: it holds a queue
 HEADER_BYTES = 52  # IPv4 (20) and TCP (20) with timestamps (12): what an MTU holds beyond the MSS
 
 
@@ -88,6 +89,13 @@ class SimConfig:
     # 99.4 % at 9000), and the telescope's access bytes (``access_bytes``) are counted as the wire's.
     # 0: a link carries payload at its capacity (the model as it was).
     mtu_bytes: int = 0
+    # The queue a full link holds: a copy that opens while a link of its path is full meets, in each of
+    # its setup round trips and slow start's, that link's queueing delay, ``standing_queue`` times the
+    # mean of the round-trip times of the flows crossing it, weighted by their rates (each BBR flow keeps
+    # up to one bandwidth-delay product of its own path queued, cwnd_gain 2). No more than the longest
+    # of those round trips: the link's buffer is taken to hold at least one BDP of its longest path, as
+    # the emulator's does. 0: no queue (the model as it was).
+    standing_queue: float = 0.0
 
     @property
     def payload_fraction(self) -> float:
@@ -120,7 +128,7 @@ COLD_COPIES: dict[str, float | bool] = {
 # path's bandwidth-delay product.
 BY_CONGESTION_CONTROL: dict[str, dict[str, float]] = {
     "cubic": {"rtt_fairness": 0.28},
-    "bbr": {"rtt_fairness": -0.30},
+    "bbr": {"rtt_fairness": -0.30, "standing_queue": 0.70},
 }
 DEPLOYED_CONGESTION_CONTROL = "bbr"  # ansible/roles/dtn_tuning: dtn_tuning_congestion_control
 
@@ -182,6 +190,7 @@ class Simulator:
         self.changes = sorted(config.changes, key=lambda c: (c.time_s, c.link))
         self.queues: dict[tuple[str, str], list[_Task]] = {}
         self.flows: dict[int, Flow] = {}  # by a serial number: a lane may run several copies at once
+        self.link_queue_s: dict[str, float] = {}  # directed link -> its queueing delay, if it is full
         self.open_on_lane: dict[tuple[str, str], int] = {}
         self._serial = 0
         self.idle_since: dict[tuple[str, str], float] = {}
@@ -240,6 +249,7 @@ class Simulator:
         state = LiveState(
             now_s=now,
             measurements=self._history(),
+            running=self._running(now),
             placed_bytes=dict(self.placed),
             sdp_backlog_bytes=backlog,
             lane_busy_until_s=busy,
@@ -276,6 +286,26 @@ class Simulator:
         self._dirty.update(self.queues)
         for queue in self.queues.values():
             queue.sort(key=lambda t: (t.leg.start_s, -t.leg.priority))
+
+    def _running(self, now: float) -> tuple[Measurement, ...]:
+        """The copies in flight, each as what it has carried since it opened (LiveState.running), as the
+        push loop reports its running transfers' progress."""
+        running = []
+        for flow in self.flows.values():
+            size = self.records[flow.leg.product_id].product.size_bytes / self._files(flow.leg)
+            carried = size - flow.remaining_bytes  # as _open sized it
+            if now > flow.opened_s and carried > 0:
+                running.append(
+                    Measurement(
+                        source=flow.lane[0],
+                        destination=flow.lane[1],
+                        streams=max(1, flow.leg.streams),
+                        throughput_bps=carried * 8 / (now - flow.opened_s),
+                        start_s=flow.opened_s,
+                        end_s=now,
+                    )
+                )
+        return tuple(running)
 
     def _bytes_left(self) -> dict[tuple[str, str], float]:
         """Bytes still to copy on each lane of the products already started: their copies' remaining
@@ -369,6 +399,8 @@ class Simulator:
             * self.config.path_efficiency
         )
         rtt = rtt_ms / 1000.0
+        uses = self.topology.directed_links(path)
+        queue = sum(self.link_queue_s.get(link, 0.0) for link in uses)
         cold = (
             self.config.cold_every_leg
             or self.config.copies_in_flight
@@ -376,13 +408,15 @@ class Simulator:
         )
         rec = self.records[leg.product_id]
         overhead = (
-            self.config.leg_overhead_s + self.config.leg_setup_rtts * rtt + self._extra_dead.get(key, 0.0)
+            self.config.leg_overhead_s
+            + self.config.leg_setup_rtts * (rtt + queue)
+            + self._extra_dead.get(key, 0.0)
         )
         copy_pace = pace / copies
         flow = Flow(
             leg,
             key,
-            self.topology.directed_links(path),
+            uses,
             rec.product.size_bytes / files,
             copy_pace if self.config.paced else math.inf,
             streams * ceiling,
@@ -391,7 +425,8 @@ class Simulator:
             share_weight=float(streams) * (1.0 / rtt) ** self.config.rtt_fairness,
             idle_until_s=now + overhead if overhead > 0 else None,
             # Every connection of the copy starts from the initial window.
-            initial_bps=connections * self.config.initial_window_bytes * 8 / rtt,
+            initial_bps=connections * self.config.initial_window_bytes * 8 / (rtt + queue),
+            queue_s=queue,
         )
         flow.planned_bps = copy_pace
         flow.opened_s = now
@@ -531,6 +566,11 @@ class Simulator:
                 self._dirty.update(k for k in self.queues if k[0] in self.telescopes)
             self._start_flows(now)
             share_links(list(self.flows.values()), self.constraint_capacity, now)
+            if self.config.standing_queue > 0:
+                # What a copy opened at the next event meets: the queue outlives a flow just ended there.
+                self.link_queue_s = standing_queues(
+                    list(self.flows.values()), self.constraint_capacity, self.config.standing_queue, LINK_FULL
+                )
             candidates = [end, next_replan]
             if change_index < len(self.changes):
                 candidates.append(self.changes[change_index].time_s)

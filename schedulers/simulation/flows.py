@@ -40,6 +40,13 @@ class Flow:
     # Slow start from an initial window (bit/s in the first round trip, all streams): the rate doubles each
     # RTT until it reaches the plateau. 0: the staircase of SLOW_START_RTTS below the plateau.
     initial_bps: float = 0.0
+    # The queueing delay its round trips met when it opened (the standing queue of the full links on its
+    # path, engine.SimConfig.standing_queue): its slow start doubles once per rtt_s + queue_s.
+    queue_s: float = 0.0
+
+    @property
+    def round_trip_s(self) -> float:
+        return self.rtt_s + self.queue_s
 
     def ceiling_at(self, now: float) -> float:
         """The most the flow may send now: its pace, its plateau, and where slow start has got to."""
@@ -52,7 +59,7 @@ class Flow:
             return top
         if now < self.ramp_start_s:
             return 0.0
-        k = math.floor((now - self.ramp_start_s) / self.rtt_s + 1e-9)
+        k = math.floor((now - self.ramp_start_s) / self.round_trip_s + 1e-9)
         if self.initial_bps > 0:
             window = self.initial_bps * 2.0**k
             if window >= top:
@@ -71,8 +78,8 @@ class Flow:
             return math.inf
         if now < self.ramp_start_s:
             return self.ramp_start_s
-        k = math.floor((now - self.ramp_start_s) / self.rtt_s + 1e-9)
-        return self.ramp_start_s + (k + 1) * self.rtt_s
+        k = math.floor((now - self.ramp_start_s) / self.round_trip_s + 1e-9)
+        return self.ramp_start_s + (k + 1) * self.round_trip_s
 
 
 def share_links(flows: Sequence[Flow], capacity: Mapping[str, float], now: float) -> None:
@@ -91,3 +98,24 @@ def share_links(flows: Sequence[Flow], capacity: Mapping[str, float], now: float
     rates = progressive_fill(weights, caps, [f.uses for f in flows], capacity)
     for f, rate in zip(flows, rates, strict=True):
         f.rate_bps = rate
+
+
+def standing_queues(
+    flows: Sequence[Flow], capacity: Mapping[str, float], factor: float, full: float = 0.99
+) -> dict[str, float]:
+    """The queueing delay (s) of each link that ``flows``, at their rates, fill to ``full`` of its
+    capacity: ``factor`` times the mean round-trip time of the flows crossing it, weighted by their rates
+    (a BBR flow keeps up to one bandwidth-delay product of its own path queued: cwnd_gain 2), and no more
+    than the longest of them (the link's buffer is taken to hold one BDP of its longest path)."""
+    crossing: dict[str, list[Flow]] = {}
+    for flow in flows:
+        if flow.rate_bps > 0:
+            for link in flow.uses:
+                crossing.setdefault(link, []).append(flow)
+    queues = {}
+    for link, on in crossing.items():
+        carried = sum(f.rate_bps for f in on)
+        if carried >= full * capacity.get(link, math.inf):
+            mean_rtt = sum(f.rate_bps * f.rtt_s for f in on) / carried
+            queues[link] = min(factor * mean_rtt, max(f.rtt_s for f in on))
+    return queues

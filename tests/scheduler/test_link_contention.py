@@ -90,8 +90,31 @@ def test_the_plan_asks_no_more_streams_for_copies_that_fell_short_on_a_full_link
     assert shared.legs[0].streams < short.legs[0].streams
 
 
+def test_transfers_still_running_count_in_the_links_load() -> None:
+    """A's job has just ended; B's copies that ran with it are still running, 50 Mbit/s so far: the link
+    was full while A's ran, which the finished jobs alone do not show. What is running is load only: it is
+    not judged, nor read as a measurement of its lane."""
+    a = job("A", 0, 10, 45e6)
+    running = (Measurement("T1", "B", 1, 50e6, start_s=0, end_s=10),)
+    assert [m.link_limited for m in mark_link_limited([a], shared_access(), running)] == [True]
+    assert marked([a]) == [False]
+    # Running copies on another link (a lane whose path does not cross T1's access) add nothing.
+    elsewhere = (Measurement("A", "B", 1, 95e6, start_s=0, end_s=10),)
+    assert [m.link_limited for m in mark_link_limited([a], shared_access(), elsewhere)] == [False]
+    # The plan reads them from its live state: the A lane's shortfall is its share, one stream per copy.
+    products = [Product(f"p{i}", "T1", 64 * MIB, 0.0, files=2, destination="A") for i in range(4)]
+    history = tuple(job("A", 10 * i, 10 * i + 10, 30e6) for i in range(3))
+    load = (Measurement("T1", "B", 1, 65e6, start_s=0, end_s=30),)
+    with_load = plan(
+        products, shared_access(), ReplicaPolicy(), LiveState(measurements=history, running=load)
+    )
+    without = plan(products, shared_access(), ReplicaPolicy(), LiveState(measurements=history))
+    assert job_hints(with_load.legs[0]).streams_per_file == 1 < job_hints(without.legs[0]).streams_per_file
+
+
 @pytest.mark.parametrize(("start", "end"), [(10.0, 5.0), (float("nan"), 5.0), (0.0, float("inf"))])
-def test_a_measurement_with_a_bad_span_is_refused(start: float, end: float) -> None:
+@pytest.mark.parametrize("field", ["measurements", "running"])
+def test_a_measurement_with_a_bad_span_is_refused(start: float, end: float, field: str) -> None:
     bad = Measurement("T1", "A", 1, 1e6, start_s=start, end_s=end)
-    with pytest.raises(PlanInputError, match="span"):
-        plan([], shared_access(), ReplicaPolicy(), state=LiveState(measurements=(bad,)))
+    with pytest.raises(PlanInputError, match=f"{field}: bad span"):
+        plan([], shared_access(), ReplicaPolicy(), state=LiveState(**{field: (bad,)}))

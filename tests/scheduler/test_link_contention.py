@@ -117,4 +117,5 @@ def test_transfers_still_running_count_in_the_links_load() -> None:
 def test_a_measurement_with_a_bad_span_is_refused(start: float, end: float, field: str) -> None:
     bad = Measurement("T1", "A", 1, 1e6, start_s=start, end_s=end)
     with pytest.raises(PlanInputError, match=f"{field}: bad span"):
-        plan([], shared_access(), ReplicaPolicy(), state=LiveState(**{field: (bad,)}))
+        state = LiveState(measurements=(bad,)) if field == "measurements" else LiveState(running=(bad,))
+        plan([], shared_access(), ReplicaPolicy(), state=state)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ def _copy_running(now: dt.datetime) -> None:
     )
     job = TransferJob.objects.create(metadata={"replica_id": replica.pk, "lane": list(LANE)})
     ago = lambda s: now - dt.timedelta(seconds=s)  # noqa: E731
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"state": "FINISHED", "start_time": ago(20), "finish_time": ago(5)},
         {"state": "ACTIVE", "start_time": ago(10), "transferred_bytes": 3 * GB // 10, "progress_at": ago(2)},
         {"state": "SUBMITTED"},

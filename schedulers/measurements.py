@@ -115,9 +115,12 @@ def running_transfers(copies: Iterable[CopyInFlight]) -> tuple[Measurement, ...]
     cross (LiveState.running, ``contention.mark_link_limited``): a finished file its bytes from its start
     to its end, an active one the bytes its progress last showed from its start to then (epoch seconds,
     the clock of the lane measurements). A job is measured only when it ends, and a copy that has just
-    ended overlapped mostly copies still running. Files whose service reports no such times add nothing."""
+    ended overlapped mostly copies still running. Files whose service reports no such times add nothing,
+    nor does a copy whose files have all finished: its job is over, and measured as it ended."""
     out = []
     for copy in copies:
+        if all(f.state == FileState.FINISHED for f in copy.files):
+            continue
         for f in copy.files:
             if f.state == FileState.FINISHED:
                 end, carried = f.finished, f.size

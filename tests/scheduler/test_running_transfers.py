@@ -63,6 +63,12 @@ def test_a_running_copys_files_are_load_over_what_they_have_carried_so_far(refer
     )
     assert active.throughput_bps == pytest.approx(0.3 * GB * 8 / 8)
     assert active.end_s == pytest.approx((now - dt.timedelta(seconds=2)).timestamp())
+    # Once all its files have finished, its job is over and becomes a measurement: no longer load here
+    # (its replica is still copying until its checksums are verified).
+    from transfers.models import TransferFile
+
+    TransferFile.objects.update(state="FINISHED", start_time=now - dt.timedelta(seconds=9), finish_time=now)
+    assert running_transfers(copies_in_flight(now, {})) == ()
 
 
 def test_the_cycles_plan_sees_the_running_copies(reference_topology, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -315,7 +315,7 @@ def cycle_plans(
     topology = topology_snapshot()
     if in_flight is None:
         in_flight = arrivals.copies_in_flight(now, arrivals.lane_rates(now))
-    load = lane_load(arrivals.bytes_left_by_lane(in_flight), running_transfers(in_flight))
+    load = lane_load(arrivals.bytes_left_by_lane(in_flight), running_transfers(in_flight, now))
     measurements = _measurements()
     outages = unavailable_lanes(topology=topology)  # their pinned products go by policy (lane_health)
     for telescope in telescopes:

@@ -110,33 +110,34 @@ def planned_share_bps(metadata: Mapping[str, Any]) -> float | None:
     return planned / copies
 
 
-def running_transfers(copies: Iterable[CopyInFlight]) -> tuple[Measurement, ...]:
-    """What the copies still in flight have carried so far, file by file, for the load on the links they
-    cross (LiveState.running, ``contention.mark_link_limited``): a finished file its bytes from its start
-    to its end, an active one the bytes its progress last showed from its start to then (epoch seconds,
-    the clock of the lane measurements). A job is measured only when it ends, and a copy that has just
-    ended overlapped mostly copies still running. Files whose service reports no such times add nothing,
-    nor does a copy whose files have all finished: its job is over, and measured as it ended."""
+def running_transfers(copies: Iterable[CopyInFlight], now: dt.datetime) -> tuple[Measurement, ...]:
+    """What the copies still in flight have carried, file by file, for the load on the links they cross
+    (LiveState.running, ``contention.mark_link_limited``), over spans in epoch seconds (the clock of the
+    lane measurements): a finished file its bytes from its start to its end; an active one, from its start
+    to ``now``, at the rate its progress last showed (the bytes seen at its destination over the time
+    since it started; the service looks every few seconds, and a job that has just ended overlapped the
+    last of them). A job is measured only when it ends, and a copy that has just ended overlapped mostly
+    copies still running. Files whose service reports no such times add nothing, nor does a copy whose
+    files have all finished: its job is over, and measured as it ended."""
     out = []
     for copy in copies:
         if all(f.state == FileState.FINISHED for f in copy.files):
             continue
         for f in copy.files:
             if f.state == FileState.FINISHED:
-                end, carried = f.finished, f.size
+                seen, carried, end = f.finished, f.size, f.finished
             else:
-                end, carried = f.progress_at, f.transferred
-            if f.started is None or end is None or carried <= 0 or end <= f.started:
+                seen, carried, end = f.progress_at, f.transferred, now
+            if f.started is None or seen is None or end is None or carried <= 0 or seen <= f.started:
                 continue
-            seconds = (end - f.started).total_seconds()
             out.append(
                 Measurement(
                     source=copy.lane[0],
                     destination=copy.lane[1],
                     streams=1,
-                    throughput_bps=carried * 8 / seconds,
+                    throughput_bps=carried * 8 / (seen - f.started).total_seconds(),
                     start_s=f.started.timestamp(),
-                    end_s=end.timestamp(),
+                    end_s=max(end, seen).timestamp(),
                 )
             )
     return tuple(out)

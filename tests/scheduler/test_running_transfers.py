@@ -52,9 +52,10 @@ def _copy_running(now: dt.datetime) -> None:
 def test_a_running_copys_files_are_load_over_what_they_have_carried_so_far(reference_topology) -> None:  # type: ignore[no-untyped-def]
     now = dt.datetime.now(dt.UTC)
     _copy_running(now)
-    running = sorted(running_transfers(copies_in_flight(now, {})), key=lambda m: m.start_s or 0)
-    # The finished file: 1 GB over its 15 s; the active one: 0.3 GB over the 8 s to its progress; the
-    # queued one nothing. Epoch seconds, the lane measurements' clock.
+    running = sorted(running_transfers(copies_in_flight(now, {}), now), key=lambda m: m.start_s or 0)
+    # The finished file: 1 GB over its 15 s; the active one at the rate its progress showed (0.3 GB in the
+    # 8 s to its last look), from its start to now; the queued one nothing. Epoch seconds, the lane
+    # measurements' clock.
     assert [(m.source, m.destination) for m in running] == [LANE, LANE]
     finished, active = running
     assert finished.throughput_bps == pytest.approx(GB * 8 / 15)
@@ -62,13 +63,13 @@ def test_a_running_copys_files_are_load_over_what_they_have_carried_so_far(refer
         ((now - dt.timedelta(seconds=20)).timestamp(), (now - dt.timedelta(seconds=5)).timestamp())
     )
     assert active.throughput_bps == pytest.approx(0.3 * GB * 8 / 8)
-    assert active.end_s == pytest.approx((now - dt.timedelta(seconds=2)).timestamp())
+    assert active.end_s == pytest.approx(now.timestamp())
     # Once all its files have finished, its job is over and becomes a measurement: no longer load here
     # (its replica is still copying until its checksums are verified).
     from transfers.models import TransferFile
 
     TransferFile.objects.update(state="FINISHED", start_time=now - dt.timedelta(seconds=9), finish_time=now)
-    assert running_transfers(copies_in_flight(now, {})) == ()
+    assert running_transfers(copies_in_flight(now, {}), now) == ()
 
 
 def test_the_cycles_plan_sees_the_running_copies(reference_topology, monkeypatch) -> None:  # type: ignore[no-untyped-def]

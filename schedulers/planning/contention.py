@@ -29,11 +29,11 @@ from .types import Measurement, Topology
 # The share of a link's capacity its transfers carried for it to count as full. What they carried is an
 # estimate below the wire's: payload at MTU 1500 is 96.5 % of it, and each transfer's bytes are spread
 # over its span, its start's dead time included. On the long-haul network's access link, busy 96 % of
-# the time, the estimate over the 223 ms lane's jobs ran from 0.82 to 1.16 of capacity with hindsight
-# (every copy known), and 0.9 left one job in seven read as stream-limited, enough for the stream model
-# to ask 2 streams per file (docs/benchmarks.md, "The queue a full link holds"). At 0.8 a lane that has
-# the link to itself is judged by its streams until it carries 80 % of it; beyond that more streams can
-# add little.
+# the time, the estimate over the 223 ms lane's jobs ran from 0.76 to 1.16 of capacity with hindsight
+# (every copy known): 0.9 left 10-15 of its 61 jobs per 600 s run read as stream-limited, and one is
+# enough for the stream model to ask 2 streams per file (docs/benchmarks.md, "The queue a full link
+# holds"); 0.8 left 0-2. At 0.8 a lane that has the link to itself is judged by its streams until it
+# carries 80 % of it; beyond that more streams can add little.
 LINK_FULL = 0.8
 
 

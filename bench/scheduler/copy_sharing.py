@@ -149,8 +149,8 @@ def bisect_root(grows: Callable[[float], float], low: float, high: float) -> flo
 def fitted(found: list[Copy], rtt: dict[str, float], queue: float) -> tuple[float, float]:
     """(exponent, level): the exponent at which the two lanes' copies are modelled alike, the copies'
     overhead the model's own (``COLD_COPIES``, and the standing queue ``queue``), and the median over all
-    copies of modelled / real bytes
-    there (above 1: the real copies carried less than the model gives them). Fitting the overhead too
+    copies of modelled / real bytes there (above 1: the real copies carried less than the model gives
+    them). Fitting the overhead too
     is ill-posed: a longer one costs the shorter copies more, and the exponent runs away to make up for
     it (tried: -0.2 to -1.0 over the same four runs)."""
     short, long = sorted(rtt, key=rtt.__getitem__)[0], sorted(rtt, key=rtt.__getitem__)[-1]

@@ -33,7 +33,7 @@ from ..planning.types import (
 from .flows import RTO_FLOOR_S, Flow, share_links, standing_queues
 
 MEASUREMENTS_KEPT = 500
-LINK_FULL = 0.99  # a link whose flows carry this much of its capacity is full: it holds a queue
+QUEUEING_LOAD = 0.99  # a link whose flows carry this much of its capacity is full: it holds a queue
 HEADER_BYTES = 52  # IPv4 (20) and TCP (20) with timestamps (12): what an MTU holds beyond the MSS
 
 
@@ -125,7 +125,9 @@ COLD_COPIES: dict[str, float | bool] = {
 # (bench/scheduler/copy_sharing.py over nine real runs' copies, each opened as COLD_COPIES says,
 # docs/benchmarks.md "What a copy costs besides its bytes"): the long path gets 2.8 times the short one's,
 # -0.30 +- 0.09 (-0.22 with the copy cost as it was estimated before), as BBR's window follows its own
-# path's bandwidth-delay product.
+# path's bandwidth-delay product. BBR's standing queue: 0.70 of the rate-weighted RTT of the flows on a
+# full link, from the emulator's queue sampled in five real runs (0.67-0.81, docs/benchmarks.md, "The
+# queue a full link holds"); not measured under CUBIC.
 BY_CONGESTION_CONTROL: dict[str, dict[str, float]] = {
     "cubic": {"rtt_fairness": 0.28},
     "bbr": {"rtt_fairness": -0.30, "standing_queue": 0.70},
@@ -569,7 +571,10 @@ class Simulator:
             if self.config.standing_queue > 0:
                 # What a copy opened at the next event meets: the queue outlives a flow just ended there.
                 self.link_queue_s = standing_queues(
-                    list(self.flows.values()), self.constraint_capacity, self.config.standing_queue, LINK_FULL
+                    list(self.flows.values()),
+                    self.constraint_capacity,
+                    self.config.standing_queue,
+                    QUEUEING_LOAD,
                 )
             candidates = [end, next_replan]
             if change_index < len(self.changes):

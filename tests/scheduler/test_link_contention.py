@@ -119,3 +119,32 @@ def test_a_measurement_with_a_bad_span_is_refused(start: float, end: float, fiel
     with pytest.raises(PlanInputError, match=f"{field}: bad span"):
         state = LiveState(measurements=(bad,)) if field == "measurements" else LiveState(running=(bad,))
         plan([], shared_access(), ReplicaPolicy(), state=state)
+
+
+def test_the_simulators_plans_see_its_copies_in_flight_as_running_load(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """As the push loop hands its planner the copies still running (LiveState.running), the simulator
+    hands its own: each open copy's bytes since it opened, over [opened, now]."""
+    from schedulers.simulation import engine
+    from schedulers.simulation.engine import SimConfig, simulate
+
+    seen = []
+
+    def planning(products, topology, policy, state, config, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append((state.now_s, state.running))
+        return real_plan(products, topology, policy, state, config, **kwargs)
+
+    real_plan = engine.planner.plan
+    monkeypatch.setattr(engine.planner, "plan", planning)
+    topo = star(telescopes=("T1",), srcs={"A": 1.0}, centre=None, capacity={"x-T1": 10e9}, rtt_ms=100.0)
+    config = SimConfig(duration_s=30, replan_s=5.0, plan=PlanConfig(target_utilisation=1.0), paced=False)
+    simulate(topo, ReplicaPolicy(), [Product("p1", "T1", 2.5e10, 0.0, destination="A")], config)
+    # p1 (25 GB at 10 Gbit/s, about 20 s) is in flight at the plans of 5, 10 and 15 s.
+    during = [(now, running) for now, running in seen if 0 < now < 20]
+    assert [now for now, _ in during] == pytest.approx([5.0, 10.0, 15.0])
+    for now, running in during:
+        (copy,) = running
+        assert (copy.source, copy.destination) == ("T1", "A")
+        assert copy.start_s == pytest.approx(0.0) and copy.end_s == pytest.approx(now)
+        # What it carried since it opened: the link's rate once slow start is over, a little less before.
+        assert 0.8 * 10e9 < copy.throughput_bps <= 10e9
+    assert seen[0][1] == ()  # nothing open at the first plan

@@ -370,13 +370,14 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         in_flight = arrivals.copies_in_flight(now, rates)
         # The products whose first copy is already moving: predicted again from their lane's queue.
         arrivals.record_in_flight(arrivals.in_flight_predictions(in_flight, rates), now)
-        backlog = arrivals.bytes_left_by_lane(in_flight)
         for planned, load in cycle_plans(
             now=now, config=config, errors=report.errors, in_flight=in_flight, products=queue
         ):
             report.legs_planned += len(planned.result.legs)
             # Before the submissions take room on the lanes: why a leg waits is the lane as the plan saw it.
-            found = arrivals.predictions(planned.result.legs, planned.due, load, rates=rates, backlog=backlog)
+            found = arrivals.predictions(
+                planned.result.legs, planned.due, load, rates=rates, backlog=load.bytes_left
+            )
             arrivals.record(found, now)
             report.events += [
                 {"time_s": e.time_s, "telescope": e.telescope, "kind": e.kind, "detail": e.detail}

@@ -124,12 +124,11 @@ def running_transfers(copies: Iterable[CopyInFlight], now: dt.datetime) -> tuple
         if all(f.state == FileState.FINISHED for f in copy.files):
             continue
         for f in copy.files:
-            if f.state == FileState.FINISHED:
-                seen, carried, end = f.finished, f.size, f.finished
-            else:
-                seen, carried, end = f.progress_at, f.transferred, now
-            if f.started is None or seen is None or end is None or carried <= 0 or seen <= f.started:
+            finished = f.state == FileState.FINISHED
+            seen, carried = (f.finished, f.size) if finished else (f.progress_at, f.transferred)
+            if f.started is None or seen is None or carried <= 0 or seen <= f.started:
                 continue
+            end = seen if finished else max(seen, now)
             out.append(
                 Measurement(
                     source=copy.lane[0],
@@ -137,7 +136,7 @@ def running_transfers(copies: Iterable[CopyInFlight], now: dt.datetime) -> tuple
                     streams=1,
                     throughput_bps=carried * 8 / (seen - f.started).total_seconds(),
                     start_s=f.started.timestamp(),
-                    end_s=max(end, seen).timestamp(),
+                    end_s=end.timestamp(),
                 )
             )
     return tuple(out)

@@ -89,12 +89,10 @@ class SimConfig:
     # 99.4 % at 9000), and the telescope's access bytes (``access_bytes``) are counted as the wire's.
     # 0: a link carries payload at its capacity (the model as it was).
     mtu_bytes: int = 0
-    # The queue a full link holds: a copy that opens while a link of its path is full meets, in each of
-    # its setup round trips and slow start's, that link's queueing delay, ``standing_queue`` times the
-    # mean of the round-trip times of the flows crossing it, weighted by their rates (each BBR flow keeps
-    # up to one bandwidth-delay product of its own path queued, cwnd_gain 2). No more than the longest
-    # of those round trips: the link's buffer is taken to hold at least one BDP of its longest path, as
-    # the emulator's does. 0: no queue (the model as it was).
+    # The queue a full link holds: a copy that opens while a link of its path is full meets that link's
+    # queueing delay in each of its setup and slow-start round trips; ``standing_queue`` is its factor on
+    # the rate-weighted RTT of the flows crossing the link (flows.standing_queues). 0: no queue (the model
+    # as it was).
     standing_queue: float = 0.0
 
     @property
@@ -192,7 +190,10 @@ class Simulator:
         self.changes = sorted(config.changes, key=lambda c: (c.time_s, c.link))
         self.queues: dict[tuple[str, str], list[_Task]] = {}
         self.flows: dict[int, Flow] = {}  # by a serial number: a lane may run several copies at once
-        self.link_queue_s: dict[str, float] = {}  # directed link -> its queueing delay, if it is full
+        # The flows as last shared, and their links' queues (worked out when a copy opens): a copy opened at
+        # the next event meets them, as the queue outlives a flow that has just ended there.
+        self._shared: list[Flow] = []
+        self._queues: dict[str, float] | None = None
         self.open_on_lane: dict[tuple[str, str], int] = {}
         self._serial = 0
         self.idle_since: dict[tuple[str, str], float] = {}
@@ -289,13 +290,22 @@ class Simulator:
         for queue in self.queues.values():
             queue.sort(key=lambda t: (t.leg.start_s, -t.leg.priority))
 
+    def _queue_delay_s(self, uses: tuple[str, ...]) -> float:
+        """The queueing delay a copy opened now meets on a path of these links (SimConfig.standing_queue)."""
+        if self.config.standing_queue <= 0:
+            return 0.0
+        if self._queues is None:
+            self._queues = standing_queues(
+                self._shared, self.constraint_capacity, self.config.standing_queue, QUEUEING_LOAD
+            )
+        return sum(self._queues.get(link, 0.0) for link in uses)
+
     def _running(self, now: float) -> tuple[Measurement, ...]:
         """The copies in flight, each as what it has carried since it opened (LiveState.running), as the
         push loop reports its running transfers' progress."""
         running = []
         for flow in self.flows.values():
-            size = self.records[flow.leg.product_id].product.size_bytes / self._files(flow.leg)
-            carried = size - flow.remaining_bytes  # as _open sized it
+            carried = self._copy_bytes(flow.leg) - flow.remaining_bytes
             if now > flow.opened_s and carried > 0:
                 running.append(
                     Measurement(
@@ -321,8 +331,7 @@ class Simulator:
                 if record.started and not task.done:
                     unopened = self._files(task.leg) - task.files_opened
                     if unopened > 0:
-                        share = record.product.size_bytes / self._files(task.leg)
-                        left[key] = left.get(key, 0.0) + unopened * share
+                        left[key] = left.get(key, 0.0) + unopened * self._copy_bytes(task.leg)
         return left
 
     def _file_bytes(self) -> dict[tuple[str, str], float]:
@@ -385,9 +394,14 @@ class Simulator:
         """The copies a leg is moved as: its product's files, or the whole leg as one flow."""
         return max(1, self.records[leg.product_id].product.files) if self.config.copies_in_flight else 1
 
+    def _copy_bytes(self, leg: Leg) -> float:
+        """The bytes of one of the leg's copies: its product's share per file (the whole product as one
+        flow without ``copies_in_flight``)."""
+        return self.records[leg.product_id].product.size_bytes / self._files(leg)
+
     def _open(self, task: _Task, key: tuple[str, str], pace: float, now: float) -> None:
         leg = task.leg
-        files, copies = self._files(leg), self._copies(leg)
+        copies = self._copies(leg)
         # Each copy has its share of the lane's streams (at least one) and of its pace.
         streams = max(1, math.ceil(leg.streams / copies)) if self.config.copies_in_flight else leg.streams
         connections = streams if self.config.copies_in_flight else max(leg.streams, leg.files)
@@ -402,7 +416,7 @@ class Simulator:
         )
         rtt = rtt_ms / 1000.0
         uses = self.topology.directed_links(path)
-        queue = sum(self.link_queue_s.get(link, 0.0) for link in uses)
+        queue = self._queue_delay_s(uses)
         cold = (
             self.config.cold_every_leg
             or self.config.copies_in_flight
@@ -419,7 +433,7 @@ class Simulator:
             leg,
             key,
             uses,
-            rec.product.size_bytes / files,
+            self._copy_bytes(leg),
             copy_pace if self.config.paced else math.inf,
             streams * ceiling,
             rtt,
@@ -470,7 +484,7 @@ class Simulator:
         # The lane has room again.
         self._dirty.add(key)
         if flow.planned_bps > 0:  # as the push loop measures a real copy (schedulers/measurements.py)
-            size = self.records[flow.leg.product_id].product.size_bytes / self._files(flow.leg)
+            size = self._copy_bytes(flow.leg)
             task.dead_s.append(max(0.0, now - flow.opened_s - size * 8 / flow.planned_bps))
         task.files_done += 1
         if task.files_done < self._files(task.leg):
@@ -567,15 +581,9 @@ class Simulator:
                 arrived = bisect.bisect_right(self.arrivals, now + 1e-9)
                 self._dirty.update(k for k in self.queues if k[0] in self.telescopes)
             self._start_flows(now)
-            share_links(list(self.flows.values()), self.constraint_capacity, now)
-            if self.config.standing_queue > 0:
-                # What a copy opened at the next event meets: the queue outlives a flow just ended there.
-                self.link_queue_s = standing_queues(
-                    list(self.flows.values()),
-                    self.constraint_capacity,
-                    self.config.standing_queue,
-                    QUEUEING_LOAD,
-                )
+            self._shared = list(self.flows.values())
+            share_links(self._shared, self.constraint_capacity, now)
+            self._queues = None
             candidates = [end, next_replan]
             if change_index < len(self.changes):
                 candidates.append(self.changes[change_index].time_s)

@@ -9,6 +9,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from srcnet.workers import worker_concurrency
+
 from .pki import ensure_pki
 from .postgres import ensure_postgres, stop_postgres
 from .processes import port_open, read_pid, running, start_daemon, stop_daemon, wait_for_port
@@ -97,9 +99,10 @@ def ensure_sites(
     return {name: ensure_site(state, name, extra_lines=extra_lines) for name in names}
 
 
-def worker_argv(hostname: str, *, concurrency: int = 4, beat: bool = False) -> list[str]:
+def worker_argv(hostname: str, *, concurrency: int | None = None, beat: bool = False) -> list[str]:
     """The Celery worker command line of the local network (also used by the test fixtures); with
-    ``beat``, the worker also runs Celery beat on the database schedule."""
+    ``beat``, the worker also runs Celery beat on the database schedule. Its processes: the copies the
+    dispatcher admits at once and the control tasks' (srcnet/workers.py), unless ``concurrency`` says."""
     argv = [
         str(VENV_BIN / "celery"),
         "-A",
@@ -110,7 +113,7 @@ def worker_argv(hostname: str, *, concurrency: int = 4, beat: bool = False) -> l
         "--pool",
         "prefork",
         "--concurrency",
-        str(concurrency),
+        str(worker_concurrency() if concurrency is None else concurrency),
         "--hostname",
         hostname,
         "--without-gossip",
@@ -119,7 +122,7 @@ def worker_argv(hostname: str, *, concurrency: int = 4, beat: bool = False) -> l
     return [*argv, "--beat", "--scheduler", BEAT_SCHEDULER] if beat else argv
 
 
-def ensure_workers(state: StateDir, name: str, *, concurrency: int = 4, beat: bool = True) -> int:
+def ensure_workers(state: StateDir, name: str, *, concurrency: int | None = None, beat: bool = True) -> int:
     """A Celery worker (with beat when ``beat``: the periodic sweeps, the push loop, recurring
     campaigns) running the transfer tasks."""
     if running(state, "celery-worker"):

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from localnet.state import runtime_for
+from srcnet.workers import copy_slots
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 _runtime = runtime_for()
@@ -282,6 +283,8 @@ SRCNET_PUSH_THROUGH = _env("PUSH_THROUGH", "transfertool")
 # Transfer execution (the embedded transfer service).
 SRCNET_TRANSFERS = {
     "DEFAULT_MAX_ACTIVE_PER_LINK": int(_env("MAX_ACTIVE_PER_LINK", "4")),
+    # Copies the deployment's workers run at once (srcnet/workers.py): the dispatcher admits no more.
+    "COPY_SLOTS": copy_slots(),
     "DEFAULT_RETRIES": int(_env("TRANSFER_RETRIES", "2")),
     "RETRY_BACKOFF_SECONDS": float(_env("TRANSFER_RETRY_BACKOFF", "2")),
     # A copy whose destination file has not grown for this long (seconds) is cancelled as stalled (a cut or

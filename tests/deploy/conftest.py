@@ -250,11 +250,16 @@ def _inventory(folder: Path, fleet: Fleet, pki: Path, wheelhouse: Path, release:
         "xrootd_site_plugin_tpc_program": str(PLUGIN_BUILD / "xrdcp-wan"),
         "control_plane_bind_address": cp,
         "control_plane_topology_file": str(_topology(folder.parent / "topology.yaml", fleet)),
-        "platform_worker_concurrency": 2,
+        # Two copies at once (COPY_SLOTS below) and two processes for the control tasks (srcnet/workers.py).
+        "platform_worker_concurrency": 4,
         # Prometheus on cp scrapes the control plane's /metrics from its own address, and every host's node
         # exporter; the sites report to the XRootD exporter beside it. 5 s so the test sees targets up soon.
         # A push cycle every 5 s (production: 30 s), so the pushed products do not wait long for one.
-        "srcnet_app_settings": {"METRICS_ALLOWED_NETWORKS": f"127.0.0.0/8,{cp}/32", "PUSH_INTERVAL": "5"},
+        "srcnet_app_settings": {
+            "METRICS_ALLOWED_NETWORKS": f"127.0.0.0/8,{cp}/32",
+            "PUSH_INTERVAL": "5",
+            "COPY_SLOTS": "2",
+        },
         "monitoring_scrape_interval": "5s",
         "xrootd_site_summary_report": f"{cp}:9931",
         "xrootd_site_summary_interval": 5,

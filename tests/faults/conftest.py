@@ -114,7 +114,7 @@ class FaultWorker:
     def start(self, **extra_env: str) -> None:
         # The worker's push loop plans on the network the test runs (the long-haul one is scaled down).
         env = {**self.env, "SRCNET_NETWORK_SCALE": f"{settings.SRCNET_NETWORK_SCALE:g}", **extra_env}
-        argv = worker_argv(f"fault-{os.getpid()}-{time.monotonic_ns()}@%h", concurrency=2, beat=True)
+        argv = worker_argv(f"fault-{os.getpid()}-{time.monotonic_ns()}@%h", beat=True)
         with open(self.log, "ab") as out:
             out.write(f"\n==== started {time.strftime('%H:%M:%S')} {extra_env} ====\n".encode())
         self.proc = spawn_platform_process(argv, env, self.account, self.log, mode="ab")

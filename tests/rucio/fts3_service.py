@@ -40,7 +40,7 @@ class TransferWorker:
     """A real Celery worker (with the periodic dispatch sweep) on the run's own queue and database."""
 
     def __init__(self, state: StateDir, env: dict[str, str]) -> None:
-        argv = worker_argv(f"pytest-rucio-{os.getpid()}@%h", concurrency=2)
+        argv = worker_argv(f"pytest-rucio-{os.getpid()}@%h")
         account = service_account()
         # Beat's schedule file is written by the worker, as the platform's account.
         schedules = state.sub("celery")

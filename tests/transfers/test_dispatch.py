@@ -85,6 +85,24 @@ def test_default_link_limit_comes_from_settings(settings):
     assert len(admitted_now()) == 3
 
 
+def test_no_more_copies_run_than_the_workers_have_slots_for(settings):
+    """srcnet/workers.py: the dispatcher admits at most COPY_SLOTS copies at once over all links (each one
+    then has a worker process waiting for it); a slot freed is taken at the next dispatch, oldest first."""
+    settings.SRCNET_TRANSFERS = {**settings.SRCNET_TRANSFERS, "COPY_SLOTS": 5}
+    LinkLimit.objects.create(source_se="*", dest_se="*", max_active=4)
+    first = job(6, source="root://a.example.org:1094")
+    second = job(6, source="root://b.example.org:1094")
+    dispatch()
+    rows = admitted_now()
+    assert len(rows) == 5  # 8 by the two links' limits
+    assert Counter(row.job_id for row in rows) == {first.pk: 4, second.pk: 1}
+    TransferFile.objects.filter(pk=rows[0].pk).update(state=FileState.FINISHED, finish_time=timezone.now())
+    dispatch()
+    assert len(admitted_now()) == 5
+    dispatch()  # nothing has finished: nothing more is admitted
+    assert len(admitted_now()) == 5
+
+
 def test_an_optimized_link_starts_half_way_then_follows_decisions():
     LinkLimit.objects.create(
         source_se="*", dest_se="*", min_active=1, max_active=7, optimizer_mode=OptimizerMode.NORMAL

@@ -107,8 +107,10 @@ def dispatch() -> list[int]:
     """Admit waiting files while their link, source and destination have free slots.
 
     Per link: only the highest waiting priority is served (strict priority, FIFO within it), and its slots
-    go to the activities present by weight. Returns the ids of the attempts created; their execution is
-    enqueued when this transaction commits."""
+    go to the activities present by weight. No more copies run at once than the workers have slots for
+    (``COPY_SLOTS``, srcnet/workers.py): an admitted copy starts at once; when the slots bind, the links
+    whose oldest waiting file is oldest are served first. Returns the ids of the attempts created; their
+    execution is enqueued when this transaction commits."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [DISPATCH_LOCK_KEY])
     now = timezone.now()
@@ -139,10 +141,11 @@ def dispatch() -> list[int]:
         queues[(row.source_se, row.dest_se)].append(row)
     paused = set(LinkPause.objects.values_list("source_se", "dest_se"))
     admitted: list[TransferFile] = []
+    slots = int(transfer_settings()["COPY_SLOTS"]) - sum(active_link.values())
     for link, queue in queues.items():
         if link in paused:
             continue
-        free = link_limit(*link, limits) - active_link[link]
+        free = min(link_limit(*link, limits) - active_link[link], slots - len(admitted))
         if free <= 0:
             continue
         top = queue[0].job.priority

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from .planning.types import PlanInputError, Product, Topology
-from .simulation.engine import measured_stack
+from .simulation.measured import measured_stack
 from .simulation.reference import reference_endpoints, reference_topology
 from .simulation.report import ScenarioRun, run_scenario, write_report
 from .simulation.scenarios import Scenario, reference_failures, scenarios
@@ -23,7 +23,7 @@ MTU_RANGE = (576, 65535)  # IPv4's smallest datagram every host must take, and i
 
 
 def deployed_stack() -> dict[str, float | bool]:
-    """How the deployment's stack moves a copy (``engine.measured_stack``) on its sites' network: their
+    """How the deployment's stack moves a copy (``simulation.measured``) on its sites' network: their
     congestion control (SRCNET_SITES_CONGESTION_CONTROL) and the paths' MTU (SRCNET_NETWORK_MTU); a bad
     value is an ImproperlyConfigured naming the setting."""
     control = str(settings.SRCNET_SITES_CONGESTION_CONTROL)

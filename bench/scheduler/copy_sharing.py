@@ -1,11 +1,11 @@
 """How the real copies of bench_reality.py's runs shared the access link (issue 17 item 7): the exponent
 ``e`` of the simulator's ``rtt_fairness``, the figure of its stack that depends most on the sites'
-congestion control (``engine.BY_CONGESTION_CONTROL``): streams that share a full link get rates in
+congestion control (``measured.BY_CONGESTION_CONTROL``): streams that share a full link get rates in
 proportion to (1 / RTT) ** e (0: equal; > 0: the short path gets more, as CUBIC; < 0: the long path gets
 more, as BBR, whose window follows its own path's bandwidth-delay product).
 
 Each copy of ``real_jobs.json`` (one file over its job's ``streams_per_file`` connections) is replayed
-from its real start to its real finish as the simulator opens a cold copy (``engine.COLD_COPIES``:
+from its real start to its real finish as the simulator opens a cold copy (``measured.COLD_COPIES``:
 nothing for its overhead and setup round trips, then slow start from the initial window), the link shared
 at each moment between the copies then in flight (``flows.share_links``). Its modelled bytes are compared
 with its real size. The exponent is the one at which the two lanes come out alike (the median of
@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from schedulers.planning.types import Leg, LegRole  # noqa: E402
-from schedulers.simulation.engine import BY_CONGESTION_CONTROL, COLD_COPIES  # noqa: E402
 from schedulers.simulation.flows import Flow, share_links, standing_queues  # noqa: E402
+from schedulers.simulation.measured import BY_CONGESTION_CONTROL, COLD_COPIES  # noqa: E402
 
 BISECTIONS = 16
 EXPONENTS = (-1.0, 1.0)

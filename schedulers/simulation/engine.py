@@ -100,49 +100,6 @@ class SimConfig:
         return (self.mtu_bytes - HEADER_BYTES) / self.mtu_bytes if self.mtu_bytes else 1.0
 
 
-# How the platform's own stack moves a leg, as measured on the long-haul local network (bench_reality.py,
-# docs/benchmarks.md): unpaced copies, each cold (new connections, then slow start from 10 segments), and
-# the plan's copies in flight per lane. What a copy costs besides its bytes and slow start, measured on
-# idle lanes with 1 MiB files (docs/benchmarks.md, "What a copy costs besides its bytes"): 0.56 s a copy
-# at 7.5 ms and 3.07 s at 223 ms, p10-p90 within 0.16 s, i.e. 0.42 s and 5.8 round trips of its path
-# (the service's dispatch, the third-party copy's request and the pull's TCP and TLS handshakes, the
-# checksums; it was 0.2 s and 4 round trips, an estimate). Simulated campaigns run with it
-# (``measured_stack``); the scenarios and the unit tests keep the defaults.
-COLD_COPIES: dict[str, float | bool] = {
-    "paced": False,
-    "cold_every_leg": True,
-    "initial_window_bytes": 10 * 1448.0,
-    "leg_overhead_s": 0.42,
-    "leg_setup_rtts": 5.8,
-    "copies_in_flight": True,
-}
-
-# What depends on the sites' congestion control: how a full link is shared between a 7.5 ms and a 223 ms
-# path. CUBIC (the lanes' job rates, fitted by bench_reality; the copies' own measure below gives 0.43 +-
-# 0.07): the short path gets 2.6 times the long one's per stream. BBR, as the dtn_tuning role deploys it
-# (bench/scheduler/copy_sharing.py over nine real runs' copies, each opened as COLD_COPIES says,
-# docs/benchmarks.md "What a copy costs besides its bytes"): the long path gets 2.8 times the short one's,
-# -0.30 +- 0.09 (-0.22 with the copy cost as it was estimated before), as BBR's window follows its own
-# path's bandwidth-delay product. BBR's standing queue: 0.70 of the rate-weighted RTT of the flows on a
-# full link, from the emulator's queue sampled in five real runs (0.67-0.81, docs/benchmarks.md, "The
-# queue a full link holds"); not measured under CUBIC.
-BY_CONGESTION_CONTROL: dict[str, dict[str, float]] = {
-    "cubic": {"rtt_fairness": 0.28},
-    "bbr": {"rtt_fairness": -0.30, "standing_queue": 0.70},
-}
-DEPLOYED_CONGESTION_CONTROL = "bbr"  # ansible/roles/dtn_tuning: dtn_tuning_congestion_control
-
-
-def measured_stack(congestion_control: str = DEPLOYED_CONGESTION_CONTROL) -> dict[str, float | bool]:
-    """The SimConfig options of the platform's stack on sites running ``congestion_control``; an unknown
-    one is a ValueError naming those known."""
-    try:
-        return {**COLD_COPIES, **BY_CONGESTION_CONTROL[congestion_control]}
-    except KeyError:
-        known = ", ".join(BY_CONGESTION_CONTROL)
-        raise ValueError(f"unknown congestion control {congestion_control!r} (known: {known})") from None
-
-
 @dataclass
 class ProductRecord:
     product: Product

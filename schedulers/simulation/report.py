@@ -41,7 +41,7 @@ def run_scenario(
     model: Mapping[str, float | bool] | None = None,
 ) -> ScenarioRun:
     """Simulate one scenario and, if asked, solve its LP bound over the same run; ``model``: SimConfig's
-    options for how the stack moves a leg (engine.measured_stack), the defaults when None."""
+    options for how the stack moves a leg (measured.measured_stack), the defaults when None."""
     config = SimConfig(
         duration_s=duration_s,
         plan=scenario.plan,

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from schedulers.planning import PlanConfig, Product, ReplicaPolicy
-from schedulers.simulation.engine import SimConfig, measured_stack, simulate
+from schedulers.simulation.engine import SimConfig, simulate
 from schedulers.simulation.flows import Flow, share_links
+from schedulers.simulation.measured import measured_stack
 
 from .helpers import one_path
 

@@ -8,8 +8,9 @@ import pytest
 
 from schedulers.planning import PlanConfig, Product, ReplicaPolicy
 from schedulers.planning.types import Leg, LegRole
-from schedulers.simulation.engine import SimConfig, measured_stack, simulate
+from schedulers.simulation.engine import SimConfig, simulate
 from schedulers.simulation.flows import Flow, standing_queues
+from schedulers.simulation.measured import measured_stack
 from topology.physics import SLOW_START_RTTS
 
 from .helpers import star

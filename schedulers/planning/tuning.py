@@ -148,11 +148,17 @@ def measured_dead_time_s(measurements: Sequence[Measurement], source: str, desti
     dead times are skewed (p50 3.3 s, p90 8.1 s on the 223 ms lane). What it holds beyond the model is what
     the model does not know: on the long-haul local network a 223 ms copy's flows leave slow start early
     (CUBIC's HyStart) and lose to the queue, so its copies idle the lane far longer than handshakes and slow
-    start say (docs/benchmarks.md, "Copy dead time measured")."""
+    start say (docs/benchmarks.md, "Copy dead time measured"). A copy that ran while a link of its path was
+    full (``link_limited``) is left out: it took longer by the share it did not get, which more copies on
+    the lane cannot win back on a full link (under BBR the other path's copies hold it: docs/benchmarks.md,
+    "Copies waiting for a worker process"), as ``correction`` leaves it out of the streams' efficiency."""
     recent = [
         m.copy_dead_s
         for m in measurements
-        if m.source == source and m.destination == destination and m.copy_dead_s is not None
+        if m.source == source
+        and m.destination == destination
+        and m.copy_dead_s is not None
+        and not m.link_limited
     ][-DEAD_HISTORY:]
     return statistics.fmean(recent) if recent else None
 

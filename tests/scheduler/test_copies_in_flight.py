@@ -85,6 +85,13 @@ def test_the_lanes_measured_dead_time_is_the_mean_of_its_own_measurements() -> N
     assert measured_dead_time_s(history, "T", "A") == 13.0
 
 
+def test_a_copy_that_ran_on_a_full_link_measures_its_share_not_dead_time() -> None:
+    full = replace(Measurement("T", "A", 2, 20e6, copy_dead_s=30.0), link_limited=True)
+    assert measured_dead_time_s([full] * 3, "T", "A") is None
+    mixed = [Measurement("T", "A", 2, 50e6, copy_dead_s=d) for d in (2.0, 4.0)] + [full]
+    assert measured_dead_time_s(mixed, "T", "A") == 3.0
+
+
 def test_the_plan_sizes_a_lanes_copies_by_its_measured_dead_time() -> None:
     products = [Product(f"p{i}", "T", 64 * MIB, 0.0, files=2) for i in range(4)]
     path = far_path()

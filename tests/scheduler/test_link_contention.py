@@ -90,6 +90,25 @@ def test_the_plan_asks_no_more_streams_for_copies_that_fell_short_on_a_full_link
     assert shared.legs[0].streams < short.legs[0].streams
 
 
+def test_the_plan_adds_no_copies_for_time_lost_to_the_share_of_a_full_link() -> None:
+    """A's copies took 10 s beyond their planned share each, three times: alone on the link that is dead
+    time the lane's copies must overlap (more copies in flight); while B's filled the link it was the share
+    A did not get, which more copies cannot win back on a full link."""
+    products = [Product(f"p{i}", "T1", 64 * MIB, 0.0, files=2, destination="A") for i in range(4)]
+    slow = [
+        Measurement(
+            "T1", "A", 2, 30e6, paced_bps=60e6, files=2, start_s=10 * i, end_s=10 * i + 10, copy_dead_s=10.0
+        )
+        for i in range(3)
+    ]
+    others = [job("B", 10 * i, 10 * i + 10, 65e6) for i in range(3)]
+    shared = plan(products, shared_access(), ReplicaPolicy(), LiveState(measurements=(*slow, *others)))
+    alone = plan(products, shared_access(), ReplicaPolicy(), LiveState(measurements=tuple(slow)))
+    idle = plan(products, shared_access(), ReplicaPolicy())
+    assert alone.legs[0].lane_copies > idle.legs[0].lane_copies
+    assert shared.legs[0].lane_copies == idle.legs[0].lane_copies
+
+
 def test_transfers_still_running_count_in_the_links_load() -> None:
     """A's job has just ended; B's copies that ran with it are still running, 50 Mbit/s so far: the link
     was full while A's ran, which the finished jobs alone do not show. What is running is load only: it is

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -13,7 +14,16 @@ from srcnet.workers import worker_concurrency
 
 from .pki import ensure_pki
 from .postgres import ensure_postgres, stop_postgres
-from .processes import port_open, read_pid, running, start_daemon, stop_daemon, wait_for_port
+from .processes import (
+    ServiceError,
+    is_alive,
+    port_open,
+    read_pid,
+    running,
+    start_daemon,
+    stop_daemon,
+    wait_for_port,
+)
 from .redis import ensure_redis, stop_redis
 from .state import PROJECT_ROOT, StateDir
 from .users import chown_tree, drop_to, grant_traversal, service_account
@@ -120,6 +130,19 @@ def worker_argv(hostname: str, *, concurrency: int | None = None, beat: bool = F
         "--without-mingle",
     ]
     return [*argv, "--beat", "--scheduler", BEAT_SCHEDULER] if beat else argv
+
+
+def wait_for_worker(proc: subprocess.Popen[bytes], log: Path, timeout: float = 60.0) -> None:
+    """Wait until the Celery worker started as ``proc`` says it is ready in its log; a ServiceError
+    naming the log if it exits or is not ready within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not is_alive(proc.pid):
+            raise ServiceError(f"celery worker exited; see {log}")
+        if b" ready." in log.read_bytes()[-20000:]:
+            return
+        time.sleep(0.2)
+    raise ServiceError(f"celery worker not ready after {timeout:g} s; see {log}")
 
 
 def ensure_workers(state: StateDir, name: str, *, concurrency: int | None = None, beat: bool = True) -> int:

@@ -6,18 +6,16 @@ starts, so Django's settings find them; XRootD sites and the worker are started 
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.conf import settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from localnet.processes import is_alive, stop_pid
-from localnet.stack import platform_process, spawn_platform_process, worker_argv
+from localnet.processes import stop_pid
+from localnet.stack import platform_process, spawn_platform_process, wait_for_worker, worker_argv
 from localnet.state import PROJECT_ROOT, StateDir
 from localnet.xrootd import LocalSite, ensure_site, stop_site
 
@@ -186,21 +184,10 @@ def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir) -> I
     log = test_state.sub("log") / "pytest-celery-worker.log"
     proc = spawn_platform_process(worker_argv(f"pytest-{os.getpid()}@%h"), env, account, log)
     try:
-        _wait_for_worker(proc, log)
+        wait_for_worker(proc, log)
         yield proc.pid
     finally:
         stop_pid(proc.pid, timeout=20)
-
-
-def _wait_for_worker(proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not is_alive(proc.pid):
-            raise RuntimeError(f"celery worker exited; see {log}")
-        if b" ready." in log.read_bytes()[-20000:]:
-            return
-        time.sleep(0.2)
-    raise RuntimeError(f"celery worker not ready after {timeout} s; see {log}")
 
 
 def policy_of_shares(shares: dict[str, float], *, telescope: str = "SKA1-Low", name: str = ""):  # type: ignore[no-untyped-def]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,19 +31,11 @@ class Worker:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        from localnet.processes import is_alive
-        from localnet.stack import spawn_platform_process, worker_argv
+        from localnet.stack import spawn_platform_process, wait_for_worker, worker_argv
 
         argv = worker_argv(f"bench-reality-{os.getpid()}@%h", beat=True)
         self.proc = spawn_platform_process(argv, self.env, self.account, self.log)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if not is_alive(self.proc.pid):
-                raise RuntimeError(f"celery worker exited; see {self.log}")
-            if b" ready." in self.log.read_bytes()[-20000:]:
-                return
-            time.sleep(0.3)
-        raise RuntimeError(f"celery worker not ready after 90 s; see {self.log}")
+        wait_for_worker(self.proc, self.log, timeout=90)
 
     def stop(self) -> None:
         from localnet.processes import stop_pid

@@ -23,15 +23,16 @@ COLD_COPIES: dict[str, float | bool] = {
 
 # What depends on the sites' congestion control: how a full link is shared between a 7.5 ms and a 223 ms
 # path. BBR, as the dtn_tuning role deploys it: bench/scheduler/copy_sharing.py over the copies of the
-# three real runs since each admitted copy has a worker process (srcnet/workers.py; docs/benchmarks.md,
-# "Copies waiting for a worker process"), each opened as COLD_COPIES says: -0.69, -0.66 (600 s) and -0.60
-# (150 s), -0.66 weighted by their copies: the long path's copies get 9.4 times the short path's per
-# stream, as a BBR flow keeps two of its own path's bandwidth-delay products in flight (long-lived flows
-# go further: about 90 % of the link to the 223 ms path, bench/scheduler/path_sharing.py). Its standing
-# queue: 0.82 of the rate-weighted RTT of the flows on a full link (0.75-0.87 in those runs). The runs
-# before had at most 4 copies running whatever the plan asked, which the figures then (-0.30 and 0.70)
-# absorbed. CUBIC: the lanes' job rates fitted by bench_reality before that fix (the short path gets 2.6
-# times the long one's per stream); not measured since, and no standing queue measured.
+# real runs since each admitted copy has a worker process (srcnet/workers.py; docs/benchmarks.md,
+# "Copies waiting for a worker process"), each opened as COLD_COPIES says: -0.69 and -0.66 (600 s),
+# -0.60, -0.58 and -0.63 (150 s), -0.66 weighted by their copies: the long path's copies get 9.4 times
+# the short path's per stream, as a BBR flow keeps two of its own path's bandwidth-delay products in
+# flight (long-lived flows go further: about 90 % of the link to the 223 ms path,
+# bench/scheduler/path_sharing.py). Its standing queue: 0.82 of the rate-weighted RTT of the flows on a
+# full link (0.74-0.87 in those runs). The runs before had at most 4 copies running whatever the plan
+# asked, which the figures then (-0.30 and 0.70) absorbed. CUBIC: the lanes' job rates fitted by
+# bench_reality before that fix (the short path gets 2.6 times the long one's per stream); not measured
+# since, and no standing queue measured.
 BY_CONGESTION_CONTROL: dict[str, dict[str, float]] = {
     "cubic": {"rtt_fairness": 0.28},
     "bbr": {"rtt_fairness": -0.66, "standing_queue": 0.82},

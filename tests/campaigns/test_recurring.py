@@ -17,10 +17,16 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from campaigns.models import Campaign
 from campaigns.services import RUN_FIELDS, advance, create_campaign, fire, stop
 from localnet.processes import stop_pid
-from localnet.stack import BEAT_SCHEDULER, platform_process, spawn_platform_process, worker_argv
+from localnet.stack import (
+    BEAT_SCHEDULER,
+    platform_process,
+    spawn_platform_process,
+    wait_for_worker,
+    worker_argv,
+)
 from localnet.state import StateDir
 from tests.campaigns.inputs import GOOD
-from tests.conftest import _wait_for_worker, wait_until
+from tests.conftest import wait_until
 
 BAD_SCHEDULES = [
     ({"every_seconds": 0}, "every_seconds"),
@@ -142,7 +148,7 @@ def beat_worker(transactional_db, test_state: StateDir) -> Iterator[Path]:  # ty
     assert argv[-2:] == ["--scheduler", BEAT_SCHEDULER]
     proc = spawn_platform_process(argv, env, account, log)
     try:
-        _wait_for_worker(proc, log)
+        wait_for_worker(proc, log)
         yield log
     finally:
         # Before the test's tables are flushed: a warm shutdown lets a run under way finish.

@@ -29,10 +29,10 @@ import pytest
 from django.conf import settings
 
 from localnet.processes import is_alive, read_pid, stop_pid
-from localnet.stack import platform_process, spawn_platform_process, worker_argv
+from localnet.stack import platform_process, spawn_platform_process, wait_for_worker, worker_argv
 from localnet.state import StateDir
 from localnet.xrootd import LocalSite, ensure_site, stop_site
-from tests.conftest import ARTIFACTS, _wait_for_worker
+from tests.conftest import ARTIFACTS
 from tests.integration.conftest import adler32_of, put_file, unique
 
 MIB = 1024 * 1024
@@ -118,7 +118,7 @@ class FaultWorker:
         with open(self.log, "ab") as out:
             out.write(f"\n==== started {time.strftime('%H:%M:%S')} {extra_env} ====\n".encode())
         self.proc = spawn_platform_process(argv, env, self.account, self.log, mode="ab")
-        _wait_for_worker(self.proc, self.log)
+        wait_for_worker(self.proc, self.log)
 
     def pids(self) -> list[int]:
         """The worker's main process and its pool processes."""

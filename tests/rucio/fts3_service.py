@@ -15,7 +15,7 @@ import time
 from localnet.fts3 import service_key
 from localnet.pki import ensure_pki, host_credentials
 from localnet.processes import ServiceError, is_alive, stop_pid
-from localnet.stack import VENV_BIN, platform_process, spawn_platform_process, worker_argv
+from localnet.stack import VENV_BIN, platform_process, spawn_platform_process, wait_for_worker, worker_argv
 from localnet.state import StateDir, free_port
 from localnet.users import chown_tree, service_account
 
@@ -49,14 +49,7 @@ class TransferWorker:
         argv += ["--beat", "--schedule", str(schedules / f"beat-pytest-rucio-{os.getpid()}")]
         self.log = state.sub("log") / f"pytest-rucio-worker-{os.getpid()}.log"
         self.proc = spawn_platform_process(argv, env, account, self.log)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if not is_alive(self.proc.pid):
-                raise ServiceError(f"celery worker exited; see {self.log}")
-            if b" ready." in self.log.read_bytes()[-20000:]:
-                return
-            time.sleep(0.2)
-        raise ServiceError(f"celery worker not ready; see {self.log}")
+        wait_for_worker(self.proc, self.log)
 
     def stop(self) -> None:
         stop_pid(self.proc.pid, timeout=20)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -98,3 +99,24 @@ def details_heading(browser: WebDriver) -> str | None:
 
 def wait(browser: WebDriver, css: str, timeout: float = 15) -> WebElement:
     return WebDriverWait(browser, timeout).until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
+def press_and_wait_for_the_answer(browser: WebDriver, button: WebElement, timeout: float = 15) -> None:
+    """Press a form's button and wait until the browser shows the page the server answered with.
+
+    The old page is marked with a script variable that the new document will not have. Selenium's
+    ``staleness_of`` is not enough: while Chrome swaps documents, asking about the old page's element can
+    fail with "Node with given id does not belong to the document", an unknown error rather than a stale
+    reference (CI, 2026-11-27). Any WebDriver error during the swap is asked again; a page that never comes
+    still fails after ``timeout``."""
+    browser.execute_script("window.srcnetPageBeforeSubmit = true;")
+    button.click()
+
+    def answered(driver: WebDriver) -> bool:
+        return bool(
+            driver.execute_script(
+                "return window.srcnetPageBeforeSubmit === undefined && document.readyState === 'complete';"
+            )
+        )
+
+    WebDriverWait(browser, timeout, ignored_exceptions=(WebDriverException,)).until(answered)

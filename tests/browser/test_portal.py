@@ -14,7 +14,6 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from operations.models import AuditEvent
@@ -24,7 +23,7 @@ from topology.models import Link, NetworkPath, Site, StorageEndpoint
 from transfers.choices import FileState, JobState
 from transfers.models import LinkPause, TransferFile, TransferJob
 
-from .conftest import details_heading, wait
+from .conftest import details_heading, press_and_wait_for_the_answer, wait
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -87,11 +86,9 @@ def _click(browser, css: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def _submit(browser, css: str) -> None:  # type: ignore[no-untyped-def]
-    """Press a form's button and wait until the browser has left the page: until then, elements found are
-    the old page's and go stale under the test's feet."""
-    page = browser.find_element(By.TAG_NAME, "html")
-    browser.find_element(By.CSS_SELECTOR, css).click()
-    WebDriverWait(browser, 15).until(ec.staleness_of(page))
+    """Press a form's button and wait for the answer's page: until then, elements found are the old page's
+    and go stale under the test's feet."""
+    press_and_wait_for_the_answer(browser, browser.find_element(By.CSS_SELECTOR, css))
 
 
 def _click_line(browser, css: str) -> None:  # type: ignore[no-untyped-def]

@@ -4,9 +4,7 @@ page (make a rule, see its copies and their predicted arrival, remove it; a bad 
 from __future__ import annotations
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from replicas.choices import ReplicaState
@@ -18,7 +16,7 @@ from tests.conftest import drive_push_loop
 from tests.integration.conftest import bound_topology, spectral_cube_at_sdp, unique  # noqa: F401 (the fixture)
 from topology.models import NetworkPath, StorageEndpoint, Telescope
 
-from .conftest import details_heading, wait
+from .conftest import details_heading, press_and_wait_for_the_answer, wait
 
 MIB = 1024 * 1024
 
@@ -147,11 +145,8 @@ def test_a_scientist_asks_for_data_on_the_rules_page_and_watches_it_arrive(  # t
     shoot("map-product-route")
     # Removed from the Rules page.
     browser.get(live_server.url + "/rules/")
-    browser.find_element(By.CSS_SELECTOR, "#rules tbody form button").click()
-    # The answer's page replaces the one the button was on: an element read meanwhile may go stale.
-    WebDriverWait(browser, 15, ignored_exceptions=(StaleElementReferenceException,)).until(
-        lambda d: f"Rule {rule.pk} removed." in d.find_element(By.TAG_NAME, "main").text
-    )
+    press_and_wait_for_the_answer(browser, browser.find_element(By.CSS_SELECTOR, "#rules tbody form button"))
+    assert f"Rule {rule.pk} removed." in browser.find_element(By.TAG_NAME, "main").text
     assert "No rules yet." in browser.find_element(By.ID, "rules").text and not Rule.objects.exists()
 
 
@@ -161,8 +156,7 @@ def fill_rule(browser, *, product: str, srcs: str, copies: int) -> None:  # type
         box = form.find_element(By.NAME, field)
         box.clear()
         box.send_keys(value)
-    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    WebDriverWait(browser, 15).until(ec.staleness_of(form))  # the answer's page replaced the form's
+    press_and_wait_for_the_answer(browser, form.find_element(By.CSS_SELECTOR, "button[type=submit]"))
     wait(browser, "#rule-form")
 
 

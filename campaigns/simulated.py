@@ -40,6 +40,7 @@ def pinned_products(c: Campaign, place: Placement) -> list[tuple[WorkloadProduct
                 size_bytes=float(wp.size_bytes),
                 arrival_s=arrival,
                 files=len(wp.files),
+                file_bytes=tuple(float(f.size_bytes) for f in wp.files),
                 destination=place.site_of[wp.destination],
             ),
         )

@@ -151,14 +151,15 @@ def measured_dead_time_s(measurements: Sequence[Measurement], source: str, desti
     start say (docs/benchmarks.md, "Copy dead time measured"). A copy that ran while a link of its path was
     full (``link_limited``) is left out: it took longer by the share it did not get, which more copies on
     the lane cannot win back on a full link (under BBR the other path's copies hold it: docs/benchmarks.md,
-    "Copies waiting for a worker process"), as ``correction`` leaves it out of the streams' efficiency."""
+    "Copies waiting for a worker process"), as ``correction`` leaves it out of the streams' efficiency.
+    Only the lane's last HISTORY measurements are read, those ``contention.mark_link_limited`` judges: an
+    older one was never judged, and on a link full for longer than HISTORY jobs it would come back as
+    the only one not marked (on the 600 s long-haul runs the 7.5 ms lane's copies then rose from 2-3 to
+    4-7 at once on a link full throughout: docs/benchmarks.md, "Dead time from copies never judged")."""
     recent = [
         m.copy_dead_s
-        for m in measurements
-        if m.source == source
-        and m.destination == destination
-        and m.copy_dead_s is not None
-        and not m.link_limited
+        for m in lane_history(measurements, source, destination)
+        if m.copy_dead_s is not None and not m.link_limited
     ][-DEAD_HISTORY:]
     return statistics.fmean(recent) if recent else None
 

@@ -209,6 +209,9 @@ class Product:
     priority: int = 3
     deadline_s: float | None = None
     files: int = 1
+    # Each file's bytes, in the order its copies are opened (a campaign's files are drawn between a least
+    # and a most size); empty: the product split evenly between its files.
+    file_bytes: tuple[float, ...] = ()
     # The SRC its first copy must go to (a campaign's destination, an operator's re-route): the planner
     # schedules it on that lane instead of choosing by share. Its site needs a share in the topology.
     destination: str | None = None

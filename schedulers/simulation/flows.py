@@ -43,6 +43,7 @@ class Flow:
     # The queueing delay its round trips met when it opened (the standing queue of the full links on its
     # path, engine.SimConfig.standing_queue): its slow start doubles once per rtt_s + queue_s.
     queue_s: float = 0.0
+    size_bytes: float = 0.0  # the copy's bytes (remaining_bytes when it opened)
 
     @property
     def round_trip_s(self) -> float:

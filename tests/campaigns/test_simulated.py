@@ -69,6 +69,7 @@ def test_a_simulated_campaign_runs_the_campaigns_own_workload(operator_client, r
         assert p.telescope == TELESCOPES[BASE["sources"][wp.index % 2]]
         assert record.replicas[0] == p.destination  # the first copy went where the campaign said
         assert p.files == len(wp.files) == 2 and p.size_bytes == wp.size_bytes
+        assert p.file_bytes == tuple(f.size_bytes for f in wp.files)  # each file its own size
         assert all(4 * GB <= f.size_bytes <= 12 * GB for f in wp.files)
     delivered = [o for o in outcomes(pinned, run.result) if math.isfinite(o.delivered_s)]
     assert len(delivered) > len(pinned) / 2

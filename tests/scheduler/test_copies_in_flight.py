@@ -13,6 +13,7 @@ from schedulers.planning import PlanConfig, PlanInputError, Product, ReplicaPoli
 from schedulers.planning.dispatch import job_hints
 from schedulers.planning.tuning import (
     DEAD_HISTORY,
+    HISTORY,
     copies_at_once,
     copy_dead_time_s,
     lane_utilisation,
@@ -90,6 +91,17 @@ def test_a_copy_that_ran_on_a_full_link_measures_its_share_not_dead_time() -> No
     assert measured_dead_time_s([full] * 3, "T", "A") is None
     mixed = [Measurement("T", "A", 2, 50e6, copy_dead_s=d) for d in (2.0, 4.0)] + [full]
     assert measured_dead_time_s(mixed, "T", "A") == 3.0
+
+
+def test_a_copy_older_than_the_judged_history_is_not_read_as_dead_time() -> None:
+    """mark_link_limited judges a lane's last HISTORY measurements only: on a link full for longer, the
+    older ones (never judged) must not come back as the lane's dead time."""
+    old = Measurement("T", "A", 2, 20e6, copy_dead_s=12.0)
+    full = replace(Measurement("T", "A", 2, 20e6, copy_dead_s=30.0), link_limited=True)
+    assert measured_dead_time_s([old] * 5 + [full] * HISTORY, "T", "A") is None
+    # One judged and not full among them is read.
+    fresh = Measurement("T", "A", 2, 50e6, copy_dead_s=1.5)
+    assert measured_dead_time_s([old] * 5 + [full] * (HISTORY - 1) + [fresh], "T", "A") == 1.5
 
 
 def test_the_plan_sizes_a_lanes_copies_by_its_measured_dead_time() -> None:

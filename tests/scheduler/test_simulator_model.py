@@ -95,6 +95,23 @@ def test_copies_in_flight_move_a_product_file_by_file_on_the_plans_copies() -> N
     assert delivered(leg_overhead_s=0.5) == pytest.approx([2.5, 5.0], rel=1e-3)
 
 
+def test_a_products_files_keep_their_own_sizes() -> None:
+    """A campaign's files are drawn between a least and a most size (Product.file_bytes): p1's small file
+    ends first and p2's first file takes its slot, so p1's large one shares the link until the end. The
+    same 10 Gbit/s link and two copies in flight as above."""
+    topo = one_path(capacity_bps=10e9, rtt_ms=0.1, window_bytes=125e6)
+    plan = PlanConfig(target_utilisation=1.0, per_file_bps=5e9, copies_in_flight=False)
+    products = [
+        Product("p1", "T", 2.5e9, 0.0, files=2, file_bytes=(0.625e9, 1.875e9)),
+        Product("p2", "T", 2.5e9, 0.0, files=2),
+    ]
+    config = SimConfig(duration_s=60, plan=plan, paced=False, copies_in_flight=True)
+    result = simulate(topo, ReplicaPolicy(), products, config)
+    # 0-1 s: p1's files at 5 Gbit/s each, the small one done. 1-3 s: p1's large one and p2's first half at
+    # 5 Gbit/s each, both done. 3-4 s: p2's second half alone. Split evenly, p1 would end at 2 s.
+    assert [result.records[p].delivered_s["A"] for p in ("p1", "p2")] == pytest.approx([3.0, 4.0], rel=1e-3)
+
+
 def test_copies_in_flight_keep_a_long_lane_of_small_files_busier() -> None:
     """The long-haul UKSRC lane: files of 16-48 MiB, 100 Mbit/s, 223 ms, every copy cold (0.2 s, 4 round
     trips, slow start from 10 segments). One product's files at a time leaves the link idle about half the

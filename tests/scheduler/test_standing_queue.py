@@ -44,10 +44,8 @@ def test_the_queue_is_no_longer_than_the_longest_path_across_the_link() -> None:
     assert queues == {"l": pytest.approx(0.223)}
 
 
-def _second_product_delivered(standing_queue: float, *, first: bool = True) -> float:
-    """T1's 10 Gbit/s access link, 100 ms to A and to B: p1 (12.5 GB, to A) fills it from t=0 for about
-    10 s; p2 (125 MB, to B) arrives at 2 s and opens its copy while the link is full (or, without
-    ``first``, on an idle link)."""
+def _delivered(products: list[Product], standing_queue: float) -> dict[str, float]:
+    """Each product's delivery on T1's 10 Gbit/s access link, 100 ms to A and to B."""
     topo = star(
         telescopes=("T1",),
         srcs={"A": 1.0, "B": 1.0},
@@ -56,10 +54,6 @@ def _second_product_delivered(standing_queue: float, *, first: bool = True) -> f
         rtt_ms=100.0,
         window_bytes=125e6,
     )
-    products = [
-        *([Product("p1", "T1", 1.25e10, 0.0, destination="A")] if first else []),
-        Product("p2", "T1", 1.25e8, 2.0, destination="B"),
-    ]
     config = SimConfig(
         duration_s=60,
         plan=PlanConfig(target_utilisation=1.0),
@@ -67,7 +61,18 @@ def _second_product_delivered(standing_queue: float, *, first: bool = True) -> f
         leg_setup_rtts=4.0,
         standing_queue=standing_queue,
     )
-    return simulate(topo, ReplicaPolicy(), products, config).records["p2"].delivered_s["B"]
+    records = simulate(topo, ReplicaPolicy(), products, config).records
+    return {p.id: records[p.id].delivered_s[p.destination or ""] for p in products}
+
+
+def _second_product_delivered(standing_queue: float, *, first: bool = True) -> float:
+    """p1 (12.5 GB, to A) fills the link from t=0 for about 10 s; p2 (125 MB, to B) arrives at 2 s and
+    opens its copy while the link is full (or, without ``first``, on an idle link)."""
+    products = [
+        *([Product("p1", "T1", 1.25e10, 0.0, destination="A")] if first else []),
+        Product("p2", "T1", 1.25e8, 2.0, destination="B"),
+    ]
+    return _delivered(products, standing_queue)["p2"]
 
 
 def test_a_copy_opened_on_a_full_link_meets_its_queue_in_every_setup_and_slow_start_round_trip() -> None:
@@ -92,29 +97,14 @@ def test_the_measured_stack_has_bbrs_standing_queue_and_the_defaults_none() -> N
 
 
 def _next_on_the_lane_delivered(standing_queue: float) -> tuple[float, float]:
-    """p1 (12.5 GB) fills T1's 10 Gbit/s access link to A; p2 (125 MB, also to A) waits for the lane and
-    opens its copy the moment p1's ends: (p1's delivery, p2's)."""
-    topo = star(
-        telescopes=("T1",),
-        srcs={"A": 1.0},
-        centre=None,
-        capacity={"x-T1": 10e9},
-        rtt_ms=100.0,
-        window_bytes=125e6,
-    )
+    """p1 (12.5 GB) fills the link to A; p2 (125 MB, also to A) waits for the lane and opens its copy the
+    moment p1's ends: (p1's delivery, p2's)."""
     products = [
         Product("p1", "T1", 1.25e10, 0.0, destination="A"),
         Product("p2", "T1", 1.25e8, 2.0, destination="A"),
     ]
-    config = SimConfig(
-        duration_s=60,
-        plan=PlanConfig(target_utilisation=1.0),
-        paced=False,
-        leg_setup_rtts=4.0,
-        standing_queue=standing_queue,
-    )
-    records = simulate(topo, ReplicaPolicy(), products, config).records
-    return records["p1"].delivered_s["A"], records["p2"].delivered_s["A"]
+    delivered = _delivered(products, standing_queue)
+    return delivered["p1"], delivered["p2"]
 
 
 def test_a_copy_opened_as_the_last_one_on_the_link_ends_meets_no_queue_of_it() -> None:

@@ -79,10 +79,13 @@ def copies(run: Path) -> tuple[list[Copy], dict[str, float]]:
     return out, rtt
 
 
-def flow_of(copy: Copy, rtt_ms: float, exponent: float, overhead_s: float, queue_s: float = 0.0) -> Flow:
+def flow_of(
+    copy: Copy, rtt_ms: float, exponent: float, overhead_s: float, queue_s: float = 0.0, growth: float = 0.0
+) -> Flow:
     """The copy as the simulator opens a cold copy: nothing for ``overhead_s`` and its setup round trips,
     then slow start from the initial window (each stream's), then as much as the link lets it, weighted by
-    its streams; its round trips ``queue_s`` longer for the queue of a full link."""
+    its streams, taking up a larger share at most ``growth`` times faster per BBR probing cycle (0: at
+    once); its round trips ``queue_s`` longer for the queue of a full link."""
     rtt = rtt_ms / 1000.0
     setup = overhead_s + float(COLD_COPIES["leg_setup_rtts"]) * (rtt + queue_s)
     leg = Leg(copy.site, LegRole.PRIMARY, "telescope", copy.site, (LINK,), 1, 1, 0.0, 0, 0.0, 0.0, 0)
@@ -99,11 +102,17 @@ def flow_of(copy: Copy, rtt_ms: float, exponent: float, overhead_s: float, queue
         idle_until_s=copy.start + setup,
         initial_bps=copy.streams * float(COLD_COPIES["initial_window_bytes"]) * 8 / (rtt + queue_s),
         queue_s=queue_s,
+        probe_growth=growth,
     )
 
 
 def modelled_bytes(
-    found: list[Copy], rtt: dict[str, float], exponent: float, overhead_s: float, queue: float = 0.0
+    found: list[Copy],
+    rtt: dict[str, float],
+    exponent: float,
+    overhead_s: float,
+    queue: float = 0.0,
+    growth: float = 0.0,
 ) -> list[float]:
     """Each copy's modelled bytes between its real start and finish (``flow_of``, the link shared by
     ``share_links``), each opened with the queue it meets (``flows.standing_queues``, ``queue`` its
@@ -117,7 +126,9 @@ def modelled_bytes(
         flowing = [i for i, c in enumerate(found) if c.start <= now < c.finish]
         for i in flowing:
             if i not in flows:
-                flows[i] = flow_of(found[i], rtt[found[i].site], exponent, overhead_s, queues.get(LINK, 0.0))
+                flows[i] = flow_of(
+                    found[i], rtt[found[i].site], exponent, overhead_s, queues.get(LINK, 0.0), growth
+                )
         share_links([flows[i] for i in flowing], {LINK: CAPACITY_BPS}, now)
         if queue > 0:
             queues = standing_queues([flows[i] for i in flowing], {LINK: CAPACITY_BPS}, queue)
@@ -146,7 +157,9 @@ def bisect_root(grows: Callable[[float], float], low: float, high: float) -> flo
     return (low + high) / 2
 
 
-def fitted(found: list[Copy], rtt: dict[str, float], queue: float) -> tuple[float, float]:
+def fitted(
+    found: list[Copy], rtt: dict[str, float], queue: float, growth: float = 0.0
+) -> tuple[float, float]:
     """(exponent, level): the exponent at which the two lanes' copies are modelled alike, the copies'
     overhead the model's own (``COLD_COPIES``, and the standing queue ``queue``), and the median over all
     copies of modelled / real bytes there (above 1: the real copies carried less than the model gives
@@ -157,11 +170,11 @@ def fitted(found: list[Copy], rtt: dict[str, float], queue: float) -> tuple[floa
     overhead = float(COLD_COPIES["leg_overhead_s"])
 
     def gap(exponent: float) -> float:  # grows with the exponent: the short lane gets more
-        logs = log_errors(found, modelled_bytes(found, rtt, exponent, overhead, queue))
+        logs = log_errors(found, modelled_bytes(found, rtt, exponent, overhead, queue, growth))
         return statistics.median(logs[short]) - statistics.median(logs[long])
 
     exponent = bisect_root(gap, *EXPONENTS)
-    logs = log_errors(found, modelled_bytes(found, rtt, exponent, overhead, queue))
+    logs = log_errors(found, modelled_bytes(found, rtt, exponent, overhead, queue, growth))
     return exponent, math.exp(statistics.median([v for values in logs.values() for v in values]))
 
 
@@ -176,6 +189,13 @@ def main() -> None:
         default=None,
         help="the standing queue's factor (engine.SimConfig.standing_queue; default: the model's for the "
         "run's congestion control)",
+    )
+    parser.add_argument(
+        "--probe-growth",
+        type=float,
+        default=None,
+        help="how fast a copy takes up a larger share (engine.SimConfig.probe_growth; default: the model's "
+        "for the run's congestion control; 0: at once)",
     )
     args = parser.parse_args()
     by_control: dict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -195,7 +215,10 @@ def main() -> None:
         queue = args.standing_queue
         if queue is None:
             queue = BY_CONGESTION_CONTROL.get(control, {}).get("standing_queue", 0.0)
-        exponent, level = fitted(found, rtt, queue)
+        growth = args.probe_growth
+        if growth is None:
+            growth = BY_CONGESTION_CONTROL.get(control, {}).get("probe_growth", 0.0)
+        exponent, level = fitted(found, rtt, queue, growth)
         ratio = (max(rtt.values()) / min(rtt.values())) ** -exponent
         by_control[control].append((exponent, level))
         print(f"| {run.name} | {control} | {len(found)} | {exponent:+.3f} | {ratio:.2f} | {level:.3f} |")

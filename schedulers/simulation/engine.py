@@ -94,6 +94,11 @@ class SimConfig:
     # the rate-weighted RTT of the flows crossing the link (flows.standing_queues). 0: no queue (the model
     # as it was).
     standing_queue: float = 0.0
+    # How a copy takes up a larger share when another on its link ends: at most ``probe_growth`` times
+    # its rate per ``probe_rounds`` round trips of its own path (flows.Flow; BBR: 1.25 per 8). 0: at once
+    # (the model as it was).
+    probe_growth: float = 0.0
+    probe_rounds: float = 8.0
 
     @property
     def payload_fraction(self) -> float:
@@ -404,6 +409,8 @@ class Simulator:
             initial_bps=connections * self.config.initial_window_bytes * 8 / (rtt + queue),
             queue_s=queue,
             size_bytes=size,
+            probe_growth=self.config.probe_growth,
+            probe_rounds=self.config.probe_rounds,
         )
         flow.planned_bps = copy_pace
         flow.opened_s = now

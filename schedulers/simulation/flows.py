@@ -44,6 +44,15 @@ class Flow:
     # path, engine.SimConfig.standing_queue): its slow start doubles once per rtt_s + queue_s.
     queue_s: float = 0.0
     size_bytes: float = 0.0  # the copy's bytes (remaining_bytes when it opened)
+    # How fast it takes up a share that grows (another copy on its link ended): at most ``probe_growth``
+    # times its rate per ``probe_rounds`` round trips of its path, from the rate it last had while its
+    # share held it (``probe_bps`` since ``probe_s``); a flow held by its share leaves slow start. 0: it
+    # takes a larger share at once (the model as it was). BBR probes for bandwidth with a pacing gain of
+    # 1.25 in one phase of eight, each phase one minimum RTT (Cardwell et al., "BBR", ACM Queue 2016).
+    probe_growth: float = 0.0
+    probe_rounds: float = 8.0
+    probe_bps: float | None = None
+    probe_s: float = 0.0
 
     @property
     def round_trip_s(self) -> float:
@@ -57,6 +66,8 @@ class Flow:
             self.idle_until_s = None
         top = min(self.pace_bps, self.plateau_bps)
         if self.ramp_start_s is None:
+            if self.probe_bps is not None:
+                return min(top, self.probe_bps * self.probe_growth ** self._probe_steps(now))
             return top
         if now < self.ramp_start_s:
             return 0.0
@@ -72,10 +83,15 @@ class Flow:
             return top
         return min(top, self.plateau_bps * 2.0 ** (k - SLOW_START_RTTS))
 
+    def _probe_steps(self, now: float) -> int:
+        return math.floor((now - self.probe_s) / (self.probe_rounds * self.rtt_s) + 1e-9)
+
     def next_ramp_step(self, now: float) -> float:
         if self.idle_until_s is not None and now < self.idle_until_s:
             return self.idle_until_s
         if self.ramp_start_s is None:
+            if self.probe_bps is not None:
+                return self.probe_s + (self._probe_steps(now) + 1) * self.probe_rounds * self.rtt_s
             return math.inf
         if now < self.ramp_start_s:
             return self.ramp_start_s
@@ -97,8 +113,12 @@ def share_links(flows: Sequence[Flow], capacity: Mapping[str, float], now: float
     # A link has lost capacity (failure, change): TCP shares it between streams.
     weights = [f.share_weight or float(f.leg.streams) for f in flows]
     rates = progressive_fill(weights, caps, [f.uses for f in flows], capacity)
-    for f, rate in zip(flows, rates, strict=True):
+    for f, cap, rate in zip(flows, caps, rates, strict=True):
         f.rate_bps = rate
+        if f.probe_growth > 0 and 0 < rate < cap * (1 - 1e-9):
+            # Held by its share: that is the bandwidth it has measured; it grows from there.
+            f.ramp_start_s = None
+            f.probe_bps, f.probe_s = rate, now
 
 
 def standing_queues(

@@ -24,18 +24,22 @@ COLD_COPIES: dict[str, float | bool] = {
 # What depends on the sites' congestion control: how a full link is shared between a 7.5 ms and a 223 ms
 # path. BBR, as the dtn_tuning role deploys it: bench/scheduler/copy_sharing.py over the copies of the
 # real runs since each admitted copy has a worker process (srcnet/workers.py; docs/benchmarks.md,
-# "Copies waiting for a worker process"), each opened as COLD_COPIES says: -0.69 and -0.66 (600 s),
-# -0.60, -0.58 and -0.63 (150 s), -0.66 weighted by their copies: the long path's copies get 9.4 times
-# the short path's per stream, as a BBR flow keeps two of its own path's bandwidth-delay products in
-# flight (long-lived flows go further: about 90 % of the link to the 223 ms path,
-# bench/scheduler/path_sharing.py). Its standing queue: 0.82 of the rate-weighted RTT of the flows on a
-# full link (0.74-0.87 in those runs). The runs before had at most 4 copies running whatever the plan
-# asked, which the figures then (-0.30 and 0.70) absorbed. CUBIC: the lanes' job rates fitted by
-# bench_reality before that fix (the short path gets 2.6 times the long one's per stream); not measured
-# since, and no standing queue measured.
+# "Copies waiting for a worker process"), each opened as COLD_COPIES says and taking up a larger share as
+# BBR probes (``probe_growth`` below): -0.69, -0.65 and -0.59 (600 s), -0.58, -0.60 and -0.66 (150 s),
+# -0.64 weighted by their copies: the long path's copies get 8.8 times the short path's per stream, as a
+# BBR flow keeps two of its own path's bandwidth-delay products in flight (long-lived flows go further:
+# about 90 % of the link to the 223 ms path, bench/scheduler/path_sharing.py). Its standing queue: 0.80
+# of the rate-weighted RTT of the flows on a full link (0.74-0.87 in those six runs). ``probe_growth``: a
+# copy takes up a share another copy left at most 1.25 times faster per 8 round trips of its own path,
+# BBR's bandwidth probing (its design constants, not fitted); without it the simulator's link was full
+# where the real one idled 1.5-3 % of the time while both SRCs had products waiting (docs/benchmarks.md,
+# "Dead time from copies never judged"). The runs before the worker fix had at most 4 copies running
+# whatever the plan asked, which the figures then (-0.30 and 0.70) absorbed. CUBIC: the lanes' job rates
+# fitted by bench_reality before that fix (the short path gets 2.6 times the long one's per stream); not
+# measured since, and no standing queue or probing measured.
 BY_CONGESTION_CONTROL: dict[str, dict[str, float]] = {
     "cubic": {"rtt_fairness": 0.28},
-    "bbr": {"rtt_fairness": -0.66, "standing_queue": 0.82},
+    "bbr": {"rtt_fairness": -0.64, "standing_queue": 0.80, "probe_growth": 1.25, "probe_rounds": 8.0},
 }
 DEPLOYED_CONGESTION_CONTROL = "bbr"  # ansible/roles/dtn_tuning: dtn_tuning_congestion_control
 

@@ -163,8 +163,10 @@ def test_the_measured_stack_follows_the_sites_congestion_control() -> None:
     bbr, cubic = measured_stack("bbr"), measured_stack("cubic")
     assert measured_stack() == bbr  # what the dtn_tuning role deploys
     assert float(bbr["rtt_fairness"]) < 0 < float(cubic["rtt_fairness"])
-    # The rest is the same cold-copy model (and BBR's standing queue, tests/scheduler/test_standing_queue.py).
-    assert {k: v for k, v in bbr.items() if k not in ("rtt_fairness", "standing_queue")} == {
+    # The rest is the same cold-copy model (and BBR's standing queue and probing,
+    # tests/scheduler/test_standing_queue.py, test_probe_growth.py).
+    bbr_only = ("rtt_fairness", "standing_queue", "probe_growth", "probe_rounds")
+    assert {k: v for k, v in bbr.items() if k not in bbr_only} == {
         k: v for k, v in cubic.items() if k != "rtt_fairness"
     }
     with pytest.raises(ValueError, match=r"'reno'.*known: cubic, bbr"):

@@ -573,8 +573,8 @@ class Simulator:
             if finished:
                 # A copy opened next meets the queue of the copies still running: the ended ones' bytes
                 # leave the link's queue within its own delay, before the next copy's setup is over (the
-                # real runs' copies to the 223 ms SRC started at 13 ms of queue at the median, 37 ms on
-                # average; the queue of the link with the ended copies still on it was 140-166 ms).
+                # real runs' copies to the 223 ms SRC started at 12-13 ms of queue at the median, 31-48 ms
+                # on average; the queue of the link with the ended copies still on it was 140-166 ms).
                 self._shared = list(self.flows.values())
                 share_links(self._shared, self.constraint_capacity, now)
                 self._queues = None

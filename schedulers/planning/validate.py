@@ -78,6 +78,15 @@ def validate_products(products: Sequence[Product], topology: Topology) -> None:
             raise PlanInputError(f"deadline_s of product {p.id} must not precede its arrival")
         if p.files < 1:
             raise PlanInputError(f"files of product {p.id} must be at least 1")
+        if p.file_bytes and (
+            len(p.file_bytes) != p.files
+            or not all(_finite(b) and b > 0 for b in p.file_bytes)
+            or not math.isclose(sum(p.file_bytes), p.size_bytes, rel_tol=1e-6)
+        ):
+            raise PlanInputError(
+                f"file_bytes of product {p.id} must be its {p.files} files' positive sizes, "
+                f"adding up to its size_bytes"
+            )
         if p.destination is not None and p.destination not in share_sites(topology):
             raise PlanInputError(
                 f"destination of product {p.id}: {p.destination!r} is not an SRC with a share"

@@ -156,6 +156,7 @@ class Simulator:
         # the next event meets them, as the queue outlives a flow that has just ended there.
         self._shared: list[Flow] = []
         self._queues: dict[str, float] | None = None
+        self._copies_ended = False  # since the last share: _shared still holds the ended copies
         self.open_on_lane: dict[tuple[str, str], int] = {}
         self._serial = 0
         self.idle_since: dict[tuple[str, str], float] = {}
@@ -252,11 +253,19 @@ class Simulator:
         for queue in self.queues.values():
             queue.sort(key=lambda t: (t.leg.start_s, -t.leg.priority))
 
-    def _queue_delay_s(self, uses: tuple[str, ...]) -> float:
+    def _queue_delay_s(self, uses: tuple[str, ...], now: float) -> float:
         """The queueing delay a copy opened now meets on a path of these links (SimConfig.standing_queue)."""
         if self.config.standing_queue <= 0:
             return 0.0
         if self._queues is None:
+            if self._copies_ended:
+                # A copy opened as others end meets the queue of the copies still running: the ended
+                # ones' bytes leave the link's queue within its own delay, before the new copy's setup is
+                # over (the real runs' copies to the 223 ms SRC started at 12-13 ms of queue at the
+                # median, 31-48 ms on average; with the ended copies still on the link it was 140-166 ms).
+                self._shared = list(self.flows.values())
+                share_links(self._shared, self.constraint_capacity, now)
+                self._copies_ended = False
             self._queues = standing_queues(
                 self._shared, self.constraint_capacity, self.config.standing_queue, QUEUEING_LOAD
             )
@@ -359,7 +368,7 @@ class Simulator:
         """The bytes of the leg's ``index``-th copy: that file's (the product's share per file when its
         files' sizes are not known; the whole product as one flow without ``copies_in_flight``)."""
         product = self.records[leg.product_id].product
-        if self.config.copies_in_flight and len(product.file_bytes) == self._files(leg):
+        if self.config.copies_in_flight and product.file_bytes:  # one per file (planning.validate)
             return product.file_bytes[index]
         return product.size_bytes / self._files(leg)
 
@@ -380,7 +389,7 @@ class Simulator:
         )
         rtt = rtt_ms / 1000.0
         uses = self.topology.directed_links(path)
-        queue = self._queue_delay_s(uses)
+        queue = self._queue_delay_s(uses, now)
         cold = (
             self.config.cold_every_leg
             or self.config.copies_in_flight
@@ -393,12 +402,11 @@ class Simulator:
             + self._extra_dead.get(key, 0.0)
         )
         copy_pace = pace / copies
-        size = self._copy_bytes(leg, task.files_opened)
         flow = Flow(
             leg,
             key,
             uses,
-            size,
+            self._copy_bytes(leg, task.files_opened),
             copy_pace if self.config.paced else math.inf,
             streams * ceiling,
             rtt,
@@ -408,7 +416,6 @@ class Simulator:
             # Every connection of the copy starts from the initial window.
             initial_bps=connections * self.config.initial_window_bytes * 8 / (rtt + queue),
             queue_s=queue,
-            size_bytes=size,
             probe_growth=self.config.probe_growth,
             probe_rounds=self.config.probe_rounds,
         )
@@ -550,7 +557,7 @@ class Simulator:
             self._start_flows(now)
             self._shared = list(self.flows.values())
             share_links(self._shared, self.constraint_capacity, now)
-            self._queues = None
+            self._queues, self._copies_ended = None, False
             candidates = [end, next_replan]
             if change_index < len(self.changes):
                 candidates.append(self.changes[change_index].time_s)
@@ -571,13 +578,7 @@ class Simulator:
             for serial in finished:
                 self._finish(serial, now)
             if finished:
-                # A copy opened next meets the queue of the copies still running: the ended ones' bytes
-                # leave the link's queue within its own delay, before the next copy's setup is over (the
-                # real runs' copies to the 223 ms SRC started at 12-13 ms of queue at the median, 31-48 ms
-                # on average; the queue of the link with the ended copies still on it was 140-166 ms).
-                self._shared = list(self.flows.values())
-                share_links(self._shared, self.constraint_capacity, now)
-                self._queues = None
+                self._copies_ended, self._queues = True, None
         return SimResult(
             self.base,
             self.config,

@@ -43,7 +43,7 @@ class Flow:
     # The queueing delay its round trips met when it opened (the standing queue of the full links on its
     # path, engine.SimConfig.standing_queue): its slow start doubles once per rtt_s + queue_s.
     queue_s: float = 0.0
-    size_bytes: float = 0.0  # the copy's bytes (remaining_bytes when it opened)
+    size_bytes: float = 0.0  # the copy's bytes: remaining_bytes when it opened (the default)
     # How fast it takes up a share that grows (another copy on its link ended): at most ``probe_growth``
     # times its rate per ``probe_rounds`` round trips of its path, from the rate it last had while its
     # share held it (``probe_bps`` since ``probe_s``); a flow held by its share leaves slow start. 0: it
@@ -53,6 +53,10 @@ class Flow:
     probe_rounds: float = 8.0
     probe_bps: float | None = None
     probe_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.size_bytes:
+            self.size_bytes = self.remaining_bytes
 
     @property
     def round_trip_s(self) -> float:
@@ -90,7 +94,12 @@ class Flow:
         if self.idle_until_s is not None and now < self.idle_until_s:
             return self.idle_until_s
         if self.ramp_start_s is None:
-            if self.probe_bps is not None:
+            # A step is an event only while the flow sends what its probing allows (after share_links):
+            # one its share holds changes with the share, at another event.
+            if self.probe_bps is None:
+                return math.inf
+            probing = self.ceiling_at(now)
+            if self.rate_bps >= probing * (1 - 1e-9) and probing < min(self.pace_bps, self.plateau_bps):
                 return self.probe_s + (self._probe_steps(now) + 1) * self.probe_rounds * self.rtt_s
             return math.inf
         if now < self.ramp_start_s:

@@ -208,3 +208,17 @@ def test_carrying_over_a_leg_with_no_lane_is_rejected() -> None:
     leg = plan([Product("p1", "T1", 1e9)], star(), policy).legs[1]
     with pytest.raises(PlanInputError, match="carry_over: no lane from A to B"):
         plan([], star(), ReplicaPolicy(), carry_over=[leg])
+
+
+@pytest.mark.parametrize(
+    ("files", "file_bytes"),
+    [(2, (1e9,)), (3, (0.5e9, -0.5e9, 1e9)), (2, (0.4e9, 0.4e9)), (2, (0.5e9, float("nan")))],
+    ids=["one-size-for-two-files", "a-negative-size", "not-adding-up", "not-a-number"],
+)
+def test_file_sizes_that_are_not_the_products_files_are_rejected_naming_the_field(
+    files: int, file_bytes: tuple[float, ...]
+) -> None:
+    with pytest.raises(PlanInputError, match=r"file_bytes of product p1"):
+        plan([Product("p1", "T1", 1e9, files=files, file_bytes=file_bytes)], star(), ReplicaPolicy())
+    # Sizes one per file adding up to the product's are taken.
+    plan([Product("p1", "T1", 1e9, files=2, file_bytes=(0.25e9, 0.75e9))], star(), ReplicaPolicy())

@@ -94,7 +94,7 @@ def copy_file(
     nostreams: int | None = None,
     buffer_size: int | None = None,
     stall_seconds: float | None = None,
-    on_progress: Callable[[int], None] | None = None,
+    on_progress: Callable[[int, float, float], None] | None = None,
 ) -> CopyOutcome:
     """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks.
 
@@ -103,7 +103,8 @@ def copy_file(
     xrdcl_streams.py) and ``buffer_size`` its ``tcp_buffersize`` (bytes; gfal2 passes it to the GridFTP
     plugin only, so for root:// and davs:// copies it is recorded but has no effect). The parameters record
     the streams that carry the data (``streams_on_wire``, topology/tpc_streams.py). ``on_progress`` hears
-    the destination's size at each of the stall watch's looks (from the watch's thread)."""
+    the destination's size at each of the stall watch's looks, with the monotonic times of its asking and
+    answer (from the watch's thread)."""
     refused = refusal(source, destination)
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)

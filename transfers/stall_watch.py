@@ -11,6 +11,7 @@ Once every byte is there the watcher stops: the destination's checksum of a larg
 from __future__ import annotations
 
 import errno
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +19,11 @@ from contextlib import contextmanager
 from typing import Any
 
 STALLED = "TRANSFER stalled"
+# A look whose answer takes longer than this is logged: its size was read somewhere in that time, so the
+# copy's pace is measured from the look's asking (tasks.Heartbeat), and a slow destination is worth seeing.
+SLOW_LOOK_SECONDS = 1.0
+
+log = logging.getLogger(__name__)
 
 
 class StallWatch:
@@ -27,7 +33,7 @@ class StallWatch:
         self,
         stall_seconds: float,
         filesize: int | None,
-        on_progress: Callable[[int], None] | None = None,
+        on_progress: Callable[[int, float, float], None] | None = None,
         look_seconds: float = 5.0,
     ) -> None:
         self.stall_seconds = stall_seconds
@@ -54,6 +60,7 @@ class StallWatch:
         interval = min(self.look_seconds, max(0.5, self.stall_seconds / 5))
         last = time.monotonic()
         while not self._stop.wait(interval):
+            asked = time.monotonic()
             try:
                 size = int(probe.stat(destination).st_size)
             except gfal2.GError as exc:
@@ -61,11 +68,14 @@ class StallWatch:
                     last = time.monotonic()  # cannot tell (refused, unreachable): never a reason to cancel
                     continue
                 size = -1  # not there yet: the pull is still opening the source, or stuck doing so
+            answered = time.monotonic()
+            if answered - asked > SLOW_LOOK_SECONDS:
+                log.warning("look at %s: %d bytes, answered in %.2f s", destination, size, answered - asked)
             if self.filesize is not None and size >= self.filesize:
-                self._progress(size)
+                self._progress(size, asked, answered)
                 return  # every byte is there: what remains (checksums) is not a stall
             if size >= 0:
-                self._progress(size)  # every look, grown or not: the copy's pace counts its pauses too
+                self._progress(size, asked, answered)  # every look, grown or not: the pace counts pauses too
             if size > self.size:
                 self.size, last = size, time.monotonic()
             elif time.monotonic() - last >= self.stall_seconds:
@@ -73,9 +83,9 @@ class StallWatch:
                 copying.cancel()
                 return
 
-    def _progress(self, size: int) -> None:
+    def _progress(self, size: int, asked: float, answered: float) -> None:
         if self.on_progress is not None:
-            self.on_progress(size)
+            self.on_progress(size, asked, answered)
 
 
 @contextmanager
@@ -86,13 +96,14 @@ def stall_watch(
     stall_seconds: float,
     filesize: int | None,
     bearer_token: str = "",
-    on_progress: Callable[[int], None] | None = None,
+    on_progress: Callable[[int, float, float], None] | None = None,
     look_seconds: float = 5.0,
 ) -> Iterator[StallWatch]:
     """Watch the copy ``copying`` (a gfal2 context) makes to ``destination`` inside the block (stat with
     ``bearer_token``, as the copy, every ``look_seconds`` at most); no watcher when ``stall_seconds`` is 0.
     Only a destination that answers and has not grown counts as no progress: a stat that fails for another
-    reason than a missing file never cancels a copy. ``on_progress`` hears the size of each look (from the
+    reason than a missing file never cancels a copy. ``on_progress`` hears the size of each look with the
+    ``time.monotonic()`` of its asking and of its answer, between which the size was read (from the
     watcher's thread)."""
     watch = StallWatch(stall_seconds, filesize, on_progress, look_seconds)
     if stall_seconds <= 0:

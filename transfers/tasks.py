@@ -113,16 +113,20 @@ class Heartbeat:
         self.progress: tuple[int, datetime, float | None] | None = None
         self._looks: deque[tuple[float, int]] = deque()
 
-    def saw(self, size: int) -> None:
-        """The copy has ``size`` bytes at its destination now (called from the stall watch's thread). Its
-        pace is that of its looks over the last ``PACE_WINDOW_SECONDS``, once they span
-        ``PACE_SPAN_SECONDS``: recent, so a connection that crawled and recovered is not held to its past."""
-        now = time.monotonic()
-        self._looks.append((now, size))
-        while len(self._looks) > 2 and now - self._looks[1][0] >= PACE_WINDOW_SECONDS:
+    def saw(self, size: int, asked: float, answered: float) -> None:
+        """The copy had ``size`` bytes at its destination at some moment between ``asked`` and ``answered``
+        (``time.monotonic()``; called from the stall watch's thread). Its pace is that of its looks over
+        the last ``PACE_WINDOW_SECONDS``, once they span ``PACE_SPAN_SECONDS``: recent, so a connection that
+        crawled and recovered is not held to its past. The span runs from the first look's asking to the
+        last one's answer, never shorter than the time the bytes took: a slow answer lowers the pace, never
+        raises it (timed at its answer, a first look answered 3 s late would make 4 s of looks read 7 s of
+        bytes)."""
+        self._looks.append((asked, size))
+        while len(self._looks) > 2 and answered - self._looks[1][0] >= PACE_WINDOW_SECONDS:
             self._looks.popleft()
         then, before = self._looks[0]
-        pace = (size - before) / (now - then) if now - then >= PACE_SPAN_SECONDS else None
+        span = answered - then
+        pace = (size - before) / span if span >= PACE_SPAN_SECONDS else None
         self.progress = (size, timezone.now(), pace)
 
     def __enter__(self) -> Heartbeat:

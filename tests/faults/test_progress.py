@@ -15,7 +15,9 @@ from .conftest import MIB, policy_to, push_products, wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
 
-def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(fault_net, fault_worker):  # type: ignore[no-untyped-def]
+def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(  # type: ignore[no-untyped-def]
+    fault_net, fault_worker, test_state
+):
     policy_to("UKSRC_DISK")
     # Looks every 0.5 s; the progress reaches the database with each heartbeat (5 s by default), so a copy
     # of about ten seconds would have its pace (looks spanning 4 s) written at its second beat only, which
@@ -48,7 +50,7 @@ def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(fault_
         30,
         "the copy's pace",
     )
-    assert 4e6 < pace < 12e6
+    assert 4e6 < pace < 12e6, pace_diagnosis(pace, pk, fault_worker, test_state)
     # It grows while the copy runs, and ends as the file's size with no progress time left on it.
     wait_for(
         lambda: (
@@ -63,3 +65,13 @@ def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(fault_
     done = TransferFile.objects.get(pk=pk)
     assert done.transferred_bytes == size and done.progress_at is None and done.progress_bps is None
     assert done.start_time is not None and done.start_time <= seen_at <= done.finish_time
+
+
+def pace_diagnosis(pace: float, pk: int, worker, state) -> str:  # type: ignore[no-untyped-def]
+    """What a pace out of range needs: the looks the destination answered late (the stall watch logs
+    them) and how the source paced the connections that opened the file (its XRootD log)."""
+    path = TransferFile.objects.get(pk=pk).source_surl.partition("//")[2].partition("/")[2]
+    slow_looks = [line for line in worker.log.read_text().splitlines() if "look at " in line]
+    source_log = (state.sub("log") / "xrootd-FAULT-SDP.out").read_text(errors="replace").splitlines()
+    pacing = [line for line in source_log if "pacing" in line and path in line]
+    return f"pace {pace:.4g} B/s; looks answered late: {slow_looks[-10:]}; source's pacing: {pacing}"

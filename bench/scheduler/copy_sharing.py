@@ -25,10 +25,11 @@ import argparse
 import bisect
 import json
 import math
+import random
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -41,6 +42,9 @@ from schedulers.simulation.measured import BY_CONGESTION_CONTROL, COLD_COPIES  #
 
 BISECTIONS = 16
 EXPONENTS = (-1.0, 1.0)
+SPREADS = (0.0, 1.5)  # the share spread's bracket (sigma of the log of a copy's share weight)
+SPREAD_BISECTIONS = 10
+SPREAD_DRAWS = 3
 LINK = "access"
 CAPACITY_BPS = 100e6  # the scaled low-access link (localnet.longhaul, CAPACITY_SCALE)
 
@@ -80,12 +84,19 @@ def copies(run: Path) -> tuple[list[Copy], dict[str, float]]:
 
 
 def flow_of(
-    copy: Copy, rtt_ms: float, exponent: float, overhead_s: float, queue_s: float = 0.0, growth: float = 0.0
+    copy: Copy,
+    rtt_ms: float,
+    exponent: float,
+    overhead_s: float,
+    queue_s: float = 0.0,
+    growth: float = 0.0,
+    luck: float = 1.0,
 ) -> Flow:
     """The copy as the simulator opens a cold copy: nothing for ``overhead_s`` and its setup round trips,
     then slow start from the initial window (each stream's), then as much as the link lets it, weighted by
-    its streams, taking up a larger share at most ``growth`` times faster per BBR probing cycle (0: at
-    once); its round trips ``queue_s`` longer for the queue of a full link."""
+    its streams (times ``luck``, the simulator's draw for the copy: SimConfig.share_spread), taking up a
+    larger share at most ``growth`` times faster per BBR probing cycle (0: at once); its round trips
+    ``queue_s`` longer for the queue of a full link."""
     rtt = rtt_ms / 1000.0
     setup = overhead_s + float(COLD_COPIES["leg_setup_rtts"]) * (rtt + queue_s)
     leg = Leg(copy.site, LegRole.PRIMARY, "telescope", copy.site, (LINK,), 1, 1, 0.0, 0, 0.0, 0.0, 0)
@@ -98,7 +109,7 @@ def flow_of(
         plateau_bps=CAPACITY_BPS,  # no more than the link: its slow start ends there
         rtt_s=rtt,
         ramp_start_s=copy.start + setup,
-        share_weight=copy.streams * (1.0 / rtt) ** exponent,
+        share_weight=copy.streams * (1.0 / rtt) ** exponent * luck,
         idle_until_s=copy.start + setup,
         initial_bps=copy.streams * float(COLD_COPIES["initial_window_bytes"]) * 8 / (rtt + queue_s),
         queue_s=queue_s,
@@ -113,10 +124,11 @@ def modelled_bytes(
     overhead_s: float,
     queue: float = 0.0,
     growth: float = 0.0,
+    lucks: Sequence[float] | None = None,
 ) -> list[float]:
     """Each copy's modelled bytes between its real start and finish (``flow_of``, the link shared by
     ``share_links``), each opened with the queue it meets (``flows.standing_queues``, ``queue`` its
-    factor) at the rates shared just before."""
+    factor) at the rates shared just before, its share weight times its ``lucks`` entry (default 1)."""
     modelled = [0.0] * len(found)
     flows: dict[int, Flow] = {}
     queues: dict[str, float] = {}
@@ -126,8 +138,9 @@ def modelled_bytes(
         flowing = [i for i, c in enumerate(found) if c.start <= now < c.finish]
         for i in flowing:
             if i not in flows:
+                luck = lucks[i] if lucks is not None else 1.0
                 flows[i] = flow_of(
-                    found[i], rtt[found[i].site], exponent, overhead_s, queues.get(LINK, 0.0), growth
+                    found[i], rtt[found[i].site], exponent, overhead_s, queues.get(LINK, 0.0), growth, luck
                 )
         share_links([flows[i] for i in flowing], {LINK: CAPACITY_BPS}, now)
         if queue > 0:
@@ -149,9 +162,9 @@ def log_errors(found: list[Copy], modelled: list[float]) -> dict[str, list[float
     return logs
 
 
-def bisect_root(grows: Callable[[float], float], low: float, high: float) -> float:
+def bisect_root(grows: Callable[[float], float], low: float, high: float, steps: int = BISECTIONS) -> float:
     """Where the increasing function ``grows`` crosses 0 on [low, high]."""
-    for _ in range(BISECTIONS):
+    for _ in range(steps):
         mid = (low + high) / 2
         low, high = (mid, high) if grows(mid) < 0 else (low, mid)
     return (low + high) / 2
@@ -178,6 +191,52 @@ def fitted(
     return exponent, math.exp(statistics.median([v for values in logs.values() for v in values]))
 
 
+def within_site_spread(found: list[Copy], modelled: list[float], reference: list[float]) -> float:
+    """How far log(modelled / reference) of the copies lies from their site's median: the median of the
+    distances over all copies (robust: a few copies the model misses by far, short ones whose setup
+    dominates, do not decide it)."""
+    by_site: dict[str, list[float]] = defaultdict(list)
+    for c, m, r in zip(found, modelled, reference, strict=True):
+        by_site[c.site].append(math.log(max(m, 1.0) / max(r, 1.0)))
+    return statistics.median(
+        abs(v - statistics.median(values)) for values in by_site.values() for v in values
+    )
+
+
+def fitted_spread(
+    found: list[Copy], rtt: dict[str, float], exponent: float, queue: float, growth: float
+) -> float:
+    """The simulator's ``share_spread``: the sigma of the log-normal factor on each copy's share weight
+    at which the modelled copies spread about the model without it as much as the real copies do (the
+    median distance of log(bytes / the model's bytes) from their lane's median). The draws are fixed
+    (SPREAD_DRAWS sets, one normal deviate per copy, scaled by sigma), so the modelled spread grows with
+    sigma, and the sigma is found by bisection: what the model lacks of the copies' differences, taken as
+    their shares' luck."""
+    overhead = float(COLD_COPIES["leg_overhead_s"])
+    base = modelled_bytes(found, rtt, exponent, overhead, queue, growth)
+    real = [c.size for c in found]
+    target = within_site_spread(found, real, base)
+    generators = [random.Random(seed) for seed in range(SPREAD_DRAWS)]
+    draws = [[generator.gauss(0.0, 1.0) for _ in found] for generator in generators]
+
+    def excess(sigma: float) -> float:
+        spreads = [
+            within_site_spread(
+                found,
+                modelled_bytes(
+                    found, rtt, exponent, overhead, queue, growth, [math.exp(sigma * z) for z in zs]
+                ),
+                base,
+            )
+            for zs in draws
+        ]
+        return statistics.fmean(spreads) - target
+
+    if excess(SPREADS[1]) < 0:
+        return SPREADS[1]
+    return bisect_root(excess, *SPREADS, steps=SPREAD_BISECTIONS)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -197,18 +256,24 @@ def main() -> None:
         help="how fast a copy takes up a larger share (engine.SimConfig.probe_growth; default: the model's "
         "for the run's congestion control; 0: at once)",
     )
-    args = parser.parse_args()
-    by_control: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    print(
-        "| run | congestion control | copies | rtt_fairness | long / short stream's rate | modelled / real |"
+    parser.add_argument(
+        "--share-spread",
+        action="store_true",
+        help="also fit each run's share spread (engine.SimConfig.share_spread; about a minute a run)",
     )
-    print("|---|---|---|---|---|---|")
+    args = parser.parse_args()
+    by_control: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    print(
+        "| run | congestion control | copies | rtt_fairness | long / short stream's rate | modelled / real "
+        "| share spread |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for run in args.runs:
         if not (run / "real_jobs.json").exists():
             continue
         result = json.loads((run / "result.json").read_text())
         if paced(result):
-            print(f"| {run.name} | copies paced by the SDP: left out | | | | |")
+            print(f"| {run.name} | copies paced by the SDP: left out | | | | | |")
             continue
         found, rtt = copies(run)
         control = result["workload"].get("congestion_control", "cubic")
@@ -220,14 +285,18 @@ def main() -> None:
             growth = BY_CONGESTION_CONTROL.get(control, {}).get("probe_growth", 0.0)
         exponent, level = fitted(found, rtt, queue, growth)
         ratio = (max(rtt.values()) / min(rtt.values())) ** -exponent
-        by_control[control].append((exponent, level))
-        print(f"| {run.name} | {control} | {len(found)} | {exponent:+.3f} | {ratio:.2f} | {level:.3f} |")
+        luck = fitted_spread(found, rtt, exponent, queue, growth) if args.share_spread else math.nan
+        by_control[control].append((exponent, level, luck))
+        print(
+            f"| {run.name} | {control} | {len(found)} | {exponent:+.3f} | {ratio:.2f} | {level:.3f} "
+            f"| {luck:.3f} |"
+        )
     for control, values in sorted(by_control.items()):
-        exponents, levels = [v[0] for v in values], [v[1] for v in values]
+        exponents, levels, lucks = ([v[i] for v in values] for i in range(3))
         spread = f" (sd {statistics.stdev(exponents):.3f})" if len(values) > 1 else ""
         print(
             f"\n{control}, {len(values)} run(s): rtt_fairness {statistics.mean(exponents):+.3f}{spread}, "
-            f"modelled / real bytes {statistics.mean(levels):.3f}"
+            f"modelled / real bytes {statistics.mean(levels):.3f}, share spread {statistics.mean(lucks):.3f}"
         )
 
 

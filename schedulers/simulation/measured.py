@@ -34,12 +34,24 @@ COLD_COPIES: dict[str, float | bool] = {
 # BBR's bandwidth probing (its design constants, not fitted); without it the simulator's link was full
 # where the real one idled 1.5-3 % of the time while both SRCs had products waiting (docs/benchmarks.md,
 # "Dead time from copies never judged"). The runs before the worker fix had at most 4 copies running
-# whatever the plan asked, which the figures then (-0.30 and 0.70) absorbed. CUBIC: the lanes' job rates
+# whatever the plan asked, which the figures then (-0.30 and 0.70) absorbed. ``share_spread``: how far
+# one real copy's share lies from the model's, beyond what its lane's level and the copies in flight
+# explain (copy_sharing.py --share-spread, the sigma of a log-normal factor on each copy's share weight
+# that spreads the modelled copies as much as the real ones): 0.51, 0.36, 0.34, 0.32, 0.29 (600 s), 0.13,
+# 0.23, 0.19, 0.16, 0.27 (150 s), 0.33 weighted by their copies. Without it every copy of a lane took
+# the same time at the same load and the simulator's products finished within a narrower spread than the
+# real ones (docs/benchmarks.md, "Copies' luck"). CUBIC: the lanes' job rates
 # fitted by bench_reality before that fix (the short path gets 2.6 times the long one's per stream); not
 # measured since, and no standing queue or probing measured.
 BY_CONGESTION_CONTROL: dict[str, dict[str, float]] = {
     "cubic": {"rtt_fairness": 0.28},
-    "bbr": {"rtt_fairness": -0.64, "standing_queue": 0.80, "probe_growth": 1.25, "probe_rounds": 8.0},
+    "bbr": {
+        "rtt_fairness": -0.64,
+        "standing_queue": 0.80,
+        "probe_growth": 1.25,
+        "probe_rounds": 8.0,
+        "share_spread": 0.33,
+    },
 }
 DEPLOYED_CONGESTION_CONTROL = "bbr"  # ansible/roles/dtn_tuning: dtn_tuning_congestion_control
 

@@ -163,9 +163,9 @@ def test_the_measured_stack_follows_the_sites_congestion_control() -> None:
     bbr, cubic = measured_stack("bbr"), measured_stack("cubic")
     assert measured_stack() == bbr  # what the dtn_tuning role deploys
     assert float(bbr["rtt_fairness"]) < 0 < float(cubic["rtt_fairness"])
-    # The rest is the same cold-copy model (and BBR's standing queue and probing,
-    # tests/scheduler/test_standing_queue.py, test_probe_growth.py).
-    bbr_only = ("rtt_fairness", "standing_queue", "probe_growth", "probe_rounds")
+    # The rest is the same cold-copy model (and BBR's standing queue, probing and copies' spread,
+    # tests/scheduler/test_standing_queue.py, test_probe_growth.py, test_share_spread.py).
+    bbr_only = ("rtt_fairness", "standing_queue", "probe_growth", "probe_rounds", "share_spread")
     assert {k: v for k, v in bbr.items() if k not in bbr_only} == {
         k: v for k, v in cubic.items() if k != "rtt_fairness"
     }

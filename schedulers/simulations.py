@@ -140,13 +140,15 @@ def simulate_workload(
     until_s: float,
     bin_s: float,
     out: Path,
+    seed: int = 0,
 ) -> ScenarioRun:
     """One scenario over a given workload (a campaign's products, each pinned to its destination) for
     ``until_s`` simulated seconds, in bins of ``bin_s``; writes the simulator's report into ``out`` and
     returns the run with its result, for the caller's own figures. The workload runs as the platform's
     stack moves it on the deployment's network (``deployed_stack``: unpaced cold copies, the plan's copies in
     flight, the sites' congestion control, the MTU), so that a simulated campaign predicts what a real one
-    does (checked by bench/scheduler/bench_reality.py)."""
+    does (checked by bench/scheduler/bench_reality.py); ``seed`` seeds the copies' draws (SimConfig.seed:
+    the same seed, the same run)."""
     # Replanned as often as the deployed push loop (its beat), up to MAX_CAMPAIGN_PLANS plans per run: a
     # plan every 600 s (the simulator's default) cannot follow a lane's measured copy dead time within a
     # campaign of minutes (bench_reality: the 223 ms lane stayed at 2-3 copies where the loop went to 4).
@@ -159,7 +161,7 @@ def simulate_workload(
             duration_s=until_s,
             with_lp=False,
             bin_s=bin_s,
-            model={**deployed_stack(), "replan_s": replan_s},
+            model={**deployed_stack(), "replan_s": replan_s, "seed": seed},
         )
     except PlanInputError as exc:
         raise SimulationRequestError(f"{scenario.name}: {exc}") from exc

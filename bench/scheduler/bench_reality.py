@@ -45,6 +45,7 @@ import os
 import platform
 import signal
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -90,6 +91,9 @@ FAIRNESS_GRID = tuple(round(0.04 * i, 2) for i in range(-10, 9))
 DEAD_FIT_FLOOR_S = 1.0  # a lane whose copies' mean dead time is above this is fitted a dead time
 DEAD_MAX_S = 16.0  # the most extra dead time per copy the fit tries on a lane
 BISECTIONS = 6
+# The simulator column is also run with the copies' draws of seeds 1 .. SEEDS - 1 (SimConfig.seed): how
+# much its own figures move with the luck of its copies, beside how much the real runs' do.
+SEEDS = 5
 
 
 def fit_lanes(campaign_id: int, out: Path, targets: dict[str, float], slow_lanes: set[str]) -> dict[str, Any]:
@@ -255,9 +259,9 @@ def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
 # -- the simulated run ------------------------------------------------------------------------------------
 
 
-def run_simulated(campaign_id: int, out: Path, label: str, **model: Any) -> dict[str, Any]:
+def run_simulated(campaign_id: int, out: Path, label: str, seed: int = 0, **model: Any) -> dict[str, Any]:
     """The campaign's workload through the simulator on the scaled topology; ``model``: SimConfig options
-    (empty: the simulator exactly as simulated campaigns run it)."""
+    (empty: the simulator exactly as simulated campaigns run it, its copies' draws from ``seed``)."""
     from django.conf import settings
 
     from campaigns.feasibility import placement
@@ -298,7 +302,9 @@ def run_simulated(campaign_id: int, out: Path, label: str, **model: Any) -> dict
         )
         result = simulate(topology, place.scenario.policy, products, config)
     else:
-        run = simulate_workload(place.scenario, topology, products, until_s=until, bin_s=1.0, out=out / label)
+        run = simulate_workload(
+            place.scenario, topology, products, until_s=until, bin_s=1.0, out=out / label, seed=seed
+        )
         assert run.result is not None
         result = run.result
     wall = time.perf_counter() - started
@@ -360,6 +366,38 @@ def run_simulated(campaign_id: int, out: Path, label: str, **model: Any) -> dict
             (f"{m.source}->{m.destination}", m.copy_dead_s) for m in result.measurements
         ),
         "job_rate_bps": lane_job_rates(result.measurements),
+    }
+
+
+def same_workload(path: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The real run of ``path`` (a result.json), which must be of this run's workload (its length and
+    rate), else the benchmark stops naming it."""
+    other = json.loads(path.read_text())
+    workload = other["workload"]
+    if (workload["duration_s"], workload["rate_mbps"]) != (args.duration, args.rate_mbps):
+        raise SystemExit(
+            f"--compare-with {path}: a {workload['duration_s']:g} s campaign at {workload['rate_mbps']:g} "
+            f"Mbit/s, not this run's {args.duration:g} s at {args.rate_mbps:g}"
+        )
+    real: dict[str, Any] = other["real"]
+    return real
+
+
+def other_seeds(campaign_id: int) -> list[dict[str, Any]]:
+    """The simulator column again with seeds 1 .. SEEDS - 1 (its reports to a folder dropped after)."""
+    with tempfile.TemporaryDirectory() as folder:
+        return [
+            run_simulated(campaign_id, Path(folder), f"simulator, seed {k}", seed=k) for k in range(1, SEEDS)
+        ]
+
+
+def seed_figures(seed: int, run: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "seed": seed,
+        "busy_while_waiting": run["utilisation_while_waiting"]["any"],
+        "p50_s": run["latency_s"]["p50"],
+        "p90_s": run["latency_s"]["p90"],
+        "per_src_p50_s": {k: v["p50_s"] for k, v in run["per_src"].items()},
     }
 
 
@@ -451,6 +489,14 @@ def main() -> int:
         help="other runs' result.json: fit the simulator's lanes to their real lanes' job rates (the mean "
         "over them), not this run's, and compare it with the mean of those runs and this one too",
     )
+    parser.add_argument(
+        "--compare-with",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="other runs' result.json of the same workload: the simulator is also compared with the mean of "
+        "those runs and this one (default: the --fit-from runs)",
+    )
     parser.add_argument("--simulate-only", type=int, default=0, help="campaign id: re-run the simulator only")
     args = parser.parse_args()
     # The simulated campaign (the "simulator" column) replans as often as this run's loop.
@@ -495,10 +541,14 @@ def main() -> int:
             real = run_real(args, state, args.out)
         campaign_id = args.simulate_only or real["campaign_id"]
         sims = [run_simulated(campaign_id, args.out, "simulator")]
+        seeds = [sims[0], *other_seeds(campaign_id)]
         sims += [run_simulated(campaign_id, args.out, label, **model) for label, model in models().items()]
         fitted_on = [json.loads(path.read_text())["real"] for path in args.fit_from] or [real]
         sims.append(fit_lanes(campaign_id, args.out, lane_job_rate_targets(fitted_on), slow_lanes(fitted_on)))
-        compared = [*fitted_on, real] if args.fit_from else [real]
+        if args.compare_with:
+            compared = [*(same_workload(path, args) for path in args.compare_with), real]
+        else:
+            compared = [*fitted_on, real] if args.fit_from else [real]
     finally:
         down(state)
     result = {
@@ -521,7 +571,8 @@ def main() -> int:
             "hystart": args.hystart,
             "lanes_fitted_on": [str(p) for p in args.fit_from] or "this run",
         },
-        # The real runs the simulator is also compared with as a whole (their mean): the fit's and this one.
+        # The real runs the simulator is also compared with as a whole (their mean): --compare-with's (else
+        # the fit's) and this one.
         "real_runs": [
             {
                 "busy_while_waiting": r["utilisation_while_waiting"]["any"],
@@ -532,6 +583,8 @@ def main() -> int:
         ],
         "real": real,
         "simulated": sims,
+        # The simulator as simulated campaigns run it, its copies' draws from other seeds: its own spread.
+        "simulator_seeds": [seed_figures(k, run) for k, run in enumerate(seeds)],
     }
     if before:  # the real run's command, date and load stay; the simulator's re-run is noted
         result.update({k: before[k] for k in ("command", "date", "load_before", "load_after", "workload")})

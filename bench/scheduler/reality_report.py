@@ -95,6 +95,7 @@ def markdown(result: dict[str, Any]) -> str:
                 ["1"] + [f"{ratio(s['latency_s']['p50'], mean_p50) or 0:.3f}" for s in sims],
             ),
         ]
+    lines += seed_lines(result.get("simulator_seeds") or [], runs_compared)
     fitted = next((s for s in sims if "fit" in s), None)
     if fitted is not None:
         model = fitted["model"]
@@ -163,3 +164,49 @@ def markdown(result: dict[str, Any]) -> str:
             continue
         lines.append(row(f"{i * BIN_S:.0f}-{(i + 1) * BIN_S:.0f}", cells))
     return "\n".join(lines) + "\n"
+
+
+def seed_lines(seeds: list[dict[str, Any]], real_runs: list[dict[str, Any]]) -> list[str]:
+    """The simulator column's figures with each seed of its copies' draws, their mean, and the mean of
+    the real runs compared (each run's own luck), side by side."""
+    if not seeds:
+        return []
+
+    def figures(r: dict[str, Any]) -> list[float | None]:
+        per_src = r.get("per_src_p50_s", {})
+        return [r["busy_while_waiting"], r["p50_s"], per_src.get(UK), per_src.get(AU)]
+
+    def mean(rows: list[list[float | None]], i: int) -> float | None:
+        values = [x for x in (row[i] for row in rows) if x is not None]
+        return sum(values) / len(values) if values else None
+
+    def cells(values: list[float | None]) -> str:
+        busy, *seconds = values
+        shown = ["n/a" if busy is None else f"{100 * busy:.1f} %"]
+        shown += ["n/a" if x is None else f"{x:.1f} s" for x in seconds]
+        return " | ".join(shown)
+
+    sim_rows = [figures(r) for r in seeds]
+    real_rows = [figures(r) for r in real_runs]
+    sim_mean = [mean(sim_rows, i) for i in range(4)]
+    lines = [
+        "",
+        "The simulator column with each seed of its copies' draws (SimConfig.share_spread), and the real "
+        "runs:",
+        "",
+        f"| run | busy while undelivered | completion p50 | p50 at {UK} | p50 at {AU} |",
+        "|---|---|---|---|---|",
+        *(f"| simulator, seed {r['seed']} | {cells(row)} |" for r, row in zip(seeds, sim_rows, strict=True)),
+        f"| simulator, mean of {len(seeds)} seeds | {cells(sim_mean)} |",
+        *(f"| real run {i + 1} | {cells(row)} |" for i, row in enumerate(real_rows)),
+    ]
+    if real_rows:
+        real_mean = [mean(real_rows, i) for i in range(4)]
+        ratios = [ratio(s, r) for s, r in zip(sim_mean, real_mean, strict=True)]
+        lines += [
+            f"| mean of {len(real_rows)} real runs | {cells(real_mean)} |",
+            "| simulator mean / real mean | "
+            + " | ".join("n/a" if x is None else f"{x:.3f}" for x in ratios)
+            + " |",
+        ]
+    return lines

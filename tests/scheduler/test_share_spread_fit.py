@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "scheduler"))
-import copy_sharing  # noqa: E402  (a benchmark script, imported from its folder)
+import copy_sharing  # a benchmark script, imported from its folder
 
 RTT_MS = {"UKSRC": 223.0, "AUSRC": 7.5}
 EXPONENT, QUEUE, GROWTH = -0.64, 0.80, 1.25

@@ -391,12 +391,11 @@ def other_seeds(campaign_id: int) -> list[dict[str, Any]]:
         ]
 
 
-def seed_figures(seed: int, run: dict[str, Any]) -> dict[str, Any]:
+def run_figures(run: dict[str, Any]) -> dict[str, Any]:
+    """A run's figures the report compares across runs (a real run's or the simulator's: same keys)."""
     return {
-        "seed": seed,
         "busy_while_waiting": run["utilisation_while_waiting"]["any"],
         "p50_s": run["latency_s"]["p50"],
-        "p90_s": run["latency_s"]["p90"],
         "per_src_p50_s": {k: v["p50_s"] for k, v in run["per_src"].items()},
     }
 
@@ -573,18 +572,11 @@ def main() -> int:
         },
         # The real runs the simulator is also compared with as a whole (their mean): --compare-with's (else
         # the fit's) and this one.
-        "real_runs": [
-            {
-                "busy_while_waiting": r["utilisation_while_waiting"]["any"],
-                "p50_s": r["latency_s"]["p50"],
-                "per_src_p50_s": {k: v["p50_s"] for k, v in r["per_src"].items()},
-            }
-            for r in compared
-        ],
+        "real_runs": [run_figures(r) for r in compared],
         "real": real,
         "simulated": sims,
         # The simulator as simulated campaigns run it, its copies' draws from other seeds: its own spread.
-        "simulator_seeds": [seed_figures(k, run) for k, run in enumerate(seeds)],
+        "simulator_seeds": [{"seed": k, **run_figures(run)} for k, run in enumerate(seeds)],
     }
     if before:  # the real run's command, date and load stay; the simulator's re-run is noted
         result.update({k: before[k] for k in ("command", "date", "load_before", "load_after", "workload")})

@@ -1,28 +1,84 @@
 #!/usr/bin/env bash
 # The whole test suite (what `make test` and CI run): the static checks (scripts/lint.sh), the C++ plugin's
-# unit tests (normal and under ASan/UBSan), then every Python test against real PostgreSQL, Redis, XRootD
-# servers, Celery workers and emulated long-haul paths. Arguments go to pytest (e.g. `make test PYTEST_ARGS="tests/unit -x"`).
+# unit tests (normal and under ASan/UBSan) and fuzzers, then every Python test against real PostgreSQL,
+# Redis, XRootD servers, Celery workers, emulated long-haul paths and booted Debian hosts. Arguments go to
+# pytest (e.g. `make test PYTEST_ARGS="tests/unit -x"`).
+#
+# At the end it prints the wall time and the time of each phase and each test suite, and fails when one
+# has outgrown its budget in tests/budgets.toml (scripts/suite_times.py, docs/testing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# A subset run (PYTEST_ARGS given) skips the static checks; the whole suite, as CI runs it, starts with them.
-if [ "$#" -eq 0 ]; then
-  bash scripts/lint.sh
+started=$(date +%s)
+artifacts=test-artifacts
+mkdir -p "$artifacts"
+phases="$artifacts/phase-times.tsv"
+: >"$phases"
+
+# phase NAME COMMAND...: run it and record how long it took.
+phase() {
+  local name=$1 begun rc=0
+  shift
+  begun=$(date +%s)
+  "$@" || rc=$?
+  printf '%s\t%s\n' "$name" "$(($(date +%s) - begun))" >>"$phases"
+  return "$rc"
+}
+
+whole_suite=0
+[ "$#" -eq 0 ] && whole_suite=1
+
+# The booted hosts' root file system (tests/deploy/rootfs.py) takes minutes to build on a new machine and
+# is cached per machine after that: start building it now, beside the static checks and the native builds,
+# so the deployment tests find it ready (they wait on the cache's lock if it is not yet).
+rootfs_pid=""
+if [ "$whole_suite" = 1 ] && [ "$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null; then
+  .venv/bin/python -m tests.deploy.rootfs >"$artifacts/rootfs.log" 2>&1 &
+  rootfs_pid=$!
 fi
 
-if [ -z "${SRCNET_SKIP_NATIVE:-}" ]; then
+# A subset run (PYTEST_ARGS given) skips the static checks; the whole suite, as CI runs it, starts with them.
+if [ "$whole_suite" = 1 ]; then
+  phase lint bash scripts/lint.sh
+fi
+
+native_builds() {
   bash xrootd-plugins/build.sh
   bash xrootd-plugins/build.sh --asan
   bash bench/wan/build.sh
+  bash xrootd-plugins/build.sh --fuzz
+}
+native_tests() {
   ctest --test-dir xrootd-plugins/build --output-on-failure
   ctest --test-dir xrootd-plugins/build-asan --output-on-failure
-  # The plugin's directive and xrdcp-wan argument parsers under libFuzzer, ~3 minutes in all.
-  bash xrootd-plugins/build.sh --fuzz
-  bash xrootd-plugins/run-fuzz.sh
+}
+if [ -z "${SRCNET_SKIP_NATIVE:-}" ]; then
+  phase native-build native_builds
+  phase ctest native_tests
+  # The plugin's directive and xrdcp-wan argument parsers under libFuzzer: 40 s a target, two at a time.
+  phase fuzz bash xrootd-plugins/run-fuzz.sh
 fi
-# The slowest tests are listed at the end, to see where the suite's time goes (CI prints the tail). The
-# paths come first: `localnet test` hands pytest everything from its first positional argument on.
-if [ "$#" -eq 0 ]; then
-  set -- tests
+
+if [ -n "$rootfs_pid" ]; then
+  # Its failure is not this script's to report: the deployment tests build it again and say why.
+  phase rootfs-wait wait "$rootfs_pid" || true
 fi
-exec .venv/bin/python -m localnet test "$@" --durations=25
+
+# The Python tests in two pytest-xdist workers, each on a stack of its own (tests/worker_stack.py); the
+# tests that share an expensive set-up stay in one worker (tests/conftest.py, SHARED_SETUPS). The slowest
+# tests are listed at the end (CI prints the tail). The paths come first: `localnet test` hands pytest
+# everything from its first positional argument on.
+pytest_args=("$@")
+if [ "$whole_suite" = 1 ]; then
+  pytest_args=(tests -n "${SRCNET_TEST_WORKERS:-2}" --dist loadgroup)
+fi
+junit="$artifacts/junit.xml"
+status=0
+phase pytest .venv/bin/python -m localnet test "${pytest_args[@]}" --durations=25 --junitxml="$junit" || status=$?
+
+if [ "$whole_suite" = 1 ]; then
+  printf 'total\t%s\n' "$(($(date +%s) - started))" >>"$phases"
+  .venv/bin/python scripts/suite_times.py --phases "$phases" --junit "$junit" --budgets tests/budgets.toml ||
+    { [ "$status" -ne 0 ] || status=$?; }
+fi
+exit "$status"

@@ -50,6 +50,38 @@ def _flush_survives_a_deadlock() -> Iterator[None]:
     DatabaseOperations.execute_sql_flush = plain  # type: ignore[method-assign]
 
 
+# Tests that share an expensive session- or module-wide fixture run in one pytest-xdist worker (``--dist
+# loadgroup``), so it is set up once per run rather than once per worker: the booted hosts, the Rucio server
+# and its daemons, the browser, the fault-injection sites, the long-haul network.
+SHARED_SETUPS = {
+    "deployment": "booted-hosts",
+    "rucio_server": "rucio",
+    "browser": "browser",
+    "fault_sites": "faults",
+    "long_haul": "long-haul",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        for fixture, group in SHARED_SETUPS.items():
+            if fixture in fixtures:
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing() -> Iterator[None]:
+    """The tests' users get their passwords hashed by a fast hasher: the production hasher (PBKDF2, a
+    million rounds) costs a quarter of a second per user, minutes over the suite, and no test is about
+    its cost. Login still checks the password (tests/browser log in through the form)."""
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
 @pytest.fixture(scope="session")
 def test_state() -> StateDir:
     return StateDir.named(os.environ.get("SRCNET_STATE", "test"))

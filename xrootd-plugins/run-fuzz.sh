@@ -1,8 +1,9 @@
 #!/bin/sh
 # Runs the libFuzzer targets of build-fuzz/ (build.sh --fuzz) for a bounded time each,
-# one after the other (CI runs this from scripts/test.sh):
+# two at a time, one per core (CI runs this from scripts/test.sh):
 #   ./run-fuzz.sh [TARGET...]                       # all targets, 40 s each
 #   WANIO_FUZZ_SECONDS=3600 ./run-fuzz.sh FuzzConfig  # a longer local run
+#   WANIO_FUZZ_JOBS=1 ./run-fuzz.sh                 # one after the other
 # Fails if any target reports a crash, a failed property check, a leak, undefined
 # behaviour, a slow input (over 5 s) or memory over 2 GB. The input is kept as
 # build-fuzz/artifacts/<target>-<kind>-<sha1>; reproduce with build-fuzz/<target> <file>.
@@ -24,8 +25,11 @@ mkdir -p "$dir/artifacts" "$dir/logs"
 # UBSan's report gets a stack trace; -fno-sanitize-recover already makes it fatal.
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-failed=""
-for t in $targets; do
+jobs=${WANIO_FUZZ_JOBS:-2}
+
+# One target: its verdict goes to $dir/logs/<target>.verdict, read when all have ended.
+fuzz_one() {
+  t=$1
   mkdir -p "$dir/corpus/$t"
   log="$dir/logs/$t.log"
   # -max_len: libFuzzer would otherwise take it from the longest seed.
@@ -38,11 +42,36 @@ for t in $targets; do
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
     corpus=$(find "$dir/corpus/$t" -type f | wc -l)
     printf 'run-fuzz: %-15s ok  %10s runs in %ss, %8s exec/s, %s, corpus %s\n' \
-      "$t" "$runs" "$seconds" "$rate" "$cov" "$corpus"
+      "$t" "$runs" "$seconds" "$rate" "$cov" "$corpus" >"$dir/logs/$t.verdict"
   else
-    echo "run-fuzz: $t FAILED (log: $log):" >&2
-    tail -n 60 "$log" >&2
+    echo FAILED >"$dir/logs/$t.verdict"
+  fi
+}
+
+running=0
+pids=""
+for t in $targets; do
+  rm -f "$dir/logs/$t.verdict"
+  fuzz_one "$t" &
+  pids="$pids $!"
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    for pid in $pids; do wait "$pid" || true; done
+    running=0
+    pids=""
+  fi
+done
+for pid in $pids; do wait "$pid" || true; done
+
+failed=""
+for t in $targets; do
+  verdict=$(cat "$dir/logs/$t.verdict" 2>/dev/null || echo FAILED)
+  if [ "$verdict" = FAILED ]; then
+    echo "run-fuzz: $t FAILED (log: $dir/logs/$t.log):" >&2
+    tail -n 60 "$dir/logs/$t.log" >&2
     failed="$failed $t"
+  else
+    echo "$verdict"
   fi
 done
 if [ -n "$failed" ]; then

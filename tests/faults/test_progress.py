@@ -12,7 +12,8 @@ from transfers.models import TransferFile
 
 from .conftest import MIB, policy_to, push_products, wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.faults]
+# exclusive: it asserts the copy's pace, which a busy second worker would slow (tests/worker_stack.py).
+pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.exclusive]
 
 
 def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(  # type: ignore[no-untyped-def]

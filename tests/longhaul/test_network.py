@@ -35,6 +35,7 @@ def quiet_rtt(long_haul: LongHaul, source: str, destination: str, count: int) ->
 
 
 @pytest.mark.django_db
+@pytest.mark.exclusive  # the emulator's timing, measured: alone on the machine (tests/worker_stack.py)
 @pytest.mark.parametrize(("source", "destination", "count"), [(SDP, AU, 30), (SDP, UK, 8), (UK, AU, 8)])
 def test_rtt_between_site_namespaces_is_the_topologys(
     long_haul, reference_topology, source, destination, count

@@ -16,6 +16,9 @@ from wanpath import CpuLoad, emulated_path, fixed_cost_now, measure_rtt, rtt_is_
 
 from tests.wan.helpers import iperf3_tcp, receiver_rate_bps, tcp_payload_fraction, wait_port
 
+# Each test measures the emulator's timing or rate: alone on the machine (tests/worker_stack.py).
+pytestmark = pytest.mark.exclusive
+
 # The 2 vCPUs are shared with other work.  A measurement taken while a
 # neighbour saturates them is not an idle measurement: such runs are
 # recognised (RTT spread, emulator lateness counters) and repeated, at most

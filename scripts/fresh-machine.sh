@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# `make test` as a newcomer runs it on a new Debian 12 machine, measured on this one: a minimal Debian 12
+# (debootstrap minbase, plus git and make to clone and run it) in a chroot of its own, sharing this machine's
+# kernel and network (as a fresh machine of this kind has no systemd either, none is booted), a fresh clone
+# of the project at a deep path inside it, then `make test` there, timed, bootstrap included. Nothing of
+# this machine's installs, caches or virtual environments is visible inside. docs/testing.md.
+#
+#   scripts/fresh-machine.sh [REVISION]     # default HEAD of this checkout; needs root and debootstrap
+#
+# Prints the wall time of the whole `make test` and leaves its output in <root>/make-test.log; the chroot is
+# removed at the end (SRCNET_FRESH_KEEP=1 keeps it), its mounts also when the run fails.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+revision=${1:-HEAD}
+[ "$(id -u)" -eq 0 ] || { echo "fresh-machine: needs root (debootstrap, chroot, mounts)" >&2; exit 2; }
+command -v debootstrap >/dev/null || { echo "fresh-machine: needs debootstrap (apt-get install debootstrap)" >&2; exit 2; }
+
+root=/var/tmp/srcnet-fresh-$$
+results=${SRCNET_FRESH_RESULTS:-/var/tmp/srcnet-fresh-results}
+mkdir -p "$results"
+mirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
+mirror=${mirror:-http://deb.debian.org/debian}
+
+mounted=()
+cleanup() {
+  local i
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+    umount -R "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null || true
+  done
+  if [ -z "${SRCNET_FRESH_KEEP:-}" ]; then
+    rm -rf --one-file-system "$root"
+  fi
+}
+trap cleanup EXIT
+
+echo "fresh-machine: debootstrap into $root" >&2
+debootstrap --variant=minbase --include=git,make,ca-certificates,procps bookworm "$root" "$mirror" \
+  >"$results/debootstrap-$$.log" 2>&1
+cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/" 2>/dev/null || true
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+
+# What a machine has of its own: /proc, /sys, /dev (the TUN device among them) and an empty /run and /tmp.
+mount -t proc proc "$root/proc" && mounted+=("$root/proc")
+mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys" && mounted+=("$root/sys")
+mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" && mounted+=("$root/dev")
+mount -t tmpfs tmpfs "$root/run" && mounted+=("$root/run")
+mount -t tmpfs -o size=8G tmpfs "$root/tmp" && mounted+=("$root/tmp")
+
+# The clone: this checkout's revision, at a deep path, as a newcomer's.
+deep=/home/newcomer/src/github.com/ska/srcnet-platform/checkouts/main/srcnet
+git -C "$here" bundle create "$root/project.bundle" "$revision" >/dev/null 2>&1
+chroot "$root" git clone -q /project.bundle "$deep"
+commit=$(chroot "$root" git -C "$deep" rev-parse --short HEAD)
+
+echo "fresh-machine: make test at $commit in $deep" >&2
+log="$results/make-test-$commit-$$.log"
+begun=$(date +%s)
+status=0
+chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+  LANG=C.UTF-8 CI=true bash -c "cd $deep && make test" </dev/null >"$log" 2>&1 || status=$?
+took=$(($(date +%s) - begun))
+printf 'fresh-machine: make test at %s exited %s after %d min %02d s (log: %s)\n' \
+  "$commit" "$status" $((took / 60)) $((took % 60)) "$log"
+tail -n 40 "$log"
+exit "$status"

@@ -1,0 +1,116 @@
+"""Each pytest-xdist worker runs on a local network of its own.
+
+``make test`` runs the suite in two pytest-xdist workers (scripts/test.sh): most of the suite's time is
+spent waiting on real processes (copies, restarts, playbooks, timers), so a second worker uses the core
+the first leaves idle. Two workers must never share a process whose state a test reads or changes: a
+Celery worker taking the other's tasks from one queue would run them against the wrong database, a fault
+test restarting PostgreSQL would cut the other worker's tests off. So each worker gets the state folder
+``<state>-<worker>`` (``test-gw0``, ``test-gw1``) with its own PostgreSQL, Redis, XRootD sites, Celery
+worker, Rucio server and long-haul network, exactly as two ``localnet test`` runs with different
+``SRCNET_TEST_STATE`` would.
+
+A test that measures time or rate on this machine (``@pytest.mark.exclusive``: the WAN emulator's fidelity,
+a copy's pace) runs while no test runs in the other worker: each test holds a shared lock on the machine
+for its whole protocol (set-up, call, teardown), an exclusive test an exclusive one; a turnstile lets a
+waiting exclusive test in before the other worker's next test starts. Its figures are then what they are
+when the suite runs in one process.
+
+Loaded with ``-p tests.worker_stack`` (pyproject's addopts) so that it runs before pytest-django imports
+Django's settings, which read the state's ports. Without xdist (``-n 0``, a single test) it does nothing."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# The environment of the worker's stack, as localnet.stack.service_env makes it for a `localnet test` run.
+_STACK_KEYS = ("SRCNET_STATE", "X509_CERT_DIR", "SRCNET_REPORTS_DIR")
+
+
+def worker_state_name() -> str | None:
+    """The state folder of this xdist worker (``<SRCNET_STATE>-<worker id>``), or None outside xdist."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return None
+    return f"{os.environ.get('SRCNET_STATE', 'test')}-{worker}"
+
+
+def _start_worker_stack(name: str | None) -> None:
+    if name is None:
+        return
+    from localnet.stack import ensure_core, service_env
+    from localnet.state import StateDir
+
+    worker = os.environ["PYTEST_XDIST_WORKER"]
+    state = StateDir.named(name)
+    ensure_core(state)
+    env = service_env(state, name)
+    os.environ.update({key: env[key] for key in _STACK_KEYS})
+    # Its own Redis already keeps its tasks apart; the queue's name says whose they are in the logs too.
+    queue = os.environ.get("SRCNET_CELERY_QUEUE", f"srcnet-test-{os.getppid()}")
+    os.environ["SRCNET_CELERY_QUEUE"] = f"{queue}-{worker}"
+
+
+# Named once: the worker's SRCNET_STATE is its own from here on.
+WORKER_STATE = worker_state_name()
+_start_worker_stack(WORKER_STATE)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the worker's stack (by the PIDs its state recorded), as `localnet test` stops its own."""
+    files = _lock_files()
+    for lock in files or ():
+        # The other worker, if still running, opens a fresh one: it has no one left to wait for.
+        lock.unlink(missing_ok=True)
+    if WORKER_STATE is None or os.environ.get("SRCNET_KEEP_TEST_STACK"):
+        return
+    from localnet.stack import down
+    from localnet.state import StateDir
+
+    down(StateDir.named(WORKER_STATE))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "exclusive: measures time or rate on this machine; runs while no test runs in another xdist worker",
+    )
+
+
+def _lock_files() -> tuple[Path, Path] | None:
+    """The turnstile and the machine lock that the workers of this run share, or None outside xdist."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if WORKER_STATE is None or not run:
+        return None
+    base = Path(tempfile.gettempdir()) / f"srcnet-pytest-{run}"
+    return base.with_suffix(".turnstile"), base.with_suffix(".machine")
+
+
+@contextlib.contextmanager
+def machine_lock(turnstile_file: Path, machine_file: Path, *, exclusive: bool) -> Iterator[None]:
+    """Hold the machine shared (any number of holders) or exclusive (one, no shared holder); an exclusive
+    request holds the turnstile while it waits, so no new shared holder gets in ahead of it."""
+    with open(turnstile_file, "a") as turnstile, open(machine_file, "a") as machine:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(machine, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(machine, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    files = _lock_files()
+    if files is None:
+        yield
+        return
+    with machine_lock(*files, exclusive=item.get_closest_marker("exclusive") is not None):
+        yield

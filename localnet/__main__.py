@@ -63,6 +63,10 @@ def _cmd_test(args: argparse.Namespace) -> int:
         return subprocess.call([sys.executable, "-m", "pytest", *args.pytest_args], env=env, cwd=PROJECT_ROOT)
     finally:
         if not os.environ.get("SRCNET_KEEP_TEST_STACK"):
+            # The stacks of pytest-xdist's workers (tests/worker_stack.py) too: a worker that crashed or was
+            # interrupted did not stop its own.
+            for worker_state in sorted(state.path.parent.glob(f"{name}-gw*")):
+                down(StateDir(worker_state))
             down(state)
 
 

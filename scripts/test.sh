@@ -73,6 +73,7 @@ if [ "$whole_suite" = 1 ]; then
   pytest_args=(tests -n "${SRCNET_TEST_WORKERS:-2}" --dist loadgroup)
 fi
 junit="$artifacts/junit.xml"
+rm -f "$artifacts"/timeline-*.tsv  # each worker's schedule of this run (tests/worker_stack.py)
 status=0
 phase pytest .venv/bin/python -m localnet test "${pytest_args[@]}" --durations=25 --junitxml="$junit" || status=$?
 

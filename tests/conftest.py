@@ -50,9 +50,11 @@ def _flush_survives_a_deadlock() -> Iterator[None]:
     DatabaseOperations.execute_sql_flush = plain  # type: ignore[method-assign]
 
 
-# Tests that share an expensive session- or module-wide fixture run in one pytest-xdist worker (``--dist
-# loadgroup``), so it is set up once per run rather than once per worker: the booted hosts, the Rucio server
-# and its daemons, the browser, the fault-injection sites, the long-haul network.
+# Tests that share an expensive set-up run in one pytest-xdist worker (``--dist loadgroup``), so it is set
+# up once per run rather than once per worker: the session-wide booted hosts, Rucio server and its daemons,
+# browser, fault-injection sites and long-haul network each make a group; a module with a module-wide
+# fixture of its own (XRootD servers started for that module) is a group of its own. Every other test goes
+# to whichever worker is free. xdist hands out the groups with the most tests first.
 SHARED_SETUPS = {
     "deployment": "booted-hosts",
     "rucio_server": "rucio",
@@ -62,13 +64,25 @@ SHARED_SETUPS = {
 }
 
 
+def shared_setup_group(item: pytest.Item) -> str | None:
+    """The xdist group ``item`` must run in, or None when any worker may run it."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    for fixture, group in SHARED_SETUPS.items():
+        if fixture in fixtures:
+            return group
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    for name in fixtures:
+        for definition in definitions.get(name, ()):
+            if definition.scope == "module" and definition.func.__module__.startswith("tests."):
+                return item.nodeid.split("::")[0]
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        for fixture, group in SHARED_SETUPS.items():
-            if fixture in fixtures:
-                item.add_marker(pytest.mark.xdist_group(group))
-                break
+    from tests.worker_stack import record_groups
+
+    groups = {item.nodeid: group for item in items if (group := shared_setup_group(item))}
+    record_groups(groups)
 
 
 @pytest.fixture(scope="session", autouse=True)

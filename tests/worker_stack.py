@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,6 +67,8 @@ _start_worker_stack(WORKER_STATE)
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the worker's stack (by the PIDs its state recorded), as `localnet test` stops its own."""
+    if WORKER_STATE is None and os.environ.get(GROUPS_ENV):
+        Path(os.environ[GROUPS_ENV]).unlink(missing_ok=True)
     files = _lock_files()
     for lock in files or ():
         # The other worker, if still running, opens a fresh one: it has no one left to wait for.
@@ -81,6 +86,47 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "exclusive: measures time or rate on this machine; runs while no test runs in another xdist worker",
     )
+    if WORKER_STATE is None and config.getvalue("dist") == "loadgroup":
+        # The controller: where its workers write each test's group (inherited when they are spawned).
+        os.environ[GROUPS_ENV] = str(Path(tempfile.gettempdir()) / f"srcnet-pytest-groups-{os.getpid()}.json")
+
+
+# -- the groups: tests that share an expensive set-up run in one worker ------------------------------------
+# xdist's own ``xdist_group`` marks do not reach its scheduler under pytest 9 (the group is appended to a
+# test id that pytest 9 no longer stores as a string), so the workers write each test's group to a file
+# and the scheduler below reads it: a group is one unit of work, handed to one worker.
+GROUPS_ENV = "SRCNET_XDIST_GROUPS"
+
+
+def record_groups(groups: dict[str, str]) -> None:
+    """In a worker, at collection: each grouped test's id -> its group (tests/conftest.py decides)."""
+    path = os.environ.get(GROUPS_ENV)
+    if WORKER_STATE is None or not path:
+        return
+    staging = Path(f"{path}.{os.getpid()}")
+    staging.write_text(json.dumps(groups))
+    staging.replace(path)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own choice of scheduler
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedSetupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """xdist's scope scheduling with our groups as the scopes (a test of no group is a scope of its
+        own); the scopes with the most tests are handed out first."""
+
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                path = os.environ.get(GROUPS_ENV, "")
+                self.groups = json.loads(Path(path).read_text()) if path and Path(path).exists() else {}
+            return self.groups.get(nodeid, nodeid)
+
+    return SharedSetupScheduling(config, log)
 
 
 def _lock_files() -> tuple[Path, Path] | None:
@@ -106,11 +152,23 @@ def machine_lock(turnstile_file: Path, machine_file: Path, *, exclusive: bool) -
             fcntl.flock(machine, fcntl.LOCK_UN)
 
 
+def _timeline_line(item: pytest.Item, asked: float, began: float, ended: float) -> None:
+    """One line per test in test-artifacts/timeline-<worker>.tsv: when it asked for the machine, started
+    and ended (seconds since the epoch), so a run's schedule and its waits can be read afterwards."""
+    folder = Path(str(item.config.rootpath)) / "test-artifacts"
+    folder.mkdir(exist_ok=True)
+    with open(folder / f"timeline-{os.environ['PYTEST_XDIST_WORKER']}.tsv", "a") as out:
+        out.write(f"{asked:.3f}\t{began:.3f}\t{ended:.3f}\t{item.nodeid}\n")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     files = _lock_files()
     if files is None:
         yield
         return
+    asked = time.time()
     with machine_lock(*files, exclusive=item.get_closest_marker("exclusive") is not None):
+        began = time.time()
         yield
+    _timeline_line(item, asked, began, time.time())

@@ -101,6 +101,7 @@ def test_a_slow_phase_or_run_fails(tmp_path: Path, capsys) -> None:  # type: ign
         ("wall = 10\n[phases]\nlint = 'soon'\n", "phases.lint"),
         ("wall = [\n", "budgets.toml"),
     ],
+    ids=["no-wall", "share-over-one", "phase-not-a-number", "not-toml"],
 )
 def test_a_bad_budget_file_is_refused_naming_the_key(
     tmp_path: Path, capsys, budgets: str, named: str

@@ -185,7 +185,8 @@ def down(state: StateDir) -> list[str]:
     from .monitoring import stop_monitoring
 
     stopped = stop_monitoring(state)
-    for daemon in ("web", "fts3", "celery-worker"):
+    # pytest-celery-worker: the test session's worker (tests/conftest.py), left behind if pytest was killed.
+    for daemon in ("web", "fts3", "celery-worker", "pytest-celery-worker"):
         if stop_daemon(state, daemon, timeout=20):
             stopped.append(daemon)
     for site in known_sites(state):

@@ -10,8 +10,9 @@ tests' seconds), then fails (exit 1) naming every figure past its budget:
 - a suite whose share grew past its budget in ``[suites]``, or a suite that has no budget yet (a new suite
   states what it costs when it is added).
 
-Usage: suite_times.py --phases FILE --junit FILE --budgets FILE. Exit 0 within budget, 1 past it, 2 when an
-input is missing or malformed (the message names the file and, for the budgets, the key)."""
+Usage: suite_times.py --phases FILE --junit FILE [--junit FILE...] --budgets FILE. Exit 0 within budget, 1
+past it, 2 when an input is missing or malformed (the message names the file and, for the budgets, the key).
+The last line counts every test of the reports: "tests: N passed, N failed"."""
 
 from __future__ import annotations
 
@@ -93,18 +94,20 @@ def suite_of(classname: str) -> str:
     return parts[1] if len(parts) > 2 and parts[0] == "tests" else "(top level)"
 
 
-def read_junit(path: Path) -> tuple[dict[str, float], int]:
+def read_junit(path: Path) -> tuple[dict[str, float], int, int]:
+    """Seconds per suite, the tests reported, and how many of them failed (a failure or an error)."""
     try:
         root = ElementTree.parse(path).getroot()
     except (OSError, ElementTree.ParseError) as error:
         raise InputError(f"{path}: {error}") from error
     suites: dict[str, float] = {}
-    count = 0
+    count = failed = 0
     for case in root.iter("testcase"):
         suite = suite_of(case.get("classname", ""))
         suites[suite] = suites.get(suite, 0.0) + float(case.get("time") or 0)
         count += 1
-    return suites, count
+        failed += case.find("failure") is not None or case.find("error") is not None
+    return suites, count, failed
 
 
 def over_budget(timings: Timings, budgets: Budgets) -> list[str]:
@@ -151,13 +154,19 @@ def report(timings: Timings, budgets: Budgets) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--phases", type=Path, required=True)
-    parser.add_argument("--junit", type=Path, required=True)
+    parser.add_argument("--junit", type=Path, action="append", required=True, help="repeat for each report")
     parser.add_argument("--budgets", type=Path, required=True)
     args = parser.parse_args(argv)
     try:
         budgets = read_budgets(args.budgets)
         timings = Timings(phases=read_phases(args.phases))
-        timings.suites, timings.tests = read_junit(args.junit)
+        failed = 0
+        for report_file in args.junit:
+            suites, count, failures = read_junit(report_file)
+            for suite, seconds in suites.items():
+                timings.suites[suite] = timings.suites.get(suite, 0.0) + seconds
+            timings.tests += count
+            failed += failures
     except InputError as error:
         print(f"suite_times: {error}", file=sys.stderr)
         return 2
@@ -165,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     problems = over_budget(timings, budgets)
     for problem in problems:
         print(f"suite_times: over budget: {problem}", file=sys.stderr)
+    # Every pytest process of the run together (the workers' and the serial one), as one closing line.
+    print(f"tests: {timings.tests - failed} passed, {failed} failed")
     return 1 if problems else 0
 
 

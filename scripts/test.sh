@@ -68,18 +68,39 @@ fi
 # tests that share an expensive set-up stay in one worker (tests/conftest.py, SHARED_SETUPS). The slowest
 # tests are listed at the end (CI prints the tail). The paths come first: `localnet test` hands pytest
 # everything from its first positional argument on.
+#
+# SERIAL: modules that run beside the workers in a pytest process of their own (its own stack, state
+# test-serial). schemathesis gives the REST API fuzzer's per-operation tests one shared test id under
+# pytest 9, and xdist, which keys its work by test id, would run one of them (the scheduler refuses ids
+# that name more than one test).
+SERIAL=(tests/api/test_fuzz_schema.py)
+junit="$artifacts/junit.xml"
+serial_junit="$artifacts/junit-serial.xml"
+serial_log="$artifacts/pytest-serial.log"
+rm -f "$artifacts"/timeline-*.tsv "$serial_junit" # each worker's schedule of this run (tests/worker_stack.py)
 pytest_args=("$@")
+serial_pid=""
 if [ "$whole_suite" = 1 ]; then
   pytest_args=(tests -n "${SRCNET_TEST_WORKERS:-2}" --dist loadgroup)
+  for module in "${SERIAL[@]}"; do pytest_args+=("--ignore=$module"); done
+  SRCNET_TEST_STATE=test-serial .venv/bin/python -m localnet test "${SERIAL[@]}" -q --junitxml="$serial_junit" \
+    >"$serial_log" 2>&1 &
+  serial_pid=$!
 fi
-junit="$artifacts/junit.xml"
-rm -f "$artifacts"/timeline-*.tsv  # each worker's schedule of this run (tests/worker_stack.py)
 status=0
 phase pytest .venv/bin/python -m localnet test "${pytest_args[@]}" --durations=25 --junitxml="$junit" || status=$?
+if [ -n "$serial_pid" ]; then
+  serial_status=0
+  wait "$serial_pid" || serial_status=$?
+  echo "== ${SERIAL[*]} (beside the workers; full output: $serial_log)"
+  tail -n 15 "$serial_log"
+  [ "$serial_status" -eq 0 ] || { [ "$status" -ne 0 ] || status=$serial_status; }
+fi
 
 if [ "$whole_suite" = 1 ]; then
   printf 'total\t%s\n' "$(($(date +%s) - started))" >>"$phases"
-  .venv/bin/python scripts/suite_times.py --phases "$phases" --junit "$junit" --budgets tests/budgets.toml ||
+  .venv/bin/python scripts/suite_times.py --phases "$phases" --junit "$junit" --junit "$serial_junit" \
+    --budgets tests/budgets.toml ||
     { [ "$status" -ne 0 ] || status=$?; }
 fi
 exit "$status"

@@ -14,7 +14,7 @@ from django.conf import settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from localnet.processes import stop_pid
+from localnet.processes import pid_file, stop_pid
 from localnet.stack import platform_process, spawn_platform_process, wait_for_worker, worker_argv
 from localnet.state import PROJECT_ROOT, StateDir
 from localnet.xrootd import LocalSite, ensure_site, stop_site
@@ -229,11 +229,15 @@ def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir) -> I
     env["SRCNET_PUSH_ON_SETTLE"] = "0"
     log = test_state.sub("log") / "pytest-celery-worker.log"
     proc = spawn_platform_process(worker_argv(f"pytest-{os.getpid()}@%h"), env, account, log)
+    # Recorded in the state, so that `localnet down` stops it even when this process dies first.
+    recorded = pid_file(test_state, "pytest-celery-worker")
+    recorded.write_text(f"{proc.pid}\n")
     try:
         wait_for_worker(proc, log)
         yield proc.pid
     finally:
         stop_pid(proc.pid, timeout=20)
+        recorded.unlink(missing_ok=True)
 
 
 def policy_of_shares(shares: dict[str, float], *, telescope: str = "SKA1-Low", name: str = ""):  # type: ignore[no-untyped-def]

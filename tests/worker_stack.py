@@ -26,6 +26,7 @@ import json
 import os
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         own); the scopes with the most tests are handed out first."""
 
         groups: dict[str, str] | None = None
+
+        def schedule(self) -> None:
+            if self.collection is None and self.collection_is_completed:
+                collected: list[str] = next(iter(self.registered_collections.values()), [])
+                shared = sorted(nodeid for nodeid, n in Counter(collected).items() if n > 1)
+                if shared:
+                    # xdist keys its work by test id: of tests sharing one, it would run the first alone.
+                    named = ", ".join(shared[:3])
+                    raise pytest.UsageError(
+                        f"{len(shared)} test ids name more than one test under xdist ({named}): "
+                        "run their module in the serial part of scripts/test.sh"
+                    )
+            super().schedule()
 
         def _split_scope(self, nodeid: str) -> str:
             if self.groups is None:

@@ -71,6 +71,7 @@ def test_within_budget_prints_each_phase_and_suite_and_passes(tmp_path: Path, ca
     assert "wall time 16 min 40 s" in out
     assert "tests/deploy" in out and "60.0%" in out and "tests/api" in out and "40.0%" in out
     assert "(3 tests)" in out
+    assert out.rstrip().endswith("tests: 3 passed, 0 failed")
 
 
 def test_a_suite_past_its_share_fails_naming_it(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -117,4 +118,5 @@ def test_every_suite_of_the_project_has_a_budget() -> None:
     suites = {p.name for p in (PROJECT_ROOT / "tests").iterdir() if p.is_dir() and any(p.glob("test_*.py"))}
     assert suites - set(budgets["suites"]) == set()
     assert set(budgets["suites"]) - suites == set(), "budgets for suites that no longer exist"
-    assert suite_times.read_budgets(BUDGETS).wall <= 30 * 60
+    # The whole run within the warm-machine goal (30 minutes with the bootstrap's second or so).
+    assert suite_times.read_budgets(BUDGETS).wall <= 29 * 60

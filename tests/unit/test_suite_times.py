@@ -118,5 +118,8 @@ def test_every_suite_of_the_project_has_a_budget() -> None:
     suites = {p.name for p in (PROJECT_ROOT / "tests").iterdir() if p.is_dir() and any(p.glob("test_*.py"))}
     assert suites - set(budgets["suites"]) == set()
     assert set(budgets["suites"]) - suites == set(), "budgets for suites that no longer exist"
-    # The whole run within the warm-machine goal (30 minutes with the bootstrap's second or so).
-    assert suite_times.read_budgets(BUDGETS).wall <= 29 * 60
+    # Within the goals: pytest within the warm machine's 30 minutes, the whole run within a fresh one's 45
+    # less its bootstrap.
+    budgets = suite_times.read_budgets(BUDGETS)
+    assert budgets.phases["pytest"] <= 25 * 60
+    assert budgets.wall <= 40 * 60

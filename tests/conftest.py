@@ -52,9 +52,10 @@ def _flush_survives_a_deadlock() -> Iterator[None]:
 
 # Tests that share an expensive set-up run in one pytest-xdist worker (``--dist loadgroup``), so it is set
 # up once per run rather than once per worker: the session-wide booted hosts, Rucio server and its daemons,
-# browser, fault-injection sites and long-haul network each make a group; a module with a module-wide
-# fixture of its own (XRootD servers started for that module) is a group of its own. Every other test goes
-# to whichever worker is free. xdist hands out the groups with the most tests first.
+# and browser each make a group; a module with a module-wide fixture of its own (the fault-injection sites,
+# the long-haul network, XRootD servers started for that module) is a group of its own. Every other test
+# goes to whichever worker is free. The groups with the most tests are handed out first, those holding an
+# exclusive test last (tests/worker_stack.py).
 SHARED_SETUPS = {
     "deployment": "booted-hosts",
     "rucio_server": "rucio",
@@ -82,7 +83,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     from tests.worker_stack import record_groups
 
     groups = {item.nodeid: group for item in items if (group := shared_setup_group(item))}
-    record_groups(groups)
+    exclusive = [item.nodeid for item in items if item.get_closest_marker("exclusive")]
+    record_groups(groups, exclusive)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -38,6 +38,12 @@ debootstrap --variant=minbase --include=git,make,ca-certificates,procps bookworm
   >"$results/debootstrap-$$.log" 2>&1
 cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/" 2>/dev/null || true
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# What every machine of this kind comes with, not the project: the certificate authorities and the pip and
+# apt settings through which it reaches the package registries.
+cp -a /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
+chroot "$root" update-ca-certificates >/dev/null 2>&1 || true
+[ -f /etc/pip.conf ] && cp /etc/pip.conf "$root/etc/pip.conf"
+cp /etc/apt/apt.conf.d/99artifact-registry "$root/etc/apt/apt.conf.d/" 2>/dev/null || true
 
 # What a machine has of its own: /proc, /sys, /dev (the TUN device among them) and an empty /run and /tmp.
 mount -t proc proc "$root/proc" && mounted+=("$root/proc")
@@ -56,8 +62,17 @@ echo "fresh-machine: make test at $commit in $deep" >&2
 log="$results/make-test-$commit-$$.log"
 begun=$(date +%s)
 status=0
+# The machine's own environment for the registries (certificates, pip's settings) and nothing else.
+machine_env=()
+for name in $(compgen -e); do
+  case "$name" in
+    PIP_DEFAULT_TIMEOUT | PIP_DISABLE_PIP_VERSION_CHECK | PIP_CERT | SSL_CERT_FILE | SSL_CERT_DIR | \
+      REQUESTS_CA_BUNDLE | CURL_CA_BUNDLE | GIT_SSL_CAINFO | http_proxy | https_proxy | no_proxy)
+      machine_env+=("$name=${!name}") ;;
+  esac
+done
 chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-  LANG=C.UTF-8 CI=true bash -c "cd $deep && make test" </dev/null >"$log" 2>&1 || status=$?
+  LANG=C.UTF-8 CI=true "${machine_env[@]}" bash -c "cd $deep && make test" </dev/null >"$log" 2>&1 || status=$?
 took=$(($(date +%s) - begun))
 printf 'fresh-machine: make test at %s exited %s after %d min %02d s (log: %s)\n' \
   "$commit" "$status" $((took / 60)) $((took % 60)) "$log"

@@ -23,7 +23,16 @@ mirror=${mirror:-http://deb.debian.org/debian}
 
 mounted=()
 cleanup() {
-  local i
+  local i pid target
+  # Whatever still runs inside (a background build the run left behind), by its PID, then every mount below
+  # the root, the deepest first (the booted hosts' root file system build mounts /proc and /sys of its own).
+  for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+    [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$root" ] && kill -TERM "$pid" 2>/dev/null
+  done
+  sleep 2
+  for target in $(awk -v r="$root/" 'index($5, r) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+    umount -l "$target" 2>/dev/null || true
+  done
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
     umount -R "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null || true
   done
@@ -45,12 +54,13 @@ chroot "$root" update-ca-certificates >/dev/null 2>&1 || true
 [ -f /etc/pip.conf ] && cp /etc/pip.conf "$root/etc/pip.conf"
 cp /etc/apt/apt.conf.d/99artifact-registry "$root/etc/apt/apt.conf.d/" 2>/dev/null || true
 
-# What a machine has of its own: /proc, /sys, /dev (the TUN device among them) and an empty /run and /tmp.
+# What a machine has of its own: /proc, /sys, /dev (the TUN device among them) and an empty /run. /tmp stays
+# on disk, as on the machines of this kind: the plugin's read-ahead test evicts a file from the page cache,
+# which a tmpfs /tmp cannot do (it failed there).
 mount -t proc proc "$root/proc" && mounted+=("$root/proc")
 mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys" && mounted+=("$root/sys")
 mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" && mounted+=("$root/dev")
 mount -t tmpfs tmpfs "$root/run" && mounted+=("$root/run")
-mount -t tmpfs -o size=8G tmpfs "$root/tmp" && mounted+=("$root/tmp")
 
 # The clone: this checkout's revision, at a deep path, as a newcomer's.
 deep=/home/newcomer/src/github.com/ska/srcnet-platform/checkouts/main/srcnet

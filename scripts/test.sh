@@ -32,6 +32,18 @@ whole_suite=0
 # is cached per machine after that: start building it now, beside the static checks and the native builds,
 # so the deployment tests find it ready (they wait on the cache's lock if it is not yet).
 rootfs_pid=""
+serial_pid=""
+# Leaving early (a failed check or build), nothing started here is left running: the serial pytest is
+# interrupted (its `localnet test` stops its stack); the root file system build is waited for rather than
+# killed, since debootstrap would leave /proc and /sys mounted in its half-built tree.
+finish() {
+  if [ -n "$serial_pid" ] && kill -0 "$serial_pid" 2>/dev/null; then
+    kill -INT "$serial_pid" 2>/dev/null || true
+    wait "$serial_pid" 2>/dev/null || true
+  fi
+  if [ -n "$rootfs_pid" ]; then wait "$rootfs_pid" 2>/dev/null || true; fi
+}
+trap finish EXIT
 if [ "$whole_suite" = 1 ] && [ "$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null; then
   .venv/bin/python -m tests.deploy.rootfs >"$artifacts/rootfs.log" 2>&1 &
   rootfs_pid=$!
@@ -62,6 +74,7 @@ fi
 if [ -n "$rootfs_pid" ]; then
   # Its failure is not this script's to report: the deployment tests build it again and say why.
   phase rootfs-wait wait "$rootfs_pid" || true
+  rootfs_pid=""
 fi
 
 # The Python tests in two pytest-xdist workers, each on a stack of its own (tests/worker_stack.py); the
@@ -79,7 +92,6 @@ serial_junit="$artifacts/junit-serial.xml"
 serial_log="$artifacts/pytest-serial.log"
 rm -f "$artifacts"/timeline-*.tsv "$serial_junit" # each worker's schedule of this run (tests/worker_stack.py)
 pytest_args=("$@")
-serial_pid=""
 if [ "$whole_suite" = 1 ]; then
   pytest_args=(tests -n "${SRCNET_TEST_WORKERS:-2}" --dist loadgroup)
   for module in "${SERIAL[@]}"; do pytest_args+=("--ignore=$module"); done
@@ -92,6 +104,7 @@ phase pytest .venv/bin/python -m localnet test "${pytest_args[@]}" --durations=2
 if [ -n "$serial_pid" ]; then
   serial_status=0
   wait "$serial_pid" || serial_status=$?
+  serial_pid=""
   echo "== ${SERIAL[*]} (beside the workers; full output: $serial_log)"
   tail -n 15 "$serial_log"
   [ "$serial_status" -eq 0 ] || { [ "$status" -ne 0 ] || status=$serial_status; }

@@ -87,14 +87,18 @@ fi
 # pytest 9, and xdist, which keys its work by test id, would run one of them (the scheduler refuses ids
 # that name more than one test).
 SERIAL=(tests/api/test_fuzz_schema.py)
+# AFTER: modules that run once the workers and their stacks have ended, alone on the machine. The streams
+# test samples a copy's connections with `ss -p`, which reads every process's sockets: with the workers'
+# stacks up it missed a short copy's connections even while running exclusive (2026-11-28, two of twelve).
+AFTER=(tests/integration/test_streams_on_the_wire.py)
 junit="$artifacts/junit.xml"
 serial_junit="$artifacts/junit-serial.xml"
 serial_log="$artifacts/pytest-serial.log"
-rm -f "$artifacts"/timeline-*.tsv "$serial_junit" # each worker's schedule of this run (tests/worker_stack.py)
+rm -f "$artifacts"/timeline-*.tsv "$serial_junit" "$artifacts/junit-after.xml" # each worker's schedule of this run (tests/worker_stack.py)
 pytest_args=("$@")
 if [ "$whole_suite" = 1 ]; then
   pytest_args=(tests -n "${SRCNET_TEST_WORKERS:-2}" --dist loadgroup)
-  for module in "${SERIAL[@]}"; do pytest_args+=("--ignore=$module"); done
+  for module in "${SERIAL[@]}" "${AFTER[@]}"; do pytest_args+=("--ignore=$module"); done
   SRCNET_TEST_STATE=test-serial .venv/bin/python -m localnet test "${SERIAL[@]}" -q --junitxml="$serial_junit" \
     >"$serial_log" 2>&1 &
   serial_pid=$!
@@ -108,11 +112,15 @@ if [ -n "$serial_pid" ]; then
   echo "== ${SERIAL[*]} (beside the workers; full output: $serial_log)"
   tail -n 15 "$serial_log"
   [ "$serial_status" -eq 0 ] || { [ "$status" -ne 0 ] || status=$serial_status; }
+  after_status=0
+  SRCNET_TEST_STATE=test-after phase pytest-after .venv/bin/python -m localnet test "${AFTER[@]}" -q \
+    --junitxml="$artifacts/junit-after.xml" || after_status=$?
+  [ "$after_status" -eq 0 ] || { [ "$status" -ne 0 ] || status=$after_status; }
 fi
 
 if [ "$whole_suite" = 1 ]; then
   printf 'total\t%s\n' "$(($(date +%s) - started))" >>"$phases"
-  .venv/bin/python scripts/suite_times.py --phases "$phases" --junit "$junit" --junit "$serial_junit" \
+  .venv/bin/python scripts/suite_times.py --phases "$phases" --junit "$junit" --junit "$serial_junit" --junit "$artifacts/junit-after.xml" \
     --budgets tests/budgets.toml ||
     { [ "$status" -ne 0 ] || status=$?; }
 fi

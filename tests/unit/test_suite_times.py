@@ -121,5 +121,5 @@ def test_every_suite_of_the_project_has_a_budget() -> None:
     # Within the goals: pytest within the warm machine's 30 minutes, the whole run within a fresh one's 45
     # less its bootstrap.
     budgets = suite_times.read_budgets(BUDGETS)
-    assert budgets.phases["pytest"] <= 25 * 60
+    assert budgets.phases["pytest"] <= 27 * 60
     assert budgets.wall <= 40 * 60

@@ -51,11 +51,12 @@ def _flush_survives_a_deadlock() -> Iterator[None]:
 
 
 # Tests that share an expensive set-up run in one pytest-xdist worker (``--dist loadgroup``), so it is set
-# up once per run rather than once per worker: the session-wide booted hosts, Rucio server and its daemons,
-# and browser each make a group; a module with a module-wide fixture of its own (the fault-injection sites,
-# the long-haul network, XRootD servers started for that module) is a group of its own. Every other test
-# goes to whichever worker is free. The groups with the most tests are handed out first, those holding an
-# exclusive test last (tests/worker_stack.py).
+# up once per run rather than once per worker: the booted hosts, the Rucio server and its daemons, the
+# browser, the fault-injection sites and the long-haul network each make a group (the last two are set up
+# per module, but their modules also share the fault worker and the emulator's CPU, so they are kept
+# together); a module with another module-wide fixture of its own (XRootD servers started for that module)
+# is a group of its own. Every other test goes to whichever worker is free. The groups with the most tests
+# are handed out first, those holding an exclusive test last (tests/worker_stack.py).
 SHARED_SETUPS = {
     "deployment": "booted-hosts",
     "rucio_server": "rucio",

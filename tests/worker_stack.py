@@ -24,7 +24,6 @@ import contextlib
 import fcntl
 import json
 import os
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -33,8 +32,8 @@ from typing import Any
 
 import pytest
 
-# The environment of the worker's stack, as localnet.stack.service_env makes it for a `localnet test` run.
-_STACK_KEYS = ("SRCNET_STATE", "X509_CERT_DIR", "SRCNET_REPORTS_DIR")
+# Where the controller's workers write each test's group (set by the controller, inherited by its workers).
+GROUPS_ENV = "SRCNET_XDIST_GROUPS"
 
 
 def worker_state_name() -> str | None:
@@ -54,8 +53,8 @@ def _start_worker_stack(name: str | None) -> None:
     worker = os.environ["PYTEST_XDIST_WORKER"]
     state = StateDir.named(name)
     ensure_core(state)
-    env = service_env(state, name)
-    os.environ.update({key: env[key] for key in _STACK_KEYS})
+    # The environment of a `localnet test` run on this state, as every process of the stack gets it.
+    os.environ.update(service_env(state, name))
     # Its own Redis already keeps its tasks apart; the queue's name says whose they are in the logs too.
     queue = os.environ.get("SRCNET_CELERY_QUEUE", f"srcnet-test-{os.getppid()}")
     os.environ["SRCNET_CELERY_QUEUE"] = f"{queue}-{worker}"
@@ -89,14 +88,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if WORKER_STATE is None and config.getvalue("dist") == "loadgroup":
         # The controller: where its workers write each test's group (inherited when they are spawned).
-        os.environ[GROUPS_ENV] = str(Path(tempfile.gettempdir()) / f"srcnet-pytest-groups-{os.getpid()}.json")
+        os.environ[GROUPS_ENV] = str(_run_files() / f"groups-{os.getpid()}.json")
 
 
 # -- the groups: tests that share an expensive set-up run in one worker ------------------------------------
 # xdist's own ``xdist_group`` marks do not reach its scheduler under pytest 9 (the group is appended to a
 # test id that pytest 9 no longer stores as a string), so the workers write each test's group to a file
 # and the scheduler below reads it: a group is one unit of work, handed to one worker.
-GROUPS_ENV = "SRCNET_XDIST_GROUPS"
 
 
 def record_groups(groups: dict[str, str], exclusive: list[str]) -> None:
@@ -129,13 +127,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         last: handed out early, an exclusive test waited for the other worker's long tests (the booted
         hosts' playbooks, the fault tests' timers) to end, one worker idle for minutes (523 s in one run)."""
 
-        groups: dict[str, str] | None = None
+        recorded: dict[str, Any] | None = None
         ordered = False
+
+        def _recorded_once(self) -> dict[str, Any]:
+            # Written by the workers at collection, which is complete before the first scope is asked for.
+            if self.recorded is None:
+                self.recorded = _recorded()
+            return self.recorded
 
         def _assign_work_unit(self, node: Any) -> None:
             if not self.ordered:
                 self.ordered = True
-                last = {self._split_scope(nodeid) for nodeid in _recorded()["exclusive"]}
+                last = {self._split_scope(nodeid) for nodeid in self._recorded_once()["exclusive"]}
                 for scope in [scope for scope in self.workqueue if scope in last]:
                     self.workqueue.move_to_end(scope)
             super()._assign_work_unit(node)
@@ -154,11 +158,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             super().schedule()
 
         def _split_scope(self, nodeid: str) -> str:
-            if self.groups is None:
-                self.groups = dict(_recorded()["groups"])
-            return self.groups.get(nodeid, nodeid)
+            return str(self._recorded_once()["groups"].get(nodeid, nodeid))
 
     return SharedSetupScheduling(config, log)
+
+
+def _run_files() -> Path:
+    """The folder of a run's shared files: under the project's state root (root-owned, not the
+    world-writable /tmp, where a name known in advance could be someone else's link)."""
+    from localnet.state import default_state_root
+
+    folder = default_state_root() / "xdist"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return folder
 
 
 def _lock_files() -> tuple[Path, Path] | None:
@@ -166,7 +178,7 @@ def _lock_files() -> tuple[Path, Path] | None:
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if WORKER_STATE is None or not run:
         return None
-    base = Path(tempfile.gettempdir()) / f"srcnet-pytest-{run}"
+    base = _run_files() / run
     return base.with_suffix(".turnstile"), base.with_suffix(".machine")
 
 

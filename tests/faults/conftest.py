@@ -143,6 +143,19 @@ class FaultWorker:
         assert self.proc is not None
         return self.proc.wait(timeout=timeout)
 
+    def took_the_work(self) -> list[str]:
+        """The claimed attempts of this test whose task this worker never received (none, on a sound bench).
+        Another worker on the test database with a dispatch sweep of its own takes the bench's copies
+        first at times, and then the faults set in this worker never strike."""
+        from transfers.models import TransferAttempt
+
+        log = self.log.read_text(errors="replace")
+        return [
+            f"attempt {a.number} of {a.file_id} (task {a.task_id or '-'}, run by {a.worker})"
+            for a in TransferAttempt.objects.filter(claimed__isnull=False)
+            if not a.task_id or f"[{a.task_id}] received" not in log
+        ]
+
     def stop(self) -> None:
         # The main process first: its warm shutdown stops its own pool. A pool process ignores SIGTERM
         # (billiard's children leave shutdown to their parent), so signalling the children first cost
@@ -177,6 +190,8 @@ def fault_worker(transactional_db, test_state: StateDir, fault_queue: str) -> It
         yield worker
     finally:
         worker.stop()
+    # The bench's premise, checked after every test: its copies were run by its own worker.
+    assert not worker.took_the_work(), f"copies run by another worker: {worker.took_the_work()}"
 
 
 @pytest.fixture

@@ -40,11 +40,12 @@ def rucio_instance() -> str:
     return str(test.get("NAME") or f"pytest_{os.getpid()}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def rucio_server(test_state: StateDir) -> Iterator[RucioServer]:
-    """A fresh catalogue per session (rules and requests of earlier runs must not reach this run's FTS3),
-    and the server's daemons running until the session ends: the conveyor presents the certificate of
-    ``rucio-conveyor`` to the FTS3 endpoint."""
+    """A fresh catalogue for this package's tests (rules and requests of earlier runs must not reach this
+    run's FTS3), and the server's daemons running while they run: the conveyor presents the certificate of
+    ``rucio-conveyor`` to the FTS3 endpoint. Package-wide, not session-wide: its daemons and the FTS3
+    service's worker would otherwise go on running beside every later test of the same pytest worker."""
     usercert, _ = ensure_client_cert(test_state, CONVEYOR_IDENTITY)
     server = ensure_rucio(test_state, instance=rucio_instance(), usercert=usercert, fresh=True)
     yield server
@@ -90,10 +91,15 @@ def scope(rucio: RucioAdapter) -> Iterator[str]:
             rucio.client.delete_replication_rule(rule["id"], purge_replicas=False)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def fts3_service(test_state, django_db_setup, rucio_server: RucioServer) -> Iterator[Fts3Service]:  # type: ignore[no-untyped-def]
     """The platform's FTS3 service over HTTPS, and its worker. The worker's beat also follows this Rucio
-    server's rules into replicas (``replicas.follow_rucio_rules``) every second, as a deployment's does."""
+    server's rules into replicas (``replicas.follow_rucio_rules``) every second, as a deployment's does.
+
+    Stopped when this package's tests end: the worker's beat sweeps the whole test database for work to
+    dispatch every 5 s, and, left running (it was session-wide), it took the copies of the fault bench's
+    tests that ran after it on the same pytest-xdist worker, so their faults never struck (CI, 2026-11-28:
+    no pool process died after its copy; a copy's pace was recorded at the default 5 s heartbeat)."""
     env = isolated_env(test_state, str(settings.DATABASES["default"]["NAME"]), f"srcnet-rucio-{os.getpid()}")
     env.update(rucio_server.platform_env())
     env["SRCNET_RUCIO_FOLLOW_INTERVAL"] = FOLLOW_INTERVAL

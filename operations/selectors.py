@@ -22,6 +22,7 @@ from typing import Any
 from django.db.models import Count, Prefetch, Q, Sum
 from django.utils import timezone
 
+from projects.visibility import visible_jobs
 from topology.choices import LinkKind, SiteKind
 from topology.models import Link, NetworkPath, PathHop, StorageEndpoint
 from topology.physics import tcp_ceiling_bps
@@ -254,16 +255,20 @@ def history(source_site_id: int, dest_site_id: int, limit: int = 50) -> list[dic
     ]
 
 
-def path_detail(path: NetworkPath) -> dict[str, Any]:
-    """A path's physics, its live flows and queue, and its measured throughput history."""
+def path_detail(path: NetworkPath, user: Any) -> dict[str, Any]:
+    """A path's physics, its live flows and queue, and its measured throughput history. The load counts
+    every copy; the flows listed are only those of products ``user`` may see (each names its product and
+    URLs)."""
     loads = path_loads()
     load = loads.get(path.pk, PathLoad(path.pk))
     sources, destinations = site_elements(path.source_id), site_elements(path.destination_id)
-    active = (
+    active = visible_jobs(
+        user,
         TransferFile.objects.filter(state=FileState.ACTIVE, source_se__in=sources, dest_se__in=destinations)
         .select_related("job")
-        .order_by("start_time")[:100]
-    )
+        .order_by("start_time"),
+        "job__",
+    )[:100]
     return {
         "id": path.pk,
         "name": path.name,
@@ -363,8 +368,10 @@ def link_detail(link: Link) -> dict[str, Any]:
     }
 
 
-def flows() -> dict[str, Any]:
-    """The flows page's poll: load per loaded path and per telescope access link, live files, the queue."""
+def flows(user: Any) -> dict[str, Any]:
+    """The flows page's poll: load per loaded path and per telescope access link, live files, the queue.
+    Loads and queue sizes count every copy (what the network carries); the live files listed are only
+    those of products ``user`` may see, since each names its product and URLs."""
     loads = path_loads()
     per_link = link_loads(loads)
     paths = {p.pk: p for p in NetworkPath.objects.filter(pk__in=loads)}
@@ -372,7 +379,11 @@ def flows() -> dict[str, Any]:
     access = Link.objects.filter(kind=LinkKind.ACCESS).filter(
         Q(a_end__kind=SiteKind.TELESCOPE) | Q(b_end__kind=SiteKind.TELESCOPE)
     )
-    active = TransferFile.objects.filter(state=FileState.ACTIVE).select_related("job").order_by("start_time")
+    active = visible_jobs(
+        user,
+        TransferFile.objects.filter(state=FileState.ACTIVE).select_related("job").order_by("start_time"),
+        "job__",
+    )
     queue = (
         TransferFile.objects.filter(state=FileState.SUBMITTED)
         .values("source_se", "dest_se", "job__priority")

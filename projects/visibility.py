@@ -62,29 +62,39 @@ def hidden_dids(user: Any) -> QuerySet | None:  # type: ignore[type-arg]
 
 
 def visible_jobs(user: Any, queryset: QuerySet, job_prefix: str = "") -> QuerySet:  # type: ignore[type-arg]
-    """Transfer jobs (or, with ``job_prefix="job__"``, files) without those that move a product ``user``
-    may not see (the job's ``metadata.product``, which every push job carries). Jobs of no product (an
-    operator's or a service's own FTS3 submissions) stay."""
+    """Transfer jobs (or, with ``job_prefix="job__"``, files) that ``user`` may see: those that move a
+    product ``user`` may see (the job's ``metadata.product``, which every push job carries), and jobs of no
+    product (an FTS3 client's own submission: Rucio's conveyor, a service, an operator) only when ``user``
+    submitted them. Everything for an operator."""
     from django.db.models.fields.json import KeyTextTransform
 
     hidden = hidden_dids(user)
     if hidden is None:
         return queryset
+    no_product = Q(product_did__isnull=True) | Q(product_did="")
+    own = Q(**{f"{job_prefix}submitter": user}) if user.is_authenticated else Q(pk__in=[])
     return queryset.alias(product_did=KeyTextTransform("product", f"{job_prefix}metadata")).filter(
-        Q(product_did__isnull=True) | ~Q(product_did__in=hidden)
+        (no_product & own) | (~no_product & ~Q(product_did__in=hidden))
     )
 
 
 def visible_events(user: Any, queryset: QuerySet) -> QuerySet:  # type: ignore[type-arg]
-    """Audit events without those about a product ``user`` may not see (``target_type`` product, its id in
-    ``target_id``)."""
+    """Audit events without those about a product ``user`` may not see: the product's own events
+    (``target_type`` product, its id in ``target_id``) and the events of the jobs that move it (their
+    ``details.product``)."""
     hidden_rows = hidden_products(user)
     if hidden_rows is None:
         return queryset
+    from django.db.models.fields.json import KeyTextTransform
     from django.db.models.functions import Cast
 
     hidden = hidden_rows.annotate(id_text=Cast("pk", output_field=models.CharField())).values("id_text")
-    return queryset.exclude(target_type="product", target_id__in=hidden)
+    dids = hidden_dids(user)
+    return (
+        queryset.exclude(target_type="product", target_id__in=hidden)
+        .alias(product_did=KeyTextTransform("product", "details"))
+        .filter(Q(product_did__isnull=True) | ~Q(product_did__in=dids))
+    )
 
 
 def hidden_did_set(user: Any) -> frozenset[str]:

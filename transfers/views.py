@@ -63,7 +63,7 @@ def flows(request: HttpRequest) -> HttpResponse:
         request,
         "transfers/flows.html",
         {
-            "snapshot": live(),
+            "snapshot": live(request.user),
             "paths": [{"path": p, "load": loads.get(p.pk), "paused": p.pk in paused} for p in paths],
             "jobs": jobs,
             "poll_ms": _poll_ms(request),

@@ -41,13 +41,13 @@ def network(request: Request) -> Response:
 @api_view(["GET"])
 def flows(request: Request) -> Response:
     """Load per loaded path and per telescope access link, live files and the queue."""
-    return Response(selectors.flows())
+    return Response(selectors.flows(request.user))
 
 
 @api_view(["GET"])
 def path_detail(request: Request, pk: int) -> Response:
     path = get_object_or_404(NetworkPath.objects.select_related("source", "destination", "vrf"), pk=pk)
-    return Response(selectors.path_detail(path))
+    return Response(selectors.path_detail(path, request.user))
 
 
 @api_view(["GET"])

@@ -19,6 +19,9 @@ from projects.models import Project
 from replicas.models import DataProduct
 from replicas.services import FileSpec, register_product
 from topology.models import Telescope
+from operations.selectors import carrier_paths
+from topology.models import StorageEndpoint
+from transfers.choices import FileState
 from transfers.models import TransferFile, TransferJob
 
 pytestmark = pytest.mark.django_db
@@ -29,6 +32,12 @@ SEES = {
     "operator": EVERYTHING,
     "member": EVERYTHING,
     "outsider": {PUBLIC, RELEASED},
+}
+# The jobs of no product each account sees (by their metadata's note).
+OWN_JOBS = {
+    "operator": {"conveyor", "member's own"},
+    "member": {"member's own"},
+    "outsider": set(),
 }
 
 
@@ -42,6 +51,8 @@ def world(reference_topology, django_user_model):  # type: ignore[no-untyped-def
     project = Project.objects.create(code="AA01", title="Cosmic dawn", proprietary_days=365)
     project.members.add(users["member"])
     low = Telescope.objects.get(name="SKA1-Low")
+    # Each product's copy is under way from the SDP to UKSRC, so the live views (flows, the path) list it.
+    sdp, uk = (StorageEndpoint.objects.get(name=n) for n in ("SKA1-LOW_SDP", "UKSRC_DISK"))
     products = {}
     for name, in_project in ((PUBLIC, False), (SECRET, True), (RELEASED, True)):
         product = register_product(
@@ -55,15 +66,27 @@ def world(reference_topology, django_user_model):  # type: ignore[no-untyped-def
         TransferFile.objects.create(
             job=job,
             file_index=0,
-            source_surl=f"root://sdp.example//ska1-low/{name}/{name}.ms",
-            dest_surl=f"root://src.example//ska1-low/{name}/{name}.ms",
+            state=FileState.ACTIVE,
+            source_surl=f"root://{sdp.hostname}:{sdp.root_port}//ska1-low/{name}/{name}.ms",
+            dest_surl=f"root://{uk.hostname}:{uk.root_port}//ska1-low/{name}/{name}.ms",
         )
         products[name] = product
+        # An operator's action on the job, in the audit trail with the product it moves.
+        record_event(
+            user=users["operator"],
+            action=AuditAction.JOB_PRIORITY,
+            target_type=TargetType.JOB,
+            target_id=str(job.job_id),
+            target=str(job.job_id),
+            details={"from": 3, "to": 4, "product": product.did},
+        )
     DataProduct.objects.filter(pk=products[RELEASED].pk).update(
         proprietary_until=timezone.now() - dt.timedelta(days=1)
     )
-    # A job of no product (an operator's own FTS3 submission) is not hidden by any project.
-    TransferJob.objects.create(metadata={})
+    # Jobs of no product (an FTS3 client's own submission: Rucio's conveyor, a service) are seen by
+    # whoever submitted them and by operators only.
+    TransferJob.objects.create(metadata={"note": "conveyor"})
+    TransferJob.objects.create(metadata={"note": "member's own"}, submitter=users["member"])
     for product in products.values():  # an operator's action on each, in the audit trail
         record_event(
             user=users["operator"],
@@ -74,6 +97,14 @@ def world(reference_topology, django_user_model):  # type: ignore[no-untyped-def
             details={"from": 3, "to": 4},
         )
     return users, products
+
+
+def sdp_site_id() -> int:
+    return StorageEndpoint.objects.get(name="SKA1-LOW_SDP").site_id
+
+
+def uk_site_id() -> int:
+    return StorageEndpoint.objects.get(name="UKSRC_DISK").site_id
 
 
 def _client(user) -> Client:  # type: ignore[no-untyped-def]
@@ -104,15 +135,27 @@ def test_each_surface_shows_exactly_the_products_the_account_may_see(world, who)
 
     jobs = client.get("/api/transfers/jobs/", {"page_size": 100}).json()["results"]
     products_moved = {j["metadata"].get("product", "").partition(":")[2] for j in jobs} - {""}
-    assert products_moved == expected and any(not j["metadata"] for j in jobs)
+    assert products_moved == expected
+    assert {j["metadata"]["note"] for j in jobs if "note" in j["metadata"]} == OWN_JOBS[who]
     files = client.get("/api/transfers/files/", {"page_size": 100}).json()["results"]
     assert _names_in(" ".join(f["source_surl"] for f in files)) == expected
+
+    # The live views: every copy counts in the load, only the visible ones are listed with their names.
+    flows = client.get("/api/operations/flows/").json()
+    assert {f["product"].partition(":")[2] for f in flows["active"]} == expected
+    assert sum(p["active"] for p in flows["paths"]) == len(EVERYTHING)
+    path = carrier_paths([(sdp_site_id(), uk_site_id())])[(sdp_site_id(), uk_site_id())]
+    detail = client.get(f"/api/operations/paths/{path.pk}/").json()
+    assert {f["product"].partition(":")[2] for f in detail["flows"]} == expected and detail["active"] == 3
+    assert _names_in(client.get("/transfers/flows/").content.decode()) == expected
 
     assert _names_in(client.get("/replicas/products/").content.decode()) == expected
     assert _names_in(client.get("/transfers/").content.decode()) == expected
 
     events = client.get("/api/operations/audit-events/", {"page_size": 100}).json()["results"]
     assert _names_in(" ".join(e["target"] for e in events)) == expected
+    assert _names_in(" ".join(str(e["details"]) for e in events)) == expected
+    assert len([e for e in events if e["target_type"] == "job"]) == len(expected)
     assert _names_in(client.get("/operations/audit/").content.decode()) == expected
 
 

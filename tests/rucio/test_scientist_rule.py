@@ -138,3 +138,6 @@ def test_a_scientists_rule_made_with_the_rucio_client_is_carried_out_and_shown( 
     job = jobs[0]
     assert job["state"] == "FINISHED" and job["submitter"] == "rucio-conveyor", job
     assert sorted(f["state"] for f in job["files"]) == ["FINISHED", "FINISHED"], job["files"]
+    # Not shown to the scientist: a job of no product is its submitter's (the conveyor's) and the operators'.
+    theirs = scientist_client.get("/api/transfers/jobs/", {"activity": "SKA User Request"}).json()["results"]
+    assert job["job_id"] not in {j["job_id"] for j in theirs}

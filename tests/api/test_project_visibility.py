@@ -14,13 +14,12 @@ from django.test import Client
 from django.utils import timezone
 
 from operations.choices import AuditAction, TargetType
+from operations.selectors import carrier_paths
 from operations.services import record_event
 from projects.models import Project
 from replicas.models import DataProduct
 from replicas.services import FileSpec, register_product
-from topology.models import Telescope
-from operations.selectors import carrier_paths
-from topology.models import StorageEndpoint
+from topology.models import StorageEndpoint, Telescope
 from transfers.choices import FileState
 from transfers.models import TransferFile, TransferJob
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import time
 from typing import Any
 
 import pytest
@@ -138,6 +139,33 @@ def test_ten_thousand_files_are_taken_whole_and_one_bad_url_refuses_them_all(fts
     taken = fts.post("/fts3/jobs", json.dumps(many), content_type="application/json")
     assert taken.status_code == 200
     assert TransferFile.objects.filter(job__job_id=taken.json()["job_id"]).count() == 10_000
+
+
+def test_a_body_that_would_expand_to_millions_of_copies_is_refused_naming_the_fields(fts):
+    # About 250 kB of JSON: 2 000 sources x 2 000 destinations of one file would be 4 million rows.
+    entry = copy.deepcopy(RUCIO_SUBMISSION["files"][0])
+    entry["sources"] = [f"root://127.0.0.1:21094//rucio/feas/s{i}" for i in range(2_000)]
+    entry["destinations"] = [f"root://127.0.0.1:21095//rucio/feas/d{i}" for i in range(2_000)]
+    wide = {**RUCIO_SUBMISSION, "files": [entry]}
+    assert len(json.dumps(wide)) < 300_000
+    started = time.monotonic()
+    refused = fts.post("/fts3/jobs", json.dumps(wide), content_type="application/json")
+    assert refused.status_code == 400
+    assert refused.json()["message"].startswith("files[0].sources x files[0].destinations: 2000 x 2000")
+    assert (
+        time.monotonic() - started < 10
+    )  # refused before anything is expanded (4 million rows took minutes)
+    # One more file than a job may hold, each a single copy: refused whole, naming the limit.
+    many = {**RUCIO_SUBMISSION, "files": []}
+    for i in range(10_001):
+        f = copy.deepcopy(RUCIO_SUBMISSION["files"][0])
+        f["sources"] = [f"root://127.0.0.1:21094//rucio/feas/{i}"]
+        f["destinations"] = [f"root://127.0.0.1:21095//rucio/feas/{i}"]
+        many["files"].append(f)
+    too_many = fts.post("/fts3/jobs", json.dumps(many), content_type="application/json")
+    assert too_many.status_code == 400
+    assert too_many.json()["message"].startswith("files: more than 10000 transfers in one job")
+    assert TransferJob.objects.count() == 0 and TransferFile.objects.count() == 0
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,11 @@ from ..services import FileRequest
 BASE_ID = uuid.UUID("01874efb-4735-4595-bc9c-591aef8240c9")
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhd]?)\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "": 3600}
+# Bounds on what one submission expands to: a multi-replica file is one row per (source, destination) pair,
+# so a body of a few hundred kB could otherwise ask for millions of rows. Rucio's conveyor submits at most
+# a few hundred files per job (--group-bulk) and a handful of sources per file.
+MAX_JOB_FILES = 10_000
+MAX_REPLICA_PAIRS = 100
 
 
 class SubmissionError(ValueError):
@@ -147,7 +152,18 @@ def parse_submission(body: Any, *, vo: str, now: datetime) -> ParsedJob:
         if not isinstance(entry, dict):
             raise SubmissionError(f"files[{index}] must be an object")
         sources, destinations = _urls(entry, "sources", index), _urls(entry, "destinations", index)
-        if len(sources) * len(destinations) > 1:
+        pairs = len(sources) * len(destinations)
+        if pairs > MAX_REPLICA_PAIRS:
+            raise SubmissionError(
+                f"files[{index}].sources x files[{index}].destinations: {len(sources)} x {len(destinations)}"
+                f" = {pairs} copies, more than the {MAX_REPLICA_PAIRS} one file may ask for"
+            )
+        if len(expanded) + pairs > MAX_JOB_FILES:
+            raise SubmissionError(
+                f"files: more than {MAX_JOB_FILES} transfers in one job (at files[{index}]);"
+                " split the submission"
+            )
+        if pairs > 1:
             multi_source = True
         filesize = entry.get("filesize")
         if filesize is not None and (

@@ -30,6 +30,10 @@ class RoleLimits:
     max_lifetime_days: int | None  # None: a rule may live for ever
     activities: tuple[str, ...]
     max_products: int
+    # What one account may hold at once: its live rules (not yet expired; a subscription's rules count,
+    # they are the owner's) and its subscriptions. A rule or subscription over the quota is a 400 naming it.
+    max_live_rules: int
+    max_subscriptions: int
 
 
 # A scientist asks for data for an analysis: at the default push priority at most (3; a telescope's push
@@ -42,6 +46,8 @@ LIMITS = {
         max_lifetime_days=365,
         activities=(USER_ACTIVITY, "SKA Reprocessing"),
         max_products=200,
+        max_live_rules=500,
+        max_subscriptions=20,
     ),
     Role.OPERATOR: RoleLimits(
         max_priority=5,
@@ -55,6 +61,8 @@ LIMITS = {
             "SKA Calibration",
         ),
         max_products=2000,
+        max_live_rules=100_000,
+        max_subscriptions=500,
     ),
 }
 

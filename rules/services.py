@@ -79,6 +79,31 @@ def _checked_limits(
     return copies, priority, str(activity), expiry
 
 
+def lock_owner(owner: Any) -> None:
+    """Hold ``owner``'s row until the transaction ends: two requests of one account counting its rules or
+    subscriptions at once would otherwise both find room for one more."""
+    from django.contrib.auth import get_user_model
+
+    list(get_user_model().objects.select_for_update().filter(pk=owner.pk).values_list("pk", flat=True))
+
+
+def _within_quota(owner: Any, now: dt.datetime) -> None:
+    """Refuse (400 naming ``rules``) a rule beyond the owner's quota of live rules; call inside the
+    transaction that makes it."""
+    from django.db.models import Q
+
+    most = limits_for(role_of(owner)).max_live_rules
+    lock_owner(owner)
+    live = Rule.objects.filter(owner=owner).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now)).count()
+    if live >= most:
+        raise ValidationError(
+            {
+                "rules": f"You hold {live} live rules, the most your role may hold at once ({most}): remove "
+                "rules you no longer need, or wait for some to expire."
+            }
+        )
+
+
 def create_rule(
     *,
     owner: Any,
@@ -123,6 +148,7 @@ def create_rule(
             }
         )
     with transaction.atomic():
+        _within_quota(owner, now)
         rule = Rule.objects.create(
             owner=owner,
             selection=selection,

@@ -239,3 +239,26 @@ def test_products_are_searched_by_metadata_with_their_replicas_and_transfers(wor
     assert shown["transfers"][0]["files"] == 1
     assert shown["transfers"][0]["sources"] == ["SKA1-LOW_SDP"]
     assert shown["transfers"][0]["destinations"] == ["AUSRC_DISK"]
+
+
+def test_a_scientist_holds_a_bounded_number_of_live_rules(world, scientist, scientist_client):  # type: ignore[no-untyped-def]
+    from rules.choices import limits_for
+    from srcnet.roles import role_of
+
+    most = limits_for(role_of(scientist)).max_live_rules
+    now = timezone.now()
+    # Rules already held: all but one live; an expired one does not count.
+    Rule.objects.bulk_create(
+        [Rule(owner=scientist, rse_expression="AUSRC_DISK", expires_at=now + dt.timedelta(days=1))]
+        * (most - 1)
+        + [Rule(owner=scientist, rse_expression="AUSRC_DISK", expires_at=now - dt.timedelta(days=1))]
+    )
+    made = scientist_client.post("/api/rules/rules/", BASE, format="json")
+    assert made.status_code == 201, made.content
+    refused = scientist_client.post("/api/rules/rules/", BASE, format="json")
+    assert refused.status_code == 400 and "rules" in refused.json(), refused.content
+    assert f"the most your role may hold at once ({most})" in refused.json()["rules"][0]
+    assert Rule.objects.filter(owner=scientist).count() == most + 1  # the refused one left nothing
+    # Removing one makes room again.
+    scientist_client.delete(f"/api/rules/rules/{made.json()['id']}/")
+    assert scientist_client.post("/api/rules/rules/", BASE, format="json").status_code == 201

@@ -93,3 +93,18 @@ def test_new_matching_products_get_rules(  # type: ignore[no-untyped-def]
     assert operator_client.get("/api/rules/subscriptions/").json()["count"] == 1
     assert scientist_client.delete(f"/api/rules/subscriptions/{subscription['id']}/").status_code == 204
     assert Rule.objects.count() == 1 and not Subscription.objects.exists()
+
+
+def test_a_scientist_holds_a_bounded_number_of_subscriptions(reference_topology, scientist, scientist_client):  # type: ignore[no-untyped-def]
+    from rules.choices import limits_for
+    from srcnet.roles import role_of
+
+    Project.objects.create(code="AA01").members.add(scientist)
+    most = limits_for(role_of(scientist)).max_subscriptions
+    body = {"filters": {"project": "AA01"}, "rse_expression": "AUSRC_DISK"}
+    for _ in range(most):
+        assert scientist_client.post("/api/rules/subscriptions/", body, format="json").status_code == 201
+    refused = scientist_client.post("/api/rules/subscriptions/", body, format="json")
+    assert refused.status_code == 400 and "subscriptions" in refused.json(), refused.content
+    assert f"the most your role may hold ({most})" in refused.json()["subscriptions"][0]
+    assert Subscription.objects.filter(owner=scientist).count() == most

@@ -27,11 +27,18 @@ BUFFER_BYTES = 2 * 375_000_000
         ("xrootd_site_path_capacity_gbps=0", "xrootd_site_path_capacity_gbps"),
         ("platform_worker_concurrency=0", "platform_worker_concurrency"),
         ("monitoring_scrape_interval=often", "monitoring_scrape_interval"),
+        # The example vault's placeholder, long enough for every other rule.
+        (
+            "srcnet_app_secret_key=change-me-a-long-random-string-of-50-characters-or-more",
+            "srcnet_app_secret_key",
+        ),
     ],
 )
 def test_bad_input_fails_before_any_host_changes(deployment: Deployment, override: str, named: str) -> None:
     run = deployment.playbook("-e", override, label=f"bad-{named}")
     _stopped_in_preflight(deployment, run, named)
+    if "change-me" in override:
+        assert f"{named} is still the example vault's placeholder" in run.output, run.output[-4000:]
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from .processes import (
     wait_for_port,
 )
 from .redis import ensure_redis, stop_redis
-from .state import PROJECT_ROOT, StateDir
+from .state import DJANGO_SECRET_KEY, PROJECT_ROOT, StateDir
 from .users import chown_tree, drop_to, grant_traversal, service_account
 from .xrootd import LocalSite, ensure_site, known_sites, stop_site
 
@@ -51,6 +51,9 @@ def service_env(state: StateDir, name: str) -> dict[str, str]:
             "SRCNET_REPORTS_DIR": str(state.path / "reports"),
         }
     )
+    # The local network's signing key: its processes run as the service account, which cannot read the
+    # state's secrets; one deployed reads its own from the environment file the Ansible role writes.
+    env.setdefault("SRCNET_SECRET_KEY", state.secret(DJANGO_SECRET_KEY))
     return env
 
 
@@ -100,6 +103,7 @@ def spawn_platform_process(
 def ensure_core(state: StateDir) -> dict[str, int]:
     """PostgreSQL, Redis and the CA: what everything else needs."""
     ensure_pki(state)
+    state.secret(DJANGO_SECRET_KEY)
     return {"postgres": ensure_postgres(state), "redis": ensure_redis(state)}
 
 

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import pwd
+import secrets
 import socket
 import stat
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from typing import Any
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RUNTIME_FILE = "runtime.json"
+SECRETS_DIR = "secrets"
+DJANGO_SECRET_KEY = "django-secret-key"
 # Service accounts the daemons drop to when started as root; they must be able to reach the state folder.
 SERVICE_USERS = ("postgres", "xrootd")
 
@@ -97,6 +100,20 @@ class StateDir:
         runtime[key] = value
         self.write_runtime(runtime)
 
+    def secret(self, name: str) -> str:
+        """The local network's secret ``name`` (``<state>/secrets/<name>``, readable by its owner only),
+        made at random the first time. Processes of the platform get theirs in their environment."""
+        folder = self.path / SECRETS_DIR
+        folder.mkdir(mode=0o700, exist_ok=True)
+        folder.chmod(0o700)
+        path = folder / name
+        if not path.exists():
+            tmp = path.with_suffix(".tmp")
+            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+                out.write(secrets.token_urlsafe(48))
+            tmp.replace(path)
+        return path.read_text().strip()
+
     def port(self, key: str) -> int:
         """The port recorded under ``key``, or a new free loopback port recorded now.
 
@@ -142,6 +159,16 @@ def free_port(avoid: set[int] | None = None) -> int:
         if port not in avoid:
             return int(port)
     raise RuntimeError("no free loopback port found")
+
+
+def secret_for(secret: str, name: str | None = None) -> str:
+    """The secret ``secret`` of the state named by ``SRCNET_STATE`` (or ``name``), or ``""`` when there is
+    none or it cannot be read (a process of another account). Read by Django's settings: nothing is made."""
+    name = name or os.environ.get("SRCNET_STATE", "demo")
+    try:
+        return (default_state_root() / name / SECRETS_DIR / secret).read_text().strip()
+    except OSError:
+        return ""
 
 
 def runtime_for(name: str | None = None) -> dict[str, Any]:

@@ -8,9 +8,10 @@ ports of its private PostgreSQL and Redis in ``<state>/runtime.json`` and the de
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
-from localnet.state import runtime_for
+from localnet.state import DJANGO_SECRET_KEY, runtime_for, secret_for
 from srcnet.workers import copy_slots
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -22,7 +23,10 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(f"SRCNET_{name}", default)
 
 
-SECRET_KEY = _env("SECRET_KEY", "local-only-not-secret-" + str(BASE_DIR))
+# From the environment (a deployment's vault), else the local network's own random key (localnet makes it
+# with its PostgreSQL and Redis and hands it to the platform's processes), else a random key for this
+# process alone: never a value anyone could know (sessions and password-reset links are signed with it).
+SECRET_KEY = _env("SECRET_KEY", "") or secret_for(DJANGO_SECRET_KEY) or secrets.token_urlsafe(50)
 DEBUG = _env("DEBUG", "0") == "1"
 ALLOWED_HOSTS = _env("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
 

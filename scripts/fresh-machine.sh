@@ -57,6 +57,9 @@ cp /etc/apt/apt.conf.d/99artifact-registry "$root/etc/apt/apt.conf.d/" 2>/dev/nu
 # What a machine has of its own: /proc, /sys, /dev (the TUN device among them) and an empty /run. /tmp stays
 # on disk, as on the machines of this kind: the plugin's read-ahead test evicts a file from the page cache,
 # which a tmpfs /tmp cannot do (it failed there).
+# Its root a mount point of its own, as a machine's is: `ip netns exec` (the booted-host tests) makes `/` a
+# slave mount in its namespace, which fails on a chroot's plain folder ("mount --make-rslave /" failed).
+mount --bind "$root" "$root" && mounted+=("$root")
 mount -t proc proc "$root/proc" && mounted+=("$root/proc")
 mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys" && mounted+=("$root/sys")
 mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" && mounted+=("$root/dev")

@@ -141,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # The local network's own commands (the demo binds endpoints to its loopback sites in this process).
+    os.environ.setdefault("SRCNET_ALLOW_LOCAL_STORAGE", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "fail_one", False) and args.rucio:

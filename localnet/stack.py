@@ -49,6 +49,8 @@ def service_env(state: StateDir, name: str) -> dict[str, str]:
             "PYTHONUNBUFFERED": "1",
             # Campaign and simulation reports: written by the workers, in the state folder they own.
             "SRCNET_REPORTS_DIR": str(state.path / "reports"),
+            # The local network's storage sites listen on loopback (a deployment refuses such endpoints).
+            "SRCNET_ALLOW_LOCAL_STORAGE": "1",
         }
     )
     # The local network's signing key: its processes run as the service account, which cannot read the

@@ -29,6 +29,9 @@ def _env(name: str, default: str) -> str:
 SECRET_KEY = _env("SECRET_KEY", "") or secret_for(DJANGO_SECRET_KEY) or secrets.token_urlsafe(50)
 DEBUG = _env("DEBUG", "0") == "1"
 ALLOWED_HOSTS = _env("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+# Storage endpoints at loopback or link-local addresses are refused (topology/constants.py); the local
+# network, whose sites listen on loopback, allows them for its own processes (localnet.stack.service_env).
+SRCNET_ALLOW_LOCAL_STORAGE = _env("ALLOW_LOCAL_STORAGE", "0") == "1"
 
 INSTALLED_APPS = [
     "django.contrib.admin",

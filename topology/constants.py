@@ -1,5 +1,9 @@
 """Names and limits shared by the topology models."""
 
+import ipaddress
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 
 # Site and link names: letters, digits, dot, dash, underscore; start with a letter.
@@ -29,3 +33,26 @@ prefix_validator = RegexValidator(
     "Use /segment/.../ of letters, digits, '.', '-' or '_', starting and ending with '/', "
     "without '.' or '..'.",
 )
+
+
+def routable_storage_host(host: str) -> None:
+    """Refuse a storage host that names this machine or its link (``localhost``, loopback, link-local,
+    unspecified or multicast addresses): in a deployment, a copy to or from it would reach the worker's own
+    host, not a site. The local network, whose sites all listen on loopback, allows them
+    (``SRCNET_ALLOW_LOCAL_STORAGE``, set by ``localnet`` for its own processes)."""
+    if getattr(settings, "SRCNET_ALLOW_LOCAL_STORAGE", False):
+        return
+    name = host.lower().rstrip(".")
+    local = name == "localhost" or name.endswith(".localhost")
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        address = None
+    if address is not None:
+        local = address.is_loopback or address.is_link_local or address.is_unspecified or address.is_multicast
+    if local:
+        raise ValidationError(
+            f"{host!r} is this machine or its local link, not a storage site a deployment can reach "
+            "(loopback, link-local, unspecified and multicast addresses and 'localhost' are refused).",
+            code="local_storage_host",
+        )

@@ -238,3 +238,48 @@ def test_openapi_schema_is_served(operator_client):
     schema = response.json()
     assert "/api/topology/paths/" in schema["paths"]
     assert "/api/replicas/products/{id}/push/" in schema["paths"]
+
+
+@pytest.mark.parametrize(
+    ("host", "refused"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.10", True),
+        ("localhost", True),
+        ("dtn.localhost", True),
+        ("169.254.169.254", True),  # link-local: a cloud's metadata service
+        ("0.0.0.0", True),
+        ("224.0.0.1", True),
+        ("192.0.2.10", False),
+        ("dtn1.uksrc.example.org", False),
+    ],
+)
+def test_a_deployment_refuses_storage_on_this_machine_or_its_link(  # type: ignore[no-untyped-def]
+    operator_client, reference_topology, settings, host, refused
+):
+    from topology.models import StorageEndpoint
+
+    # As deployed: the switch only the local network's own processes turn on (localnet.stack.service_env).
+    settings.SRCNET_ALLOW_LOCAL_STORAGE = False
+    body = {"name": "UK_EXTRA", "site": "UKSRC", "role": "disk", "hostname": host}
+    made = operator_client.post("/api/topology/storage-endpoints/", body, format="json")
+    if refused:
+        assert made.status_code == 400 and "hostname" in made.json(), made.content
+        assert "not a storage site a deployment can reach" in made.json()["hostname"][0]
+        assert not StorageEndpoint.objects.filter(name="UK_EXTRA").exists()
+    else:
+        assert made.status_code == 201, made.content
+    # Moving an existing endpoint there is refused the same way.
+    endpoint = StorageEndpoint.objects.get(name="UKSRC_DISK")
+    moved = operator_client.patch(
+        f"/api/topology/storage-endpoints/{endpoint.pk}/", {"hostname": host}, format="json"
+    )
+    assert moved.status_code == (400 if refused else 200), moved.content
+    endpoint.refresh_from_db()
+    assert (endpoint.hostname == host) is not refused
+
+
+def test_the_local_network_allows_its_loopback_sites(operator_client, reference_topology, settings):  # type: ignore[no-untyped-def]
+    settings.SRCNET_ALLOW_LOCAL_STORAGE = True
+    body = {"name": "UK_EXTRA", "site": "UKSRC", "role": "disk", "hostname": "127.0.0.1"}
+    assert operator_client.post("/api/topology/storage-endpoints/", body, format="json").status_code == 201

@@ -7,7 +7,13 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from ..choices import Region, SiteKind, StorageRole, TpcScheme
-from ..constants import hostname_validator, name_validator, prefix_validator, rse_validator
+from ..constants import (
+    hostname_validator,
+    name_validator,
+    prefix_validator,
+    routable_storage_host,
+    rse_validator,
+)
 
 port_validators = [MinValueValidator(1), MaxValueValidator(65535)]
 
@@ -118,7 +124,7 @@ class StorageEndpoint(models.Model):
     name = models.CharField(max_length=64, unique=True, validators=[rse_validator])
     site = models.ForeignKey(Site, on_delete=models.PROTECT, related_name="storage_endpoints")
     role = models.CharField(max_length=16, choices=StorageRole.choices, default=StorageRole.DISK)
-    hostname = models.CharField(max_length=255, validators=[hostname_validator])
+    hostname = models.CharField(max_length=255, validators=[hostname_validator, routable_storage_host])
     root_port = models.PositiveIntegerField(default=1094, validators=port_validators)
     http_port = models.PositiveIntegerField(default=443, validators=port_validators)
     prefix = models.CharField(max_length=255, default="/srcnet/", validators=[prefix_validator])

@@ -24,7 +24,7 @@ from .processes import (
     stop_daemon,
     wait_for_port,
 )
-from .redis import ensure_redis, stop_redis
+from .redis import ensure_redis, redis_url, stop_redis
 from .state import DJANGO_SECRET_KEY, PROJECT_ROOT, StateDir
 from .users import chown_tree, drop_to, grant_traversal, service_account
 from .xrootd import LocalSite, ensure_site, known_sites, stop_site
@@ -56,6 +56,9 @@ def service_env(state: StateDir, name: str) -> dict[str, str]:
     # The local network's signing key: its processes run as the service account, which cannot read the
     # state's secrets; one deployed reads its own from the environment file the Ansible role writes.
     env.setdefault("SRCNET_SECRET_KEY", state.secret(DJANGO_SECRET_KEY))
+    # This state's broker, with its password (which the service account cannot read from the state): set,
+    # not defaulted, as SRCNET_STATE is, so a process started for another state never reaches this one's.
+    env["SRCNET_REDIS_URL"] = redis_url(state)
     return env
 
 

@@ -23,6 +23,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RUNTIME_FILE = "runtime.json"
 SECRETS_DIR = "secrets"
 DJANGO_SECRET_KEY = "django-secret-key"
+REDIS_PASSWORD = "redis-password"
 # Service accounts the daemons drop to when started as root; they must be able to reach the state folder.
 SERVICE_USERS = ("postgres", "xrootd")
 

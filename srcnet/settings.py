@@ -11,7 +11,7 @@ import os
 import secrets
 from pathlib import Path
 
-from localnet.state import DJANGO_SECRET_KEY, runtime_for, secret_for
+from localnet.state import DJANGO_SECRET_KEY, REDIS_PASSWORD, runtime_for, secret_for
 from srcnet.workers import copy_slots
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -151,7 +151,12 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 
-CELERY_BROKER_URL = _env("REDIS_URL", f"redis://127.0.0.1:{_ports.get('redis', 6379)}/0")
+# A deployment's broker URL (with its password) from the environment; on one machine, the local network's
+# Redis with the password it made (readable by the state's owner; its services get the URL in
+# SRCNET_REDIS_URL).
+_redis_password = secret_for(REDIS_PASSWORD)
+_redis_auth = f":{_redis_password}@" if _redis_password else ""
+CELERY_BROKER_URL = _env("REDIS_URL", f"redis://{_redis_auth}127.0.0.1:{_ports.get('redis', 6379)}/0")
 # One queue per deployment: concurrent test runs sharing a Redis must not take each other's tasks.
 CELERY_TASK_DEFAULT_QUEUE = _env("CELERY_QUEUE", "srcnet")
 CELERY_TASK_ACKS_LATE = True

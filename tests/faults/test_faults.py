@@ -6,6 +6,7 @@ Each test appends its figures to test-artifacts/reliability.json (docs/reliabili
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
@@ -15,6 +16,7 @@ from django.db import connection
 
 from localnet.postgres import ensure_postgres, stop_postgres
 from localnet.processes import stop_pid
+from localnet.state import REDIS_PASSWORD
 from localnet.xrootd import ensure_site
 
 from .conftest import (
@@ -95,7 +97,12 @@ def test_the_broker_flushed_with_work_queued(fault_net, fault_worker, test_state
     in_flight = active_copies()
     struck = time.monotonic()
     port = test_state.read_runtime()["ports"]["redis"]
-    subprocess.run(["redis-cli", "-p", str(port), "FLUSHALL"], check=True, capture_output=True)
+    # The password through the environment (redis-cli reads REDISCLI_AUTH), not the command line.
+    auth = {**os.environ, "REDISCLI_AUTH": test_state.secret(REDIS_PASSWORD)}
+    flushed = subprocess.run(
+        ["redis-cli", "-p", str(port), "FLUSHALL"], check=True, capture_output=True, env=auth
+    )
+    assert flushed.stdout.strip() == b"OK", flushed
     report = settle_and_audit(
         "Redis flushed (every queued message lost)",
         products,

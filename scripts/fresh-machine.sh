@@ -47,6 +47,9 @@ debootstrap --variant=minbase --include=git,make,ca-certificates,procps bookworm
   >"$results/debootstrap-$$.log" 2>&1
 cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/" 2>/dev/null || true
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# A machine's own name and how it resolves (debootstrap writes neither): XRootD stops at start-up when the
+# host name does not resolve ("Unable to determine host name").
+cp /etc/hostname /etc/hosts "$root/etc/"
 # What every machine of this kind comes with, not the project: the certificate authorities and the pip and
 # apt settings through which it reaches the package registries.
 cp -a /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/" 2>/dev/null || true

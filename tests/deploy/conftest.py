@@ -134,8 +134,28 @@ class Deployment:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         (ARTIFACTS / f"{self.runs:02d}-{label}.log").write_text(
             f"$ {' '.join(argv)}\n# {run.seconds:.1f} s, exit {run.returncode}\n{run.output}"
+            + self._failed_units_journal(run)
         )
         return run
+
+    def _failed_units_journal(self, run: PlaybookRun) -> str:
+        """For each host the run failed on, its failed units and their last journal lines: the service's own
+        log, which Ansible's "see systemctl status" does not bring back (read once the fleet is gone)."""
+        text = ""
+        if "systemctl status" not in run.output:  # no service failed to start (a preflight stop, a bad value)
+            return text
+        for name, counts in sorted(run.recap.items()):
+            if not counts["failed"] or name not in self.fleet.hosts:
+                continue
+            failed = self.ssh(name, ["systemctl", "--failed", "--no-legend", "--plain"], check=False)
+            units = [line.split()[0] for line in failed.stdout.splitlines() if line.strip()]
+            text += f"\n==== {name}: failed units: {' '.join(units) or 'none'}\n"
+            for unit in units[:5]:
+                journal = self.ssh(
+                    name, ["journalctl", "--no-pager", "-n", "60", "-u", unit], check=False, timeout=30
+                )
+                text += f"---- journalctl -u {unit}\n{journal.stdout}{journal.stderr}"
+        return text
 
 
 def _pki(folder: Path, hosts: dict[str, BootedHost]) -> None:

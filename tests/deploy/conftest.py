@@ -149,11 +149,16 @@ class Deployment:
                 continue
             failed = self.ssh(name, ["systemctl", "--failed", "--no-legend", "--plain"], check=False)
             units = [line.split()[0] for line in failed.stdout.splitlines() if line.strip()]
-            text += f"\n==== {name}: failed units: {' '.join(units) or 'none'}\n"
+            # A unit that restarts itself is not "failed" while it waits to start again: the ones the run
+            # could not start, by the name Ansible gives.
+            units += [u for u in re.findall(r"Unable to start service (\S+?):", run.output) if u not in units]
+            text += f"\n==== {name}: units that failed or did not start: {' '.join(units) or 'none'}\n"
             for unit in units[:5]:
                 journal = self.ssh(
                     name, ["journalctl", "--no-pager", "-n", "60", "-u", unit], check=False, timeout=30
                 )
+                status = self.ssh(name, ["systemctl", "status", "--no-pager", unit], check=False, timeout=30)
+                text += f"---- systemctl status {unit}\n{status.stdout}"
                 text += f"---- journalctl -u {unit}\n{journal.stdout}{journal.stderr}"
         return text
 

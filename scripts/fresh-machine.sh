@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # `make test` as a newcomer runs it on a new Debian 12 machine, measured on this one: a minimal Debian 12
-# (debootstrap minbase, plus git and make to clone and run it) in a chroot of its own, sharing this machine's
-# kernel and network (as a fresh machine of this kind has no systemd either, none is booted), a fresh clone
+# (debootstrap minbase, plus git and make to clone and run it) entered as a machine's root (pivot_root in a
+# mount namespace of its own), sharing this machine's kernel and network (as a fresh machine of this kind
+# has no systemd either, none is booted), a fresh clone
 # of the project at a deep path inside it, then `make test` there, timed, bootstrap included. Nothing of
 # this machine's installs, caches or virtual environments is visible inside. docs/testing.md.
 #
 #   scripts/fresh-machine.sh [REVISION]     # default HEAD of this checkout; needs root and debootstrap
 #
-# Prints the wall time of the whole `make test` and leaves its output in <root>/make-test.log; the chroot is
-# removed at the end (SRCNET_FRESH_KEEP=1 keeps it), its mounts also when the run fails.
+# Prints the wall time of the whole `make test` and leaves its output in /var/tmp/srcnet-fresh-results/; the
+# new root is removed at the end (SRCNET_FRESH_KEEP=1 keeps it), its mounts also when the run fails.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 revision=${1:-HEAD}

@@ -3,6 +3,9 @@ pytest-django's live server on the test PostgreSQL. Screenshots go to test-artif
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -36,14 +39,24 @@ def _close_connections_after_requests() -> None:
 def browser() -> Iterator[WebDriver]:
     if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
         pytest.fail(f"{CHROMIUM} and {CHROMEDRIVER} are needed (scripts/bootstrap.sh installs them)")
+    # Chromium's profile and its temporary files (its singleton socket folder, left in /tmp at every run
+    # otherwise) in a folder of this session's, removed at its end.
+    scratch = Path(tempfile.mkdtemp(prefix="srcnet-chromium-"))
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1440,1000"):
         options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
+    options.add_argument(f"--user-data-dir={scratch / 'profile'}")
+    service = Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": str(scratch)})
+    try:
+        driver = webdriver.Chrome(service=service, options=options)
+        driver.set_page_load_timeout(30)
+        try:
+            yield driver
+        finally:
+            driver.quit()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture

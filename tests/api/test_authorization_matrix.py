@@ -345,3 +345,35 @@ def test_a_body_nested_thousands_deep_is_a_400_on_every_write_operation():
         if response.status_code >= 500:
             wrong.append(f"{method.upper()} {path}: {response.status_code}")
     assert not wrong, "\n".join(wrong)
+
+
+# --- success, not only "not refused" ----------------------------------------------------------------------
+# The operator forms with an effect in the database, posted as each logged-in role with valid input: an
+# allowed role's request does what it says (and is audited), a refused one changes nothing.
+
+
+@pytest.mark.parametrize("role", [Role.SCIENTIST, Role.OPERATOR, Role.ADMIN], ids=lambda r: r.name.lower())
+def test_each_allowed_role_succeeds_at_the_operator_forms_and_others_change_nothing(reference_topology, role):  # type: ignore[no-untyped-def]
+    from operations.models import AuditEvent
+    from tests.portal.helpers import job_of, pushed_product
+    from topology.models import NetworkPath
+    from transfers.models import LinkPause
+
+    allowed = role >= Role.OPERATOR
+    client = portal_client(role)
+    path = NetworkPath.objects.get(source__name="SKA1-Mid", destination__name="UKSRC", is_computed=True)
+    job = job_of(pushed_product("obs-matrix"))
+
+    paused = client.post(f"/operations/paths/{path.pk}/pause/", {"confirm": "on", "reason": "fibre work"})
+    assert paused.status_code == (302 if allowed else 403)
+    assert LinkPause.objects.exists() is allowed
+    prioritised = client.post(f"/operations/jobs/{job.job_id}/priority/", {"priority": "5", "confirm": "on"})
+    assert prioritised.status_code == (302 if allowed else 403)
+    job.refresh_from_db()
+    assert (job.priority == 5) is allowed
+    cancelled = client.post(f"/operations/jobs/{job.job_id}/cancel/", {"confirm": "on", "reason": "test"})
+    assert cancelled.status_code == (302 if allowed else 403)
+    job.refresh_from_db()
+    assert (job.state == "CANCELED") is allowed
+    actions = set(AuditEvent.objects.values_list("action", flat=True))
+    assert actions == ({"pause_path", "job_priority", "cancel_job"} if allowed else set())

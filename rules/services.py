@@ -10,6 +10,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from srcnet.roles import role_of
@@ -87,21 +88,17 @@ def lock_owner(owner: Any) -> None:
     list(get_user_model().objects.select_for_update().filter(pk=owner.pk).values_list("pk", flat=True))
 
 
-def _within_quota(owner: Any, now: dt.datetime) -> None:
-    """Refuse (400 naming ``rules``) a rule beyond the owner's quota of live rules; call inside the
-    transaction that makes it."""
-    from django.db.models import Q
-
-    most = limits_for(role_of(owner)).max_live_rules
+def within_quota(owner: Any, field: str, held: Any, most: int) -> None:
+    """Refuse (a 400 naming ``field``) one more of what ``owner`` holds ``held.count()`` of, past ``most``;
+    called inside the transaction that makes it, with the owner's row locked first so that two requests of
+    one account cannot both find the last place."""
     lock_owner(owner)
-    live = Rule.objects.filter(owner=owner).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now)).count()
-    if live >= most:
+    count = held.count()
+    if count >= most:
         raise ValidationError(
-            {
-                "rules": f"You hold {live} live rules, the most your role may hold at once ({most}): remove "
-                "rules you no longer need, or wait for some to expire."
-            }
-        )
+            {field: f"You hold {count} {field}, the most your role may hold ({most}): remove the ones you "
+             "no longer need first."}
+        )  # fmt: skip
 
 
 def create_rule(
@@ -148,7 +145,8 @@ def create_rule(
             }
         )
     with transaction.atomic():
-        _within_quota(owner, now)
+        live = Rule.objects.filter(owner=owner).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        within_quota(owner, "rules", live, limits_for(role_of(owner)).max_live_rules)
         rule = Rule.objects.create(
             owner=owner,
             selection=selection,

@@ -25,7 +25,7 @@ from srcnet.roles import role_of
 from .choices import limits_for
 from .models import Rule, Subscription
 from .selection import FILTER_KEYS, filtered_products
-from .services import RucioUnavailable, _checked_limits, create_rule, lock_owner, through_rucio
+from .services import RucioUnavailable, _checked_limits, create_rule, through_rucio, within_quota
 from .targets import resolve_destinations
 
 # What a standing request may filter on: a registration time range belongs to a one-off rule.
@@ -79,13 +79,9 @@ def create_subscription(
              "a proprietary product from a public one)."}
         )  # fmt: skip
     with transaction.atomic():
-        lock_owner(owner)
-        held, most = owner.subscriptions.count(), limits_for(role_of(owner)).max_subscriptions
-        if held >= most:
-            raise ValidationError(
-                {"subscriptions": f"You hold {held} subscriptions, the most your role may hold ({most}): "
-                 "remove one you no longer need first."}
-            )  # fmt: skip
+        within_quota(
+            owner, "subscriptions", owner.subscriptions, limits_for(role_of(owner)).max_subscriptions
+        )
         subscription = Subscription.objects.create(
             owner=owner,
             name=str(name or "")[:100],

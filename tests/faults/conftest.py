@@ -191,7 +191,8 @@ def fault_worker(transactional_db, test_state: StateDir, fault_queue: str) -> It
     finally:
         worker.stop()
     # The bench's premise, checked after every test: its copies were run by its own worker.
-    assert not worker.took_the_work(), f"copies run by another worker: {worker.took_the_work()}"
+    elsewhere = worker.took_the_work()
+    assert not elsewhere, f"copies run by another worker: {elsewhere}"
 
 
 @pytest.fixture

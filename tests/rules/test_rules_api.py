@@ -257,7 +257,7 @@ def test_a_scientist_holds_a_bounded_number_of_live_rules(world, scientist, scie
     assert made.status_code == 201, made.content
     refused = scientist_client.post("/api/rules/rules/", BASE, format="json")
     assert refused.status_code == 400 and "rules" in refused.json(), refused.content
-    assert f"the most your role may hold at once ({most})" in refused.json()["rules"][0]
+    assert f"the most your role may hold ({most})" in refused.json()["rules"][0]
     assert Rule.objects.filter(owner=scientist).count() == most + 1  # the refused one left nothing
     # Removing one makes room again.
     scientist_client.delete(f"/api/rules/rules/{made.json()['id']}/")

@@ -156,6 +156,60 @@ def pacing_line(path_bps: float) -> str:
     return f"wanio.net.pacing {rate}"
 
 
+@dataclass(frozen=True)
+class SiteTokens:
+    """What a token-enforcing site trusts: the issuers' URLs, its own audience, and the base path below which
+    the tokens' storage scopes apply (the endpoint's prefix)."""
+
+    issuers: tuple[str, ...]
+    audience: str
+    base_path: str
+
+
+def token_config(tokens: SiteTokens) -> str:
+    """The token plugin's configuration file (pure). No token, no access: ``onmissing = passthrough`` hands
+    an anonymous request to XRootD's default authorization, whose database grants nothing."""
+    lines = ["[Global]", f"audience = {tokens.audience}", "onmissing = passthrough", ""]
+    for number, issuer in enumerate(tokens.issuers, start=1):
+        lines += [
+            f"[Issuer issuer{number}]",
+            f"issuer = {issuer}",
+            f"base_path = {tokens.base_path.rstrip('/') or '/'}",
+            f"default_user = {SERVICE_USER}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def token_lines(folder: Path) -> list[str]:
+    """The directives that make a site enforce tokens on both protocols (root://: ``authz`` in the opaque
+    part; HTTP: the Authorization header, handed to the plugin as ``authz``)."""
+    return [
+        "ofs.authorize 1",
+        f"ofs.authlib ++ libXrdAccSciTokens.so config={folder / 'scitokens.cfg'}",
+        f"acc.authdb {folder / 'authdb'}",
+        "http.header2cgi Authorization authz",
+    ]
+
+
+def trust_bundle(state: StateDir) -> Path:
+    """The system's CA bundle and the local CA's certificate in one file. scitokens-cpp fetches an issuer's
+    keys with libcurl, which reads only the system bundle: a token-enforcing site runs with this file mounted
+    over it in a mount namespace of its own, as a deployed site trusts its issuer's CA (the xrootd_site role
+    installs it into the system's trust store)."""
+    ca_dir = ensure_pki(state)
+    bundle = state.path / "pki" / "trust-bundle.pem"
+    system = Path(SYSTEM_CA_BUNDLE).read_bytes()
+    wanted = system + b"\n" + (ca_dir / "ca.pem").read_bytes()
+    if not bundle.exists() or bundle.read_bytes() != wanted:
+        bundle.write_bytes(wanted)
+        bundle.chmod(0o644)
+    return bundle
+
+
+SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+
+
 def summary_report_lines(state: StateDir) -> list[str]:
     return [f"xrd.report 127.0.0.1:{state.port('xrootd-summary')} every {SUMMARY_EVERY_SECONDS}s all"]
 
@@ -169,13 +223,15 @@ def ensure_site(
     host: str = "127.0.0.1",
     credentials: tuple[Path, Path] | None = None,
     pacing_bps: float | None = None,
+    tokens: SiteTokens | None = None,
 ) -> LocalSite:
     """Start the site's xrootd unless it is running; ports are recorded in the state's runtime file.
 
     With ``netns`` it runs inside that network namespace and is reached at ``host`` there (its certificate,
     ``credentials``, must name that address for HTTPS). A site of that name running elsewhere is stopped
     first. The project's XRootD plugin is loaded unless SRCNET_XROOTD_PLUGIN=off; with it, ``pacing_bps``
-    (the site's path bottleneck, bit/s) paces the connections that read its files (``pacing_line``)."""
+    (the site's path bottleneck, bit/s) paces the connections that read its files (``pacing_line``). With
+    ``tokens`` it refuses every request without a valid token from one of its issuers (``token_config``)."""
     root_port = state.port(f"xrootd:{name}:root")
     http_port = state.port(f"xrootd:{name}:http")
     folder = site_folder(state, name)
@@ -198,6 +254,12 @@ def ensure_site(
     shutil.copyfile(key, folder / "hostkey.pem")
     (folder / "hostkey.pem").chmod(0o600)
     plugin = plugin_lines(state)
+    if tokens is not None:
+        (folder / "scitokens.cfg").write_text(token_config(tokens))
+        (folder / "authdb").write_text(
+            "# No anonymous access: every request carries a token (scitokens.cfg).\n"
+        )
+        (folder / "cache").mkdir(exist_ok=True)
     config = folder / "xrootd.cfg"
     config.write_text(
         render_config(
@@ -212,6 +274,7 @@ def ensure_site(
                 *(plugin_metrics_lines(state, name) if plugin else []),
                 *([pacing_line(pacing_bps)] if plugin and pacing_bps else []),
                 *summary_report_lines(state),
+                *(token_lines(folder) if tokens is not None else []),
                 *(extra_lines or []),
             ],
         )
@@ -226,11 +289,29 @@ def ensure_site(
     argv = [require_binary("xrootd"), "-c", str(config), "-n", name]
     if as_root():
         argv[1:1] = ["-R", SERVICE_USER]
+    env = dict(os.environ)
+    if tokens is not None and not as_root():
+        raise ServiceError(f"site {name}: a token-enforcing site is started as root (it trusts the issuer's CA)")
+    if tokens is not None:
+        # scitokens-cpp keeps the issuers' keys in $XDG_CACHE_HOME (the xrootd account has no home).
+        env["XDG_CACHE_HOME"] = str(folder / "cache")
+        bundle = trust_bundle(state)
+        # `sh -c '... exec "$@"'` execs xrootd in the new mount namespace: the recorded PID is the server's.
+        argv[:0] = [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            'mount --bind "$0" ' + SYSTEM_CA_BUNDLE + ' && exec "$@"',
+            str(bundle),
+        ]
     if netns:
         # `ip netns exec` execs xrootd: the PID recorded is the server's own.
         argv[:0] = ["ip", "netns", "exec", netns]
     log_name = f"xrootd-{name}.out"
-    pid = start_daemon(state, daemon, argv, env=dict(os.environ), log_name=log_name)
+    pid = start_daemon(state, daemon, argv, env=env, log_name=log_name)
     try:
         wait_for_port(root_port, pid=pid, what=f"xrootd {name}", timeout=20, host=host)
         wait_for_port(http_port, pid=pid, what=f"xrootd {name} (http)", timeout=20, host=host)

@@ -28,6 +28,12 @@ HOSTNAME_PATTERN = (
 # A storage path prefix: /segment/.../ of letters, digits, '.', '-', '_' (no '.' or '..' segments).
 PREFIX_PATTERN = r"^/(?:(?!\.{1,2}/)[A-Za-z0-9._-]+/)*$"
 hostname_validator = RegexValidator(HOSTNAME_PATTERN, "Use a DNS host name or an IPv4 address.")
+# A token audience: a host name, host:port or an https:// URL (no spaces, quotes or commas: it is written into
+# the storage's token configuration and into scope names).
+audience_validator = RegexValidator(
+    r"^(https://)?[A-Za-z0-9]([A-Za-z0-9.-]{0,200})(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]{0,40})?$",
+    "Use a host name, host:port or an https:// URL.",
+)
 prefix_validator = RegexValidator(
     PREFIX_PATTERN,
     "Use /segment/.../ of letters, digits, '.', '-' or '_', starting and ending with '/', "

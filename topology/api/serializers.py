@@ -94,6 +94,7 @@ class StorageEndpointSerializer(ValidatedModelSerializer):
             "http_port",
             "prefix",
             "tpc_scheme",
+            "token_audience",
             "capacity_bytes",
             "is_active",
         ]

@@ -8,6 +8,7 @@ from django.db import models
 
 from ..choices import Region, SiteKind, StorageRole, TpcScheme
 from ..constants import (
+    audience_validator,
     hostname_validator,
     name_validator,
     prefix_validator,
@@ -129,6 +130,10 @@ class StorageEndpoint(models.Model):
     http_port = models.PositiveIntegerField(default=443, validators=port_validators)
     prefix = models.CharField(max_length=255, default="/srcnet/", validators=[prefix_validator])
     tpc_scheme = models.CharField(max_length=8, choices=TpcScheme.choices, default=TpcScheme.DAVS)
+    # The audience the site's storage accepts in WLCG tokens (docs/tokens.md). Blank: its host name, as Rucio
+    # and FTS derive it since the 2024 data challenge; sites that share a host (the local network's, all on
+    # loopback) each need their own.
+    token_audience = models.CharField(max_length=255, blank=True, default="", validators=[audience_validator])
     capacity_bytes = models.BigIntegerField(null=True, blank=True, validators=[MinValueValidator(0)])
     is_active = models.BooleanField(default=True)
 
@@ -159,6 +164,11 @@ class StorageEndpoint(models.Model):
         if scheme == TpcScheme.ROOT:
             return f"root://{self.hostname}:{self.root_port}/{self.prefix}{relative}"
         return f"{scheme}://{self.hostname}:{self.http_port}{self.prefix}{relative}"
+
+    @property
+    def audience(self) -> str:
+        """The audience of tokens for this endpoint's storage."""
+        return self.token_audience or self.hostname
 
     def tpc_url(self, path: str) -> str:
         return self.url(self.tpc_scheme, path)

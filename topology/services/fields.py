@@ -86,6 +86,7 @@ STORAGE_KEYS = {
     "http_port": Key("http_port", integer),
     "prefix": Key("prefix", text),
     "tpc_scheme": Key("tpc_scheme", text),
+    "token_audience": Key("token_audience", text),
     "capacity": Key("capacity_bytes", parse_bytes),
     "active": Key("is_active", boolean),
 }

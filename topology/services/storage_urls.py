@@ -44,6 +44,7 @@ class EndpointRef:
 
     name: str
     prefix: str
+    audience: str = ""  # of the tokens its storage accepts (StorageEndpoint.audience)
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,8 @@ class StorageRegistry:
 
         table: dict[tuple[str, str, int], EndpointRef] = {}
         rows = StorageEndpoint.objects.filter(is_active=True)
-        for endpoint in rows.only("name", "hostname", "root_port", "http_port", "prefix"):
-            ref = EndpointRef(endpoint.name, endpoint.prefix)
+        for endpoint in rows.only("name", "hostname", "root_port", "http_port", "prefix", "token_audience"):
+            ref = EndpointRef(endpoint.name, endpoint.prefix, endpoint.audience)
             host = endpoint.hostname.lower()
             table[("root", host, endpoint.root_port)] = ref
             table[("http", host, endpoint.http_port)] = ref

@@ -1,0 +1,373 @@
+"""The local network's token issuer: a real Keycloak, serving one realm that issues WLCG JWT profile 1.0
+access tokens (docs/tokens.md, docs/adr/0012-keycloak-as-the-local-token-issuer.md).
+
+Keycloak is installed by scripts/install-keycloak.sh (Maven Central, pinned digest) and runs here as an
+unprivileged account over HTTPS with the local CA's host certificate: scitokens-cpp, which XRootD's token
+plugin uses to fetch the issuer's keys, accepts only an ``https://`` issuer. Its database (H2, a file) and
+everything it writes live in the state folder.
+
+The realm's shape is the WLCG profile's: ``wlcg.ver``, ``wlcg.groups``, ``sub`` and ``nbf`` on every access
+token (``nbf`` by the project's script mapper, localnet/keycloak/); ``storage.read:<path>``,
+``storage.create:<path>`` and ``storage.modify:<path>`` as dynamic scopes; and one optional scope per storage
+site, ``aud:<audience>``, which sets that site's audience (Keycloak takes no ``audience`` parameter on a
+client credentials grant, as INDIGO IAM does).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from .pki import ensure_pki, host_credentials
+from .processes import ServiceError, pid_file, running, start_daemon, stop_daemon, wait_for_port
+from .state import StateDir
+from .users import chown_tree, service_account
+
+KEYCLOAK_VERSION = "26.4.0"
+ISSUER_ACCOUNT = "srcnet-issuer"
+REALM = "srcnet"
+TRANSFER_CLIENT = "srcnet-transfers"
+ADMIN_USER = "admin"
+ADMIN_PASSWORD_SECRET = "issuer-admin-password"
+CLIENT_SECRET = "issuer-client-secret"
+# The VO group the transfer service's account belongs to (the tokens' wlcg.groups).
+VO_GROUP = "ska"
+STORAGE_SCOPES = ("storage.read", "storage.create", "storage.modify", "storage.stage")
+AUDIENCE_SCOPE_PREFIX = "aud:"
+DEFAULT_LIFETIME_SECONDS = 1200
+
+
+def keycloak_root() -> Path:
+    """Where scripts/install-keycloak.sh put Keycloak (the same rule as the script's)."""
+    override = os.environ.get("SRCNET_KEYCLOAK_ROOT")
+    if override:
+        return Path(override)
+    if os.geteuid() == 0:
+        return Path("/opt/srcnet")
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "srcnet"
+
+
+def keycloak_home() -> Path:
+    home = keycloak_root() / f"keycloak-{KEYCLOAK_VERSION}"
+    if not (home / ".srcnet-build-stamp").exists():
+        raise ServiceError(
+            f"Keycloak {KEYCLOAK_VERSION} is not installed in {home}: run scripts/bootstrap.sh"
+        )
+    return home
+
+
+@dataclass(frozen=True)
+class LocalIssuer:
+    """A running issuer: its URL (the tokens' ``iss``), the CA that signed its certificate, and the transfer
+    service's client."""
+
+    url: str
+    ca_file: Path
+    client_id: str
+    client_secret: str
+    admin_password: str
+    port: int
+
+    @property
+    def base(self) -> str:
+        return self.url.rsplit("/realms/", 1)[0]
+
+    @property
+    def token_endpoint(self) -> str:
+        return f"{self.url}/protocol/openid-connect/token"
+
+    def admin_session(self) -> AdminSession:
+        """A master-realm admin's session (the realm's configuration is made through it)."""
+        answer = requests.post(
+            f"{self.base}/realms/master/protocol/openid-connect/token",
+            data={
+                "grant_type": "password",
+                "client_id": "admin-cli",
+                "username": ADMIN_USER,
+                "password": self.admin_password,
+            },
+            verify=str(self.ca_file),
+            timeout=30,
+        )
+        answer.raise_for_status()
+        return AdminSession(answer.json()["access_token"], str(self.ca_file))
+
+
+class AdminSession:
+    """Keycloak's admin API with one admin token. The CA is passed on every request: a ``requests.Session``'s
+    own ``verify`` loses to REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE in the environment."""
+
+    def __init__(self, token: str, ca_file: str) -> None:
+        self._headers = {"Authorization": f"Bearer {token}"}
+        self._ca_file = ca_file
+
+    def request(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+        kwargs.setdefault("timeout", 30)
+        return requests.request(method, url, headers=self._headers, verify=self._ca_file, **kwargs)
+
+    def get(self, url: str, **kwargs: Any) -> requests.Response:
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> requests.Response:
+        return self.request("POST", url, **kwargs)
+
+    def put(self, url: str, **kwargs: Any) -> requests.Response:
+        return self.request("PUT", url, **kwargs)
+
+
+def issuer_folder(state: StateDir) -> Path:
+    return state.sub("issuer")
+
+
+def ensure_issuer(state: StateDir, *, lifetime: int = DEFAULT_LIFETIME_SECONDS) -> LocalIssuer:
+    """Start the state's Keycloak unless it runs, and make its realm; returns how to reach it."""
+    port = state.port("issuer:https")
+    management = state.port("issuer:management")
+    url = f"https://127.0.0.1:{port}/realms/{REALM}"
+    ca_dir = ensure_pki(state)
+    issuer = LocalIssuer(
+        url=url,
+        ca_file=ca_dir / "ca.pem",
+        client_id=TRANSFER_CLIENT,
+        client_secret=state.secret(CLIENT_SECRET),
+        admin_password=state.secret(ADMIN_PASSWORD_SECRET),
+        port=port,
+    )
+    if not running(state, "issuer"):
+        _start(state, issuer, management)
+    ensure_realm(issuer, lifetime=lifetime)
+    return issuer
+
+
+def _start(state: StateDir, issuer: LocalIssuer, management: int) -> None:
+    home = keycloak_home()
+    folder = issuer_folder(state)
+    for sub in ("tx", "tmp", "db"):
+        (folder / sub).mkdir(exist_ok=True)
+    cert, key = host_credentials(state)
+    shutil.copyfile(cert, folder / "cert.pem")
+    shutil.copyfile(key, folder / "key.pem")
+    (folder / "key.pem").chmod(0o600)
+    account = service_account(ISSUER_ACCOUNT)
+    if account is not None:
+        chown_tree(folder, account)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(folder),
+        "KC_BOOTSTRAP_ADMIN_USERNAME": ADMIN_USER,
+        "KC_BOOTSTRAP_ADMIN_PASSWORD": issuer.admin_password,
+        # Keycloak sizes its heap from the machine's memory (70 % of it); a test issuer needs little.
+        "JAVA_OPTS_KC_HEAP": "-Xms64m -Xmx512m",
+        # Its transaction log and temporary files default to the (read-only) installation: the state's
+        # instead, or each recovery module waits 10 s for a folder it cannot create.
+        "JAVA_OPTS_APPEND": (
+            f"-Dquarkus.transaction-manager.object-store.directory={folder / 'tx'} "
+            f"-Djava.io.tmpdir={folder / 'tmp'}"
+        ),
+    }
+    argv = [
+        str(home / "bin" / "kc.sh"),
+        "start",
+        "--optimized",
+        "--http-enabled=false",
+        f"--https-port={issuer.port}",
+        f"--https-certificate-file={folder / 'cert.pem'}",
+        f"--https-certificate-key-file={folder / 'key.pem'}",
+        f"--hostname=https://127.0.0.1:{issuer.port}",
+        f"--http-management-port={management}",
+        f"--db-url=jdbc:h2:file:{folder / 'db' / 'keycloak'};NON_KEYWORDS=VALUE",
+    ]
+    pid = start_daemon(state, "issuer", argv, env=env, log_name="issuer.log", cwd=folder, user=account)
+    try:
+        wait_for_port(issuer.port, pid=pid, what="the token issuer (Keycloak)", timeout=120)
+        _wait_for_discovery(issuer, pid)
+        # kc.sh runs Java as its child (it execs only to relaunch after a re-build): the server's own PID is
+        # the one recorded, so that stopping the issuer stops the server and not only its launcher.
+        server = _java_child(pid)
+        pid_file(state, "issuer").write_text(str(server))
+    except ServiceError as error:
+        log = state.sub("log") / "issuer.log"
+        tail = " | ".join(log.read_text(errors="replace").splitlines()[-5:]) if log.exists() else ""
+        raise ServiceError(f"{error}; its log ends: {tail}") from error
+
+
+def _java_child(pid: int) -> int:
+    """The Java process kc.sh (``pid``) started, or ``pid`` itself when it exec'd Java."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return pid
+    for child in children:
+        try:
+            if Path(f"/proc/{child}/exe").resolve().name == "java":
+                return int(child)
+        except OSError:
+            continue
+    return pid
+
+
+def _wait_for_discovery(issuer: LocalIssuer, pid: int, timeout: float = 120) -> None:
+    from .processes import is_alive
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            answer = requests.get(
+                f"{issuer.base}/realms/master/.well-known/openid-configuration",
+                verify=str(issuer.ca_file),
+                timeout=5,
+            )
+            if answer.ok:
+                return
+        except requests.RequestException:
+            pass
+        if not is_alive(pid):
+            raise ServiceError("the token issuer (Keycloak) exited while starting")
+        time.sleep(0.5)
+    raise ServiceError(f"the token issuer (Keycloak) did not answer within {timeout:.0f} s")
+
+
+def stop_issuer(state: StateDir) -> bool:
+    return stop_daemon(state, "issuer", timeout=30)
+
+
+def _mapper(name: str, kind: str, **config: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "protocol": "openid-connect",
+        "protocolMapper": kind,
+        "config": {
+            "access.token.claim": "true",
+            "id.token.claim": "false",
+            "userinfo.token.claim": "false",
+            **config,
+        },
+    }
+
+
+def realm_representation(client_secret: str, lifetime: int, realm: str = REALM) -> dict[str, Any]:
+    """The realm, as Keycloak's admin API takes it (pure: tested alone)."""
+    wlcg = {
+        "name": "wlcg",
+        "protocol": "openid-connect",
+        "attributes": {"include.in.token.scope": "false"},
+        "protocolMappers": [
+            _mapper(
+                "wlcg.ver",
+                "oidc-hardcoded-claim-mapper",
+                **{"claim.name": "wlcg\\.ver", "claim.value": "1.0", "jsonType.label": "String"},
+            ),
+            _mapper(
+                "wlcg.groups",
+                "oidc-group-membership-mapper",
+                **{"claim.name": "wlcg\\.groups", "full.path": "true"},
+            ),
+            _mapper("sub", "oidc-sub-mapper"),
+            _mapper("nbf", "script-wlcg-nbf.js", **{"claim.name": "nbf", "jsonType.label": "long"}),
+        ],
+    }
+    storage = [
+        {
+            "name": scope,
+            "protocol": "openid-connect",
+            "attributes": {
+                "is.dynamic.scope": "true",
+                "dynamic.scope.regexp": f"{scope}:*",
+                "include.in.token.scope": "true",
+            },
+        }
+        for scope in STORAGE_SCOPES
+    ]
+    return {
+        "realm": realm,
+        "enabled": True,
+        "accessTokenLifespan": lifetime,
+        # A refresh token is used many times over a long copy (no rotation): the failure operators meet
+        # with issuers that allow one use only is what the token doctor looks for.
+        "revokeRefreshToken": False,
+        "ssoSessionIdleTimeout": 86400,
+        "ssoSessionMaxLifespan": 86400,
+        "defaultDefaultClientScopes": ["wlcg"],
+        "clientScopes": [wlcg, *storage],
+        "groups": [{"name": VO_GROUP}],
+        "clients": [
+            {
+                "clientId": TRANSFER_CLIENT,
+                "enabled": True,
+                "publicClient": False,
+                "secret": client_secret,
+                "serviceAccountsEnabled": True,
+                "standardFlowEnabled": False,
+                "directAccessGrantsEnabled": False,
+                "attributes": {
+                    "client_credentials.use_refresh_token": "true",
+                    "standard.token.exchange.enabled": "true",
+                },
+                "defaultClientScopes": ["wlcg"],
+                "optionalClientScopes": [*STORAGE_SCOPES, "offline_access"],
+            }
+        ],
+        "users": [
+            {
+                "username": f"service-account-{TRANSFER_CLIENT}",
+                "enabled": True,
+                "serviceAccountClientId": TRANSFER_CLIENT,
+                "groups": [f"/{VO_GROUP}"],
+            }
+        ],
+    }
+
+
+def ensure_realm(issuer: LocalIssuer, *, lifetime: int = DEFAULT_LIFETIME_SECONDS) -> None:
+    """Create the realm once; set its token lifetime every time (a test shortens it)."""
+    admin = issuer.admin_session()
+    realm_url = f"{issuer.base}/admin/realms/{REALM}"
+    if admin.get(realm_url, timeout=30).status_code == 404:
+        answer = admin.post(
+            f"{issuer.base}/admin/realms",
+            json=realm_representation(issuer.client_secret, lifetime),
+            timeout=60,
+        )
+        answer.raise_for_status()
+    answer = admin.put(realm_url, json={"realm": REALM, "accessTokenLifespan": lifetime}, timeout=30)
+    answer.raise_for_status()
+
+
+def allow_audience(
+    issuer: LocalIssuer, audience: str, *, realm: str = REALM, client_id: str = TRANSFER_CLIENT
+) -> str:
+    """Make the optional scope ``aud:<audience>`` (a token asked for with it carries that audience) and let
+    the client ask for it; returns the scope's name. Idempotent."""
+    admin = issuer.admin_session()
+    name = f"{AUDIENCE_SCOPE_PREFIX}{audience}"
+    scopes_url = f"{issuer.base}/admin/realms/{realm}/client-scopes"
+    scopes = {s["name"]: s["id"] for s in admin.get(scopes_url, timeout=30).json()}
+    if name not in scopes:
+        answer = admin.post(
+            scopes_url,
+            json={
+                "name": name,
+                "protocol": "openid-connect",
+                "attributes": {"include.in.token.scope": "false"},
+                "protocolMappers": [
+                    _mapper("aud", "oidc-audience-mapper", **{"included.custom.audience": audience})
+                ],
+            },
+            timeout=30,
+        )
+        answer.raise_for_status()
+        scopes = {s["name"]: s["id"] for s in admin.get(scopes_url, timeout=30).json()}
+    clients = admin.get(f"{issuer.base}/admin/realms/{realm}/clients", params={"clientId": client_id}).json()
+    client = clients[0]["id"]
+    answer = admin.put(
+        f"{issuer.base}/admin/realms/{realm}/clients/{client}/optional-client-scopes/{scopes[name]}"
+    )
+    answer.raise_for_status()
+    return name

@@ -1,0 +1,105 @@
+"""A real token issuer (Keycloak) and two token-enforcing XRootD sites, shared by the tests of this folder."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+import requests
+
+from localnet.issuer import LocalIssuer, allow_audience, ensure_issuer, stop_issuer
+from localnet.state import StateDir
+from localnet.xrootd import LocalSite, SiteTokens, ensure_site, stop_site
+from transfers.tokens import IssuerSettings, Token, TokenClient
+
+# Two sites on loopback: each with an audience of its own (they share a host), both with prefix /srcnet/.
+SITES = {"TOKEN-A": "token-a.srcnet.test", "TOKEN-B": "token-b.srcnet.test"}
+PREFIX = "/srcnet/"
+
+
+@dataclass(frozen=True)
+class TokenBench:
+    issuer: LocalIssuer
+    client: TokenClient
+    sites: dict[str, LocalSite]
+    audiences: dict[str, str]
+    state: StateDir
+
+    def token(self, site: str, *scopes: str) -> Token:
+        return self.client.fetch(list(scopes), self.audiences[site])
+
+    def log_size(self, site: str) -> int:
+        return (self.state.sub("log") / f"xrootd-{site}.out").stat().st_size
+
+    def site_log(self, site: str, since: int = 0) -> str:
+        """What the site logged from byte ``since`` on (a test reads only what its own requests caused)."""
+        with open(self.state.sub("log") / f"xrootd-{site}.out", "rb") as log:
+            log.seek(since)
+            return log.read().decode(errors="replace")
+
+
+@pytest.fixture(scope="package")
+def token_bench(test_state: StateDir) -> Iterator[TokenBench]:
+    issuer = ensure_issuer(test_state)
+    sites = {}
+    try:
+        for name, audience in SITES.items():
+            allow_audience(issuer, audience)
+            stop_site(test_state, name)  # a site of that name left running without tokens is restarted
+            sites[name] = ensure_site(
+                test_state,
+                name,
+                tokens=SiteTokens(issuers=(issuer.url,), audience=audience, base_path=PREFIX),
+            )
+            sites[name].local_path(PREFIX).mkdir(parents=True, exist_ok=True)
+        client = TokenClient(
+            IssuerSettings(
+                url=issuer.url,
+                client_id=issuer.client_id,
+                client_secret=issuer.client_secret,
+                ca_file=str(issuer.ca_file),
+            )
+        )
+        yield TokenBench(issuer, client, sites, dict(SITES), test_state)
+    finally:
+        for name in SITES:
+            stop_site(test_state, name)
+        stop_issuer(test_state)
+
+
+def _part(token: str, index: int) -> dict[str, object]:
+    part = token.split(".")[index]
+    return dict(json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))))
+
+
+def claims(token: str) -> dict[str, object]:
+    return _part(token, 1)
+
+
+def jose_header(token: str) -> dict[str, object]:
+    return _part(token, 0)
+
+
+def encode(part: dict[str, object]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(part).encode()).decode().rstrip("=")
+
+
+def davs(site: LocalSite, path: str) -> str:
+    return f"https://127.0.0.1:{site.http_port}/{path.lstrip('/')}"
+
+
+def http(method: str, url: str, bench: TokenBench, token: str = "", **kwargs: object) -> requests.Response:
+    headers = dict(kwargs.pop("headers", {}) or {})  # type: ignore[call-overload]
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return requests.request(
+        method,
+        url,
+        headers=headers,
+        verify=str(bench.issuer.ca_file),
+        timeout=30,
+        **kwargs,  # type: ignore[arg-type]
+    )

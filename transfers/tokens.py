@@ -1,0 +1,231 @@
+"""Least-privilege WLCG tokens for each copy (docs/tokens.md).
+
+For every copy the transfer service asks its issuer for two tokens: the source's ``storage.read`` on the
+file's directory and the destination's ``storage.create``, ``storage.modify`` and ``storage.read`` on its
+directory (read: the copy stats and checksums what it wrote; modify: it replaces a failed attempt's leftover),
+each with that site's audience. Paths are the WLCG profile's: below the endpoint's prefix (the site's base
+path). A token is refreshed with its refresh token when less than a quarter of its life is left, so a copy
+lasting hours keeps valid credentials for its looks at the destination and its checksums.
+
+A token's value is never logged, stored or shown: ``Token`` prints as its scope and audience only.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import threading
+import time
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
+
+import requests
+
+log = logging.getLogger(__name__)
+
+# Refresh when less than this share of the token's life is left (and never later than MIN_MARGIN_SECONDS
+# before it ends): a token checked by a site in the middle of a look must still be valid when it arrives.
+REFRESH_AT_FRACTION = 0.25
+MIN_MARGIN_SECONDS = 10.0
+AUDIENCE_SCOPE_PREFIX = "aud:"
+
+
+class TokenError(RuntimeError):
+    """The issuer refused or could not be reached; the message says which and why (never the token)."""
+
+
+@dataclass(frozen=True)
+class IssuerSettings:
+    """Where the transfer service gets its tokens (settings.SRCNET_TOKENS)."""
+
+    url: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    ca_file: str = ""
+    # "scope": the audience is asked for as the optional scope aud:<audience> (Keycloak); "parameter": as
+    # the form field audience=<audience> (INDIGO IAM, SKA-IAM).
+    audience_style: str = "scope"
+    timeout: float = 30.0
+
+    @property
+    def token_endpoint(self) -> str:
+        return f"{self.url.rstrip('/')}/protocol/openid-connect/token"
+
+    @property
+    def verify(self) -> str | bool:
+        return self.ca_file or True
+
+
+@dataclass
+class Token:
+    """One access token and how to renew it."""
+
+    value: str = field(repr=False)
+    scope: str
+    audience: str
+    expires_at: float  # time.time()
+    lifetime: float
+    refresh_token: str = field(default="", repr=False)
+
+    def seconds_left(self, now: float | None = None) -> float:
+        return self.expires_at - (time.time() if now is None else now)
+
+    def due(self, now: float | None = None) -> bool:
+        margin = max(MIN_MARGIN_SECONDS, self.lifetime * REFRESH_AT_FRACTION)
+        return self.seconds_left(now) <= margin
+
+
+def settings_from_django() -> IssuerSettings | None:
+    """The issuer the settings name, or None when none is configured (copies then carry no token)."""
+    from django.conf import settings
+
+    conf = getattr(settings, "SRCNET_TOKENS", {}) or {}
+    if not conf.get("ISSUER"):
+        return None
+    return IssuerSettings(
+        url=str(conf["ISSUER"]),
+        client_id=str(conf["CLIENT_ID"]),
+        client_secret=str(conf["CLIENT_SECRET"]),
+        ca_file=str(conf.get("CA_FILE", "")),
+        audience_style=str(conf.get("AUDIENCE_STYLE", "scope")),
+    )
+
+
+class TokenClient:
+    """The transfer service's client of one issuer (client credentials and refresh grants)."""
+
+    def __init__(self, issuer: IssuerSettings) -> None:
+        self.issuer = issuer
+
+    def _grant(self, form: dict[str, str], what: str) -> dict[str, object]:
+        form = {**form, "client_id": self.issuer.client_id, "client_secret": self.issuer.client_secret}
+        try:
+            answer = requests.post(
+                self.issuer.token_endpoint, data=form, verify=self.issuer.verify, timeout=self.issuer.timeout
+            )
+        except requests.RequestException as exc:
+            raise TokenError(f"the token issuer {self.issuer.url} did not answer ({what}): {exc}") from exc
+        if not answer.ok:
+            try:
+                body = answer.json()
+                reason = f"{body.get('error', '')}: {body.get('error_description', '')}".strip(": ")
+            except ValueError:
+                reason = answer.text[:200]
+            raise TokenError(
+                f"the token issuer {self.issuer.url} refused {what} (HTTP {answer.status_code}: {reason})"
+            )
+        return dict(answer.json())
+
+    def fetch(self, scopes: list[str], audience: str) -> Token:
+        """A new token with ``scopes`` for ``audience`` (client credentials)."""
+        asked = list(scopes)
+        form = {"grant_type": "client_credentials"}
+        if self.issuer.audience_style == "parameter":
+            form["audience"] = audience
+        else:
+            asked.append(f"{AUDIENCE_SCOPE_PREFIX}{audience}")
+        form["scope"] = " ".join(asked)
+        body = self._grant(form, f"a token for {' '.join(scopes)} at {audience}")
+        return self._token(body, " ".join(scopes), audience)
+
+    def refresh(self, token: Token) -> Token:
+        """The same grant renewed (refresh grant); a new client credentials grant if it came without one."""
+        if not token.refresh_token:
+            return self.fetch(token.scope.split(), token.audience)
+        body = self._grant(
+            {"grant_type": "refresh_token", "refresh_token": token.refresh_token},
+            f"to refresh the token for {token.scope} at {token.audience}",
+        )
+        renewed = self._token(body, token.scope, token.audience)
+        if not renewed.refresh_token:
+            renewed.refresh_token = token.refresh_token
+        return renewed
+
+    @staticmethod
+    def _token(body: dict[str, object], scope: str, audience: str) -> Token:
+        lifetime = float(str(body.get("expires_in", 0)) or 0)
+        if not body.get("access_token") or lifetime <= 0:
+            raise TokenError("the token issuer answered without an access token and its lifetime")
+        return Token(
+            value=str(body["access_token"]),
+            scope=str(body.get("scope") or scope),
+            audience=audience,
+            expires_at=time.time() + lifetime,
+            lifetime=lifetime,
+            refresh_token=str(body.get("refresh_token") or ""),
+        )
+
+
+class RenewingToken:
+    """A token that renews itself when read close to its end (thread-safe: the stall watch reads it from
+    its own thread while the copy runs)."""
+
+    def __init__(self, client: TokenClient, token: Token) -> None:
+        self._client = client
+        self._token = token
+        self._lock = threading.Lock()
+        self.renewals = 0
+
+    @property
+    def scope(self) -> str:
+        return self._token.scope
+
+    @property
+    def audience(self) -> str:
+        return self._token.audience
+
+    def current(self) -> str:
+        with self._lock:
+            if self._token.due():
+                self._token = self._client.refresh(self._token)
+                self.renewals += 1
+                log.info(
+                    "renewed the token for %s at %s (renewal %d)", self.scope, self.audience, self.renewals
+                )
+            return self._token.value
+
+
+@dataclass(frozen=True)
+class CopyTokens:
+    """The source's and the destination's tokens of one copy."""
+
+    source: RenewingToken
+    destination: RenewingToken
+
+
+def scope_path(url: str, prefix: str) -> str:
+    """The directory of ``url``'s file below the endpoint's ``prefix`` (the site's base path), as a WLCG
+    scope path: ``/`` and then the directories, without a trailing slash."""
+    path = "/" + unquote(urlsplit(url).path).lstrip("/")
+    below = path[len(prefix.rstrip("/")) :] if path.startswith(prefix.rstrip("/") + "/") else path
+    directory = posixpath.dirname(below) or "/"
+    return directory if directory == "/" else directory.rstrip("/")
+
+
+def source_scopes(url: str, prefix: str) -> list[str]:
+    return [f"storage.read:{scope_path(url, prefix)}"]
+
+
+def destination_scopes(url: str, prefix: str) -> list[str]:
+    path = scope_path(url, prefix)
+    return [f"storage.create:{path}", f"storage.modify:{path}", f"storage.read:{path}"]
+
+
+def tokens_for_copy(source: str, destination: str, client: TokenClient | None = None) -> CopyTokens | None:
+    """Both tokens of the copy ``source`` -> ``destination`` (registered endpoints: the caller resolved
+    them), or None when no issuer is configured."""
+    from topology.services.storage_urls import StorageRegistry
+
+    if client is None:
+        issuer = settings_from_django()
+        if issuer is None:
+            return None
+        client = TokenClient(issuer)
+    registry = StorageRegistry.load()
+    src, dst = registry.resolve(source), registry.resolve(destination)
+    return CopyTokens(
+        source=RenewingToken(client, client.fetch(source_scopes(source, src.prefix), src.audience)),
+        destination=RenewingToken(
+            client, client.fetch(destination_scopes(destination, dst.prefix), dst.audience)
+        ),
+    )

@@ -291,7 +291,7 @@ def ensure_site(
         argv[1:1] = ["-R", SERVICE_USER]
     env = dict(os.environ)
     if tokens is not None and not as_root():
-        raise ServiceError(f"site {name}: a token-enforcing site is started as root (it trusts the issuer's CA)")
+        raise ServiceError(f"site {name}: a token-enforcing site needs root (to trust the issuer's CA)")
     if tokens is not None:
         # scitokens-cpp keeps the issuers' keys in $XDG_CACHE_HOME (the xrootd account has no home).
         env["XDG_CACHE_HOME"] = str(folder / "cache")

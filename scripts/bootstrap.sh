@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 DEBIAN_PACKAGES=(
   # storage and transfer stack
   xrootd-server xrootd-client xrootd-server-plugins python3-xrootd
+  # token-enforcing storage (WLCG JWT profile) and the local token issuer, Keycloak, a Java service
+  xrootd-scitokens-plugins openjdk-17-jre-headless
   gfal2 gfal2-plugin-xrootd gfal2-plugin-http gfal2-plugin-file python3-gfal2
   gfal2-util-scripts python3-gfal2-util davix
   # databases and broker
@@ -94,6 +96,9 @@ if ((${#portal_missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${portal_sudo[@]}" apt-get install -y -q "${portal_missing[@]}"
 fi
 # <<< portal browser tests <<<
+
+# The local network's token issuer (docs/tokens.md); a no-op when installed and built.
+bash scripts/install-keycloak.sh
 
 # The C++ XRootD plugin the local sites load (xrootd-plugins/README.md); a no-op when up to date.
 bash xrootd-plugins/build.sh >/dev/null

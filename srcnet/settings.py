@@ -305,13 +305,24 @@ SRCNET_TRANSFERS = {
     # The same watch looks at the destination's size this often (seconds, at most; at least every fifth of
     # STALL_SECONDS): the bytes a copy has moved so far, written with the heartbeat (progress of a copy).
     "PROGRESS_SECONDS": float(_env("TRANSFER_PROGRESS", "5")),
-    "BEARER_TOKEN": _env("TRANSFER_BEARER_TOKEN", "srcnet-local"),
     # A copying worker renews its attempt's heartbeat this often (seconds) ...
     "HEARTBEAT_SECONDS": float(_env("TRANSFER_HEARTBEAT", "5")),
     # ... and an attempt without one for this long is taken as lost (its worker died) and retried.
     "ATTEMPT_LOST_AFTER": float(_env("TRANSFER_LOST_AFTER", "60")),
     # An attempt no worker claimed for this long had its task message lost (a broker restart): sent again.
     "UNCLAIMED_AFTER": float(_env("TRANSFER_UNCLAIMED_AFTER", "60")),
+}
+
+# The token issuer the transfer service asks for each copy's tokens (transfers/tokens.py, docs/tokens.md): its
+# URL (the tokens' iss; SKA-IAM in production), the service's client and the CA file that verifies the
+# issuer (blank: the system's). AUDIENCE_STYLE says how an audience is asked for: "parameter" (INDIGO IAM) or
+# "scope" (the optional scope aud:<audience>, as the local Keycloak is set up). No issuer: copies carry none.
+SRCNET_TOKENS = {
+    "ISSUER": _env("TOKEN_ISSUER", ""),
+    "CLIENT_ID": _env("TOKEN_CLIENT_ID", ""),
+    "CLIENT_SECRET": _env("TOKEN_CLIENT_SECRET", ""),
+    "CA_FILE": _env("TOKEN_CA_FILE", ""),
+    "AUDIENCE_STYLE": _env("TOKEN_AUDIENCE_STYLE", "parameter"),
 }
 
 # /metrics (monitoring/, docs/monitoring.md): with TOKEN set, scrapers send "Authorization: Bearer TOKEN";

@@ -7,6 +7,7 @@ root://, HTTP-TPC COPY for davs://); the worker only orchestrates and verifies a
 from __future__ import annotations
 
 import errno
+import logging
 import math
 import os
 import time
@@ -18,6 +19,7 @@ from typing import Any
 from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
 
 from .stall_watch import StallWatch, stall_watch
+from .tokens import CopyTokens, RedactTokens, RenewingToken, TokenError, redact, tokens_for_copy
 from .xrdcl_streams import tpc_streams
 
 # XrdCl reads these when first used: fail fast on a dead endpoint instead of retrying for minutes.
@@ -31,6 +33,9 @@ os.environ.setdefault("XRD_REQUESTTIMEOUT", "120")
 os.environ.setdefault("XRD_STREAMERRORWINDOW", "1")
 
 MIB = 1024 * 1024
+NO_TOKEN = "none"
+# gfal2 and XrdCl quote URLs in what they log, and a root:// URL carries its token (CopyAuthorization).
+logging.getLogger("gfal2").addFilter(RedactTokens())
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ def copy_file(
     overwrite: bool = False,
     timeout: int | None = None,
     filesize: int | None = None,
-    bearer_token: str = "",
+    tokens: CopyTokens | None = None,
     nostreams: int | None = None,
     buffer_size: int | None = None,
     stall_seconds: float | None = None,
@@ -104,7 +109,10 @@ def copy_file(
     plugin only, so for root:// and davs:// copies it is recorded but has no effect). The parameters record
     the streams that carry the data (``streams_on_wire``, topology/tpc_streams.py). ``on_progress`` hears
     the destination's size at each of the stall watch's looks, with the monotonic times of its asking and
-    answer (from the watch's thread)."""
+    answer (from the watch's thread). ``tokens`` are the copy's own (transfers/tokens.py): each URL gets its
+    token, renewed before each step when close to its end; for a third-party copy gfal2 hands the source's
+    token to the pulling destination (HTTP-TPC: ``TransferHeaderAuthorization``; root://: the source URL's
+    ``authz``)."""
     refused = refusal(source, destination)
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
@@ -118,9 +126,8 @@ def copy_file(
     parameters: dict[str, Any] = {}
     try:
         ctx = gfal2.creat_context()
-        if bearer_token:
-            # davix then sends "Credential: none" for HTTP-TPC (XrdHttpTPC rejects delegated grid proxies).
-            ctx.set_opt_string("BEARER", "TOKEN", bearer_token)
+        auth = CopyAuthorization(gfal2, tokens, source, destination)
+        auth.set_credentials(ctx)
         params = ctx.transfer_parameters()
         params.overwrite = overwrite
         params.create_parent = True
@@ -130,15 +137,20 @@ def copy_file(
         if buffer_size:
             params.tcp_buffersize = int(buffer_size)
         algorithm, _, expected = checksum.partition(":")
-        if verify != "none":
+        # XrdCl asks a root:// destination for its checksum without the URL's opaque part, so without its
+        # token, and is refused: with tokens over root://, the checksums are compared here after the copy.
+        compare_after = verify != "none" and auth.root_tokens
+        if verify != "none" and not compare_after:
             params.set_checksum(
                 _checksum_mode(gfal2, verify), "ADLER32", expected.lower() if algorithm else ""
             )
         parameters = _parameters_of(params)
+        if compare_after:
+            parameters["checksum_mode"], parameters["checksum_compared"] = verify, "after the copy"
         # Like FTS3's url-copy: look at the source first, so a missing file is reported as that and not as
         # whatever the third-party-copy handshake makes of it.
         try:
-            source_size = int(ctx.stat(source).st_size)
+            source_size = int(ctx.stat(auth.source()).st_size)
         except gfal2.GError as exc:
             return CopyOutcome(
                 ok=False,
@@ -151,7 +163,7 @@ def copy_file(
         if verify == "source" and algorithm and expected:
             # gfal2 hands a source-only check to XrdCl, which copies a source that does not match the
             # user-defined checksum; FTS3 compares them before the copy, and so does this.
-            source_sum = ctx.checksum(source, "ADLER32")
+            source_sum = ctx.checksum(auth.source(), "ADLER32")
             if source_sum.lower() != expected.lower():
                 return CopyOutcome(
                     ok=False,
@@ -172,19 +184,32 @@ def copy_file(
             parameters["streams_on_wire"] = streams
             with stall_watch(
                 ctx,
-                destination,
+                auth.destination,
                 stall_seconds=stall_seconds,
                 filesize=filesize or None,
-                bearer_token=bearer_token,
+                authorize=auth.set_credentials,
                 on_progress=on_progress,
                 look_seconds=float(_transfer_setting("PROGRESS_SECONDS", 5.0)),
             ) as watch:
-                ctx.filecopy(params, source, destination)
+                auth.set_credentials(ctx)
+                ctx.filecopy(params, auth.source(), auth.destination())
         seconds = time.monotonic() - started
-        size = ctx.stat(destination).st_size
+        auth.set_credentials(ctx)  # a long copy may have outlived the tokens it started with
+        size = ctx.stat(auth.destination()).st_size
         if verify in ("both", "source") and not source_sum:
-            source_sum = ctx.checksum(source, "ADLER32")
-        dest_sum = ctx.checksum(destination, "ADLER32") if verify in ("both", "target") else ""
+            source_sum = ctx.checksum(auth.source(), "ADLER32")
+        dest_sum = ctx.checksum(auth.destination(), "ADLER32") if verify in ("both", "target") else ""
+        mismatch = _mismatch(source_sum, dest_sum, expected if algorithm else "") if compare_after else ""
+        if mismatch:
+            return CopyOutcome(
+                ok=False,
+                seconds=seconds,
+                bytes=int(size),
+                source_checksum=source_sum,
+                dest_checksum=dest_sum,
+                error=f"CHECKSUM {mismatch}",
+                parameters=parameters,
+            )
         return CopyOutcome(
             ok=True,
             seconds=seconds,
@@ -192,6 +217,11 @@ def copy_file(
             source_checksum=source_sum,
             dest_checksum=dest_sum,
             parameters=parameters,
+        )
+    except TokenError as exc:
+        # Never silently: a copy whose token could not be had or renewed fails saying so.
+        return CopyOutcome(
+            ok=False, seconds=time.monotonic() - started, error=f"TOKEN {exc}", parameters=parameters
         )
     except gfal2.GError as exc:
         return CopyOutcome(
@@ -202,6 +232,75 @@ def copy_file(
             # EEXIST: the file was there before this copy and is not ours to remove.
             dest_touched=getattr(exc, "code", None) != errno.EEXIST,
         )
+
+
+def copy_with_tokens(*, source: str, destination: str, **options: Any) -> CopyOutcome:
+    """``copy_file`` with least-privilege tokens for this copy from the service's issuer (settings.
+    SRCNET_TOKENS; none when no issuer is configured). An issuer that refuses or does not answer fails the
+    copy before anything moves, with its reason."""
+    refused = refusal(source, destination)
+    if refused:
+        return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
+    try:
+        tokens = tokens_for_copy(source, destination)
+    except TokenError as exc:
+        return CopyOutcome(ok=False, seconds=0.0, error=f"TOKEN {exc}", dest_touched=False)
+    return copy_file(source=source, destination=destination, tokens=tokens, **options)
+
+
+class CopyAuthorization:
+    """How a copy presents its tokens (renewed first when close to their end), as each protocol takes them:
+    over HTTP, gfal2 credentials for each URL (davix sends the destination's as ``Authorization`` and, for
+    the pull, the source's as ``TransferHeaderAuthorization``); over root://, ``authz`` in the URL's opaque
+    part (gfal2 2.21's XRootD plugin has no use for its credentials), which XRootD's third-party copy hands
+    from the source URL to the pulling site. Without tokens, the URLs as they are and no credential."""
+
+    def __init__(self, gfal2: Any, tokens: CopyTokens | None, source: str, destination: str) -> None:
+        self._gfal2, self._tokens = gfal2, tokens
+        self._source, self._destination = source, destination
+
+    @property
+    def root_tokens(self) -> bool:
+        """Whether a token travels in a root:// URL of this copy."""
+        roots = [u for u in (self._source, self._destination) if u.partition("://")[0] in ROOT_SCHEMES]
+        return self._tokens is not None and bool(roots)
+
+    def source(self) -> str:
+        return self._url(self._source, self._tokens.source if self._tokens else None)
+
+    def destination(self) -> str:
+        return self._url(self._destination, self._tokens.destination if self._tokens else None)
+
+    @staticmethod
+    def _url(url: str, token: RenewingToken | None) -> str:
+        if token is None or url.partition("://")[0] not in ROOT_SCHEMES:
+            return url
+        return f"{url}{'&' if '?' in url else '?'}authz=Bearer%20{token.current()}"
+
+    def set_credentials(self, ctx: Any) -> None:
+        if self._tokens is None:
+            # No issuer configured (storage without token enforcement): davix would try to delegate a grid
+            # proxy for an HTTP-TPC pull, which XrdHttpTPC refuses; with a bearer credential set it sends
+            # "Credential: none" instead. The placeholder authorizes nothing anywhere.
+            ctx.set_opt_string("BEARER", "TOKEN", NO_TOKEN)
+            return
+        # gfal2 picks the credential whose URL prefix is the longest match: the whole URL is used, so that
+        # two files of one site (same host and port) each get their own.
+        for url, token in (
+            (self._source, self._tokens.source),
+            (self._destination, self._tokens.destination),
+        ):
+            if url.partition("://")[0] not in ROOT_SCHEMES:
+                ctx.cred_set(url, ctx.cred_new("BEARER", token.current()))
+
+
+def _mismatch(source_sum: str, dest_sum: str, expected: str) -> str:
+    """Why the checksums of a copy do not agree (as gfal2 would have said), or ""."""
+    sums = {"source": source_sum.lower(), "destination": dest_sum.lower(), "user-defined": expected.lower()}
+    known = {name: value for name, value in sums.items() if value}
+    if len(set(known.values())) > 1:
+        return "mismatch: " + ", ".join(f"ADLER32 of the {name} {value}" for name, value in known.items())
+    return ""
 
 
 def _transfer_setting(key: str, default: float) -> float:
@@ -226,7 +325,7 @@ def _parameters_of(params) -> dict[str, Any]:  # type: ignore[no-untyped-def]
 
 def _describe(exc: Exception) -> str:
     code = getattr(exc, "code", None)
-    message = str(getattr(exc, "message", "") or exc).strip()
+    message = redact(str(getattr(exc, "message", "") or exc).strip())
     name = os.strerror(code) if isinstance(code, int) and code > 0 else ""
     return f"[{code} {name}] {message}" if name else message
 

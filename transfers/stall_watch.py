@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .tokens import TokenError, redact
+
 STALLED = "TRANSFER stalled"
 # A look whose answer takes longer than this is logged: its size was read somewhere in that time, so the
 # copy's pace is measured from the look's asking (tasks.Heartbeat), and a slow destination is worth seeing.
@@ -51,26 +53,32 @@ class StallWatch:
             f"({self.size} of {self.filesize if self.filesize is not None else '?'} bytes there), cancelled"
         )
 
-    def run(self, copying: Any, destination: str, bearer_token: str = "") -> None:
+    def run(
+        self, copying: Any, destination: Callable[[], str], authorize: Callable[[Any], None] | None = None
+    ) -> None:
         import gfal2
 
         probe = gfal2.creat_context()  # a context of its own: the copy's is busy copying
-        if bearer_token:
-            probe.set_opt_string("BEARER", "TOKEN", bearer_token)
         interval = min(self.look_seconds, max(0.5, self.stall_seconds / 5))
         last = time.monotonic()
         while not self._stop.wait(interval):
             asked = time.monotonic()
             try:
-                size = int(probe.stat(destination).st_size)
-            except gfal2.GError as exc:
+                if authorize is not None:
+                    authorize(probe)  # the copy's tokens, renewed when close to their end
+                size = int(probe.stat(destination()).st_size)
+            except (gfal2.GError, TokenError) as exc:
+                if isinstance(exc, TokenError):
+                    log.error("look at %s: %s", redact(destination()), exc)
                 if getattr(exc, "code", None) != errno.ENOENT:
                     last = time.monotonic()  # cannot tell (refused, unreachable): never a reason to cancel
                     continue
                 size = -1  # not there yet: the pull is still opening the source, or stuck doing so
             answered = time.monotonic()
             if answered - asked > SLOW_LOOK_SECONDS:
-                log.warning("look at %s: %d bytes, answered in %.2f s", destination, size, answered - asked)
+                log.warning(
+                    "look at %s: %d bytes, answered in %.2f s", redact(destination()), size, answered - asked
+                )
             if self.filesize is not None and size >= self.filesize:
                 self._progress(size, asked, answered)
                 return  # every byte is there: what remains (checksums) is not a stall
@@ -91,16 +99,17 @@ class StallWatch:
 @contextmanager
 def stall_watch(
     copying: Any,
-    destination: str,
+    destination: Callable[[], str],
     *,
     stall_seconds: float,
     filesize: int | None,
-    bearer_token: str = "",
+    authorize: Callable[[Any], None] | None = None,
     on_progress: Callable[[int, float, float], None] | None = None,
     look_seconds: float = 5.0,
 ) -> Iterator[StallWatch]:
-    """Watch the copy ``copying`` (a gfal2 context) makes to ``destination`` inside the block (stat with
-    ``bearer_token``, as the copy, every ``look_seconds`` at most); no watcher when ``stall_seconds`` is 0.
+    """Watch the copy ``copying`` (a gfal2 context) makes to the URL ``destination()`` gives inside the block
+    (stat with the copy's token, which ``authorize`` sets on the watch's own context, every ``look_seconds``
+    at most); no watcher when ``stall_seconds`` is 0.
     Only a destination that answers and has not grown counts as no progress: a stat that fails for another
     reason than a missing file never cancels a copy. ``on_progress`` hears the size of each look with the
     ``time.monotonic()`` of its asking and of its answer, between which the size was read (from the
@@ -109,7 +118,7 @@ def stall_watch(
     if stall_seconds <= 0:
         yield watch
         return
-    thread = threading.Thread(target=watch.run, args=(copying, destination, bearer_token), daemon=True)
+    thread = threading.Thread(target=watch.run, args=(copying, destination, authorize), daemon=True)
     thread.start()
     try:
         yield watch

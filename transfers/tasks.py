@@ -17,7 +17,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections, c
 from django.utils import timezone
 
 from . import faults, services
-from .executor import CopyOutcome, copy_file
+from .executor import CopyOutcome, copy_with_tokens
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def execute_attempt(attempt_id: int) -> str:
     nostreams, buffer_size = services.stream_settings(row)
     config: dict[str, Any] = settings.SRCNET_TRANSFERS
     with Heartbeat(attempt_id, float(config["HEARTBEAT_SECONDS"])) as heartbeat:
-        outcome = copy_file(
+        outcome = copy_with_tokens(
             source=row.source_surl,
             destination=row.dest_surl,
             checksum=row.checksum,
@@ -59,7 +59,6 @@ def execute_attempt(attempt_id: int) -> str:
             overwrite=job.overwrite or row.dest_dirty,
             timeout=job.timeout,
             filesize=row.filesize,
-            bearer_token=str(settings.SRCNET_TRANSFERS["BEARER_TOKEN"]),
             nostreams=nostreams,
             buffer_size=buffer_size,
             on_progress=heartbeat.saw,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,26 @@ log = logging.getLogger(__name__)
 REFRESH_AT_FRACTION = 0.25
 MIN_MARGIN_SECONDS = 10.0
 AUDIENCE_SCOPE_PREFIX = "aud:"
+
+
+_TOKEN_IN_TEXT = re.compile(r"(authz=Bearer(?:%20|\s|\+))[^&\s'\"]+|(Bearer\s+)[A-Za-z0-9._~+/=-]{16,}")
+
+
+def redact(text: str) -> str:
+    """``text`` with every bearer token in it (a root:// URL's ``authz``, an ``Authorization`` value)
+    replaced: error messages and logs may quote the URLs a copy used."""
+    return _TOKEN_IN_TEXT.sub(lambda m: (m.group(1) or m.group(2)) + "(token)", text)
+
+
+class RedactTokens(logging.Filter):
+    """A logging filter that redacts tokens from what gfal2 and XrdCl log (they quote URLs)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
 
 
 class TokenError(RuntimeError):

@@ -88,7 +88,6 @@ def _copy(source: str, destination: str, checksum: str, streams: int) -> CopyOut
                     checksum=f"ADLER32:{checksum}",
                     nostreams=streams,
                     timeout=60,
-                    bearer_token="streams",
                 )
             )
         finally:

@@ -201,6 +201,7 @@ def tick(campaign_id: int, generation: int) -> str:
     redelivered or duplicate tick only produces what is still owed (usually nothing)."""
     from localnet.synthetic import UploadError
     from schedulers.transfertool import TransfertoolError
+    from transfers.tokens import TokenError
 
     with transaction.atomic():
         c = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
@@ -224,7 +225,7 @@ def tick(campaign_id: int, generation: int) -> str:
             # still record the failure (instead of a dead tick chain and a campaign "running" forever).
             with transaction.atomic():
                 _generate(c)
-        except (UploadError, ValidationError, OSError, TransfertoolError) as exc:
+        except (UploadError, ValidationError, OSError, TransfertoolError, TokenError) as exc:
             c.generated_bytes, c.products_created = counters
             c.state, c.error, c.finished = Campaign.State.FAILED, f"generating products: {exc}", now
             c.save()
@@ -282,11 +283,15 @@ def _generate(c: Campaign) -> None:
         source = _source_endpoint(planned.source)
         destination = StorageEndpoint.objects.get(name=planned.destination)
         name = f"{product_prefix(c)}-{planned.index:06d}"
+        # The campaign's data writer at the source storage may create files in the product's folder only.
+        token = storage_token(source, f"storage.create:/{SCOPE}/{name}")
         specs = []
         for part, f in enumerate(planned.files):
             file_name = f"{name}.part{part}.dat"
             url = source.url("root", f"{SCOPE}/{name}/{file_name}")
-            specs.append(FileSpec(file_name, f.size_bytes, write_file(url, f.size_bytes, seed=f.seed)))
+            specs.append(
+                FileSpec(file_name, f.size_bytes, write_file(url, f.size_bytes, seed=f.seed, token=token))
+            )
         product = register_product(
             scope=SCOPE,
             name=name,
@@ -446,6 +451,16 @@ def finish(c: Campaign, sample: CampaignSample) -> None:
         transaction.on_commit(lambda: enqueue_cleanup(c.pk))
 
 
+def storage_token(endpoint: Any, scope: str) -> str:
+    """A token with ``scope`` for ``endpoint``'s storage from the platform's issuer, or "" without one."""
+    from transfers.tokens import TokenClient, settings_from_django
+
+    issuer = settings_from_django()
+    if issuer is None:
+        return ""
+    return TokenClient(issuer).fetch([scope], endpoint.audience).value
+
+
 def clean_up(campaign_id: int) -> int:
     """Delete a finished campaign's synthetic files (every replica, over XRootD) and its products."""
     from XRootD import client
@@ -456,12 +471,17 @@ def clean_up(campaign_id: int) -> int:
     products = DataProduct.objects.filter(campaign_link__campaign_id=campaign_id).prefetch_related(
         "files", "replicas__endpoint"
     )
+    from localnet.synthetic import with_token
+
     for product in products:
         for replica in product.replicas.all():
             endpoint = replica.endpoint
             fs = client.FileSystem(f"root://{endpoint.hostname}:{endpoint.root_port}")
+            token = storage_token(endpoint, f"storage.modify:/{product.scope}/{product.name}")
             for f in product.files.all():
-                status, _ = fs.rm(f"/{endpoint.prefix}{f.relative_path}".replace("//", "/"))
+                status, _ = fs.rm(
+                    with_token(f"/{endpoint.prefix}{f.relative_path}".replace("//", "/"), token)
+                )
                 removed += int(status.ok)
         product.delete()
     return removed

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .issuer import allow_audience, ensure_issuer, local_audience
 from .state import StateDir
-from .xrootd import LocalSite, ensure_site
+from .xrootd import LocalSite, SiteTokens, ensure_site
 
 
 def bind_local_sites(
@@ -15,7 +16,10 @@ def bind_local_sites(
     """Start (or find) one site per active endpoint and write its host and ports to the endpoint.
 
     With ``long_haul`` the state's long-haul network is brought up first (localnet/longhaul.py) from the
-    topology in the database, and each site runs in its own site's namespace behind the emulator."""
+    topology in the database, and each site runs in its own site's namespace behind the emulator. On loopback
+    every site enforces tokens from the state's issuer (started here), each with an audience of its own.
+    (The long-haul sites do not yet: the issuer on the host's loopback cannot be reached from their
+    namespaces; docs/tokens.md.)"""
     from topology.models import StorageEndpoint
 
     if long_haul:
@@ -23,12 +27,22 @@ def bind_local_sites(
 
         network = start_network(state, plan_network())
         sites = network.start_sites(extra_lines=extra_lines)
-    else:
-        sites = {
-            endpoint.name: ensure_site(state, endpoint.name, extra_lines=extra_lines)
-            for endpoint in StorageEndpoint.objects.filter(is_active=True).order_by("name")
-        }
+        bind_endpoints(sites)
+        return sites
+    issuer = ensure_issuer(state)
+    sites, audiences = {}, {}
+    for endpoint in StorageEndpoint.objects.filter(is_active=True).order_by("name"):
+        audience = audiences[endpoint.name] = local_audience(endpoint.name)
+        allow_audience(issuer, audience)
+        sites[endpoint.name] = ensure_site(
+            state,
+            endpoint.name,
+            extra_lines=extra_lines,
+            tokens=SiteTokens(issuers=(issuer.url,), audience=audience, base_path=endpoint.prefix),
+        )
     bind_endpoints(sites)
+    for name, audience in audiences.items():
+        StorageEndpoint.objects.filter(name=name).update(token_audience=audience)
     return sites
 
 

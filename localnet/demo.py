@@ -79,7 +79,9 @@ def run_demo(
             f"celery worker pid {worker_pid} (as {account_of(worker_pid)}); web on 127.0.0.1:{web_port} "
             f"pid {web_pid} (as {account_of(web_pid)}); ready in {ready_in:.1f} s"
         )
-        rows, failed = _push(products_per_telescope, rucio_context, fail_one=fail_one)
+        rows, failed = _push(
+            products_per_telescope, rucio_context, fail_one=fail_one, tokens=_sdp_tokens(state)
+        )
         _print_summary(rows)
         base = f"http://127.0.0.1:{web_port}"
         print(f"\nportal:  {base}/  (user 'operator', password 'operator')")
@@ -151,8 +153,23 @@ def _prepare_database(state: StateDir, *, long_haul: bool = False) -> str:
     return str(token.key)
 
 
+def _sdp_tokens(state: StateDir) -> Any:
+    """The token client the telescopes' data writer uses at their SDP storage (the state's issuer), or None
+    when the state has none."""
+    from transfers.tokens import TokenClient
+
+    from .issuer import issuer_settings
+
+    settings = issuer_settings(state)
+    return TokenClient(settings) if settings is not None else None
+
+
 def _push(
-    per_telescope: int, rucio: dict[str, Any] | None = None, *, fail_one: bool = False
+    per_telescope: int,
+    rucio: dict[str, Any] | None = None,
+    *,
+    fail_one: bool = False,
+    tokens: Any = None,
 ) -> tuple[list[dict[str, object]], int]:
     """Write, register and push the products; wait for them; return the summary rows and how many failed.
 
@@ -175,6 +192,8 @@ def _push(
         sdp = StorageEndpoint.objects.get(site=telescope, role=StorageRole.SDP)
         for index in range(per_telescope):
             name = f"{telescope.name.lower()}-obs-{stamp}-{index:03d}"
+            # The product's folder at the SDP: the writer may create files there and nothing else.
+            write_token = tokens.fetch([f"storage.create:/ska/{name}"], sdp.audience).value if tokens else ""
             files = []
             for part in range(2):
                 size = rng.randint(4, 24) * 1024 * 1024
@@ -184,12 +203,16 @@ def _push(
                     f"root://{sdp.hostname}:{sdp.root_port}/{sdp.prefix}{path}",
                     size,
                     seed=rng.randint(0, 2**31),
+                    token=write_token,
                 )
                 files.append(FileSpec(name=file_name, size_bytes=size, adler32=adler))
             product = register_product(scope="ska", name=name, telescope=telescope, files=files, priority=3)
             if fail_one and not products:
                 url = f"root://{sdp.hostname}:{sdp.root_port}/{sdp.prefix}{path}"
-                remove_file(url)
+                remove_token = (
+                    tokens.fetch([f"storage.modify:/ska/{name}"], sdp.audience).value if tokens else ""
+                )
+                remove_file(url, token=remove_token)
                 _say(f"--fail-one: removed {file_name} from {sdp.name}; {name} must fail")
             products.append(product.pk)
     # The push loop plans the queue and submits what is due (as rules in Rucio mode); each push job that

@@ -24,6 +24,8 @@ from typing import Any
 
 import requests
 
+from transfers.tokens import IssuerSettings
+
 from .pki import ensure_pki, host_credentials
 from .processes import ServiceError, pid_file, running, start_daemon, stop_daemon, wait_for_port
 from .state import StateDir
@@ -120,6 +122,27 @@ class AdminSession:
 
     def put(self, url: str, **kwargs: Any) -> requests.Response:
         return self.request("PUT", url, **kwargs)
+
+
+def issuer_settings(state: StateDir) -> IssuerSettings | None:
+    """How the platform reaches the state's issuer (the transfer client's settings), or None when the state's
+    issuer is not running (its sites then enforce no token either)."""
+    port = state.read_runtime().get("ports", {}).get("issuer:https")
+    if port is None or not running(state, "issuer"):
+        return None
+    return IssuerSettings(
+        url=f"https://127.0.0.1:{port}/realms/{REALM}",
+        client_id=TRANSFER_CLIENT,
+        client_secret=state.secret(CLIENT_SECRET),
+        ca_file=str(state.path / "pki" / "certs" / "ca.pem"),
+        audience_style="scope",
+    )
+
+
+def local_audience(endpoint_name: str) -> str:
+    """The audience of a local site: its endpoint's name as a host name (the local sites share 127.0.0.1,
+    and each must accept only tokens meant for it)."""
+    return f"{endpoint_name.lower().replace('_', '-')}.srcnet.local"
 
 
 def issuer_folder(state: StateDir) -> Path:

@@ -59,7 +59,25 @@ def service_env(state: StateDir, name: str) -> dict[str, str]:
     # This state's broker, with its password (which the service account cannot read from the state): set,
     # not defaulted, as SRCNET_STATE is, so a process started for another state never reaches this one's.
     env["SRCNET_REDIS_URL"] = redis_url(state)
+    env.update(token_env(state))
     return env
+
+
+def token_env(state: StateDir) -> dict[str, str]:
+    """The settings that point the platform's processes at the state's token issuer (docs/tokens.md), once
+    it has one (localnet/issuer.py); nothing before."""
+    from .issuer import issuer_settings
+
+    issuer = issuer_settings(state)
+    if issuer is None:
+        return {}
+    return {
+        "SRCNET_TOKEN_ISSUER": issuer.url,
+        "SRCNET_TOKEN_CLIENT_ID": issuer.client_id,
+        "SRCNET_TOKEN_CLIENT_SECRET": issuer.client_secret,
+        "SRCNET_TOKEN_CA_FILE": issuer.ca_file,
+        "SRCNET_TOKEN_AUDIENCE_STYLE": issuer.audience_style,
+    }
 
 
 def platform_process(state: StateDir, name: str) -> tuple[dict[str, str], str | None]:
@@ -209,6 +227,10 @@ def down(state: StateDir) -> list[str]:
     from .rucio import stop_all_rucio
 
     stopped += [f"rucio ({name})" for name in stop_all_rucio(state)]
+    from .issuer import stop_issuer
+
+    if stop_issuer(state):
+        stopped.append("token issuer")
     if stop_redis(state):
         stopped.append("redis")
     if stop_postgres(state):

@@ -20,13 +20,21 @@ class UploadError(RuntimeError):
     """Writing a synthetic file to storage failed."""
 
 
-def write_file(url: str, size_bytes: int, *, seed: int) -> str:
-    """Write ``size_bytes`` of seeded pseudo-random data to ``url`` (root://); return its adler32."""
+def with_token(url: str, token: str) -> str:
+    """``url`` (root://) carrying ``token`` in its opaque part, as XRootD's token plugin reads it."""
+    if not token:
+        return url
+    return f"{url}{'&' if '?' in url else '?'}authz=Bearer%20{token}"
+
+
+def write_file(url: str, size_bytes: int, *, seed: int, token: str = "") -> str:
+    """Write ``size_bytes`` of seeded pseudo-random data to ``url`` (root://), with ``token`` (a
+    ``storage.create`` token for the file's directory at a token-enforcing site); return its adler32."""
     from XRootD import client
     from XRootD.client.flags import OpenFlags
 
     handle = client.File()
-    status, _ = handle.open(url, OpenFlags.NEW | OpenFlags.MAKEPATH)
+    status, _ = handle.open(with_token(url, token), OpenFlags.NEW | OpenFlags.MAKEPATH)
     if not status.ok:
         raise UploadError(f"open {url}: {status.message}")
     checksum = 1
@@ -48,14 +56,15 @@ def write_file(url: str, size_bytes: int, *, seed: int) -> str:
     return f"{checksum & 0xFFFFFFFF:08x}"
 
 
-def remove_file(url: str) -> None:
-    """Delete the file at ``url`` (root://host:port//path) from its storage."""
+def remove_file(url: str, *, token: str = "") -> None:
+    """Delete the file at ``url`` (root://host:port//path) from its storage (with a ``storage.modify``
+    token for its directory at a token-enforcing site)."""
     from urllib.parse import urlsplit
 
     from XRootD import client
 
     parts = urlsplit(url)
-    status, _ = client.FileSystem(f"root://{parts.netloc}").rm(parts.path)
+    status, _ = client.FileSystem(f"root://{parts.netloc}").rm(with_token(parts.path, token))
     if not status.ok:
         raise UploadError(f"rm {url}: {status.message}")
 

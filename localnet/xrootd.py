@@ -238,9 +238,10 @@ def ensure_site(
     site = LocalSite(name=name, root_port=root_port, http_port=http_port, data_dir=folder / "data", host=host)
     daemon = f"xrootd-{name}"
     if running(state, daemon):
-        if port_open(root_port, host) and port_open(http_port, host):
+        if port_open(root_port, host) and port_open(http_port, host) and _enforces(folder, tokens):
             return site
-        stop_daemon(state, daemon)  # ours (its PID file), but not where it is wanted now
+        # Ours (its PID file), but not where or as it is wanted now (with or without tokens, other issuers).
+        stop_daemon(state, daemon)
     ca_dir = ensure_pki(state)
     for sub in ("data", "log"):
         (folder / sub).mkdir(exist_ok=True)
@@ -319,6 +320,15 @@ def ensure_site(
         # The server's own log says why it did not start (a bad directive, a path too long, a port taken).
         raise ServiceError(f"{error}; its log ends: {_log_tail(state.sub('log') / log_name)}") from error
     return site
+
+
+def _enforces(folder: Path, tokens: SiteTokens | None) -> bool:
+    """Whether the site configured in ``folder`` enforces exactly ``tokens`` (or none, for None)."""
+    config, plugin = folder / "xrootd.cfg", folder / "scitokens.cfg"
+    loaded = config.exists() and "libXrdAccSciTokens" in config.read_text()
+    if tokens is None:
+        return not loaded
+    return loaded and plugin.exists() and plugin.read_text() == token_config(tokens)
 
 
 def _log_tail(path: Path, lines: int = 5) -> str:

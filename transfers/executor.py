@@ -19,7 +19,15 @@ from typing import Any
 from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
 
 from .stall_watch import StallWatch, stall_watch
-from .tokens import CopyTokens, RedactTokens, RenewingToken, TokenError, redact, tokens_for_copy
+from .tokens import (
+    CopyTokens,
+    RedactTokens,
+    RenewingToken,
+    TokenError,
+    redact,
+    removal_token,
+    tokens_for_copy,
+)
 from .xrdcl_streams import tpc_streams
 
 # XrdCl reads these when first used: fail fast on a dead endpoint instead of retrying for minutes.
@@ -331,15 +339,26 @@ def _describe(exc: Exception) -> str:
 
 
 def remove_file(url: str) -> str:
-    """Remove ``url`` if it exists (and is on a registered storage endpoint); says what it did."""
+    """Remove ``url`` if it exists (and is on a registered storage endpoint); says what it did. With an
+    issuer configured, it asks for a ``storage.modify`` token on the file's directory, nothing more."""
     refused = refusal(url)
     if refused:
         return refused
     import gfal2
 
+    try:
+        token = removal_token(url)
+    except TokenError as exc:
+        return f"failed: TOKEN {exc}"
     ctx = gfal2.creat_context()
     try:
-        ctx.unlink(url)
+        if token is not None and url.partition("://")[0] in ROOT_SCHEMES:
+            target = f"{url}{'&' if '?' in url else '?'}authz=Bearer%20{token.current()}"
+        else:
+            target = url
+            if token is not None:
+                ctx.cred_set(url, ctx.cred_new("BEARER", token.current()))
+        ctx.unlink(target)
     except gfal2.GError as exc:
         if getattr(exc, "code", None) == 2:
             return "absent"

@@ -250,3 +250,19 @@ def tokens_for_copy(source: str, destination: str, client: TokenClient | None = 
             client, client.fetch(destination_scopes(destination, dst.prefix), dst.audience)
         ),
     )
+
+
+def removal_token(url: str, client: TokenClient | None = None) -> RenewingToken | None:
+    """A ``storage.modify`` token for the directory of ``url``'s file (to delete it), or None when no issuer
+    is configured."""
+    from topology.services.storage_urls import StorageRegistry
+
+    if client is None:
+        issuer = settings_from_django()
+        if issuer is None:
+            return None
+        client = TokenClient(issuer)
+    endpoint = StorageRegistry.load().resolve(url)
+    return RenewingToken(
+        client, client.fetch([f"storage.modify:{scope_path(url, endpoint.prefix)}"], endpoint.audience)
+    )

@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
     TRANSFER_FAILED = 7
     TIMEOUT = 8
     ENVIRONMENT = 9
+    PROBLEMS_FOUND = 10
     INTERRUPTED = 130
 
 
@@ -35,6 +36,7 @@ DESCRIPTIONS: dict[ExitCode, str] = {
         "This machine cannot run the command (`bench path`: needs root, /dev/net/tun and, for plugin "
         "sites, the built XRootD plugin)."
     ),
+    ExitCode.PROBLEMS_FOUND: "`tokens check`: at least one problem found (each printed with what to change).",
     ExitCode.INTERRUPTED: "Interrupted by Ctrl-C (SIGINT).",
 }
 

@@ -22,6 +22,7 @@ from .commands import (
     scheduling,
     sites,
     subscriptions,
+    tokens,
     topology,
     transfers,
 )
@@ -45,6 +46,7 @@ NOUNS = (
     scheduling,
     bench,
     campaigns,
+    tokens,
 )
 
 

@@ -141,9 +141,9 @@ class TokenClient:
         """A new token with ``scopes`` for ``audience`` (client credentials)."""
         asked = list(scopes)
         form = {"grant_type": "client_credentials"}
-        if self.issuer.audience_style == "parameter":
+        if audience and self.issuer.audience_style == "parameter":
             form["audience"] = audience
-        else:
+        elif audience:
             asked.append(f"{AUDIENCE_SCOPE_PREFIX}{audience}")
         form["scope"] = " ".join(asked)
         body = self._grant(form, f"a token for {' '.join(scopes)} at {audience}")

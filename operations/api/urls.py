@@ -12,5 +12,6 @@ urlpatterns = [
     path("paths/<int:pk>/", views.path_detail, name="operations-path"),
     path("sites/<int:pk>/", views.site_detail, name="operations-site"),
     path("links/<int:pk>/", views.link_detail, name="operations-link"),
+    path("tokens/check/", views.token_check, name="operations-token-check"),
     *router.urls,
 ]

@@ -8,11 +8,12 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from rest_framework import viewsets
-from rest_framework.decorators import api_view
+from rest_framework.decorators import api_view, permission_classes
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from projects.visibility import visible_events
+from srcnet.api.permissions import OperatorsOnly
 from topology.models import Link, NetworkPath, Site
 
 from .. import selectors
@@ -60,3 +61,21 @@ def link_detail(request: Request, pk: int) -> Response:
     return Response(
         selectors.link_detail(get_object_or_404(Link.objects.select_related("a_end", "b_end"), pk=pk))
     )
+
+
+@api_view(["GET"])
+@permission_classes([OperatorsOnly])
+def token_check(request: Request) -> Response:
+    """The token doctor (transfers/token_doctor.py): ``?target=SOURCE:DESTINATION`` (a lane), an endpoint's
+    name, or nothing for every lane of the plan. 200 with ``ok`` and the findings; 400 naming ``target``
+    when it names nothing known."""
+    from transfers.token_doctor import UnknownTarget, as_dicts, check
+
+    target = request.query_params.get("target", "")
+    if len(target) > 200:
+        return Response({"target": ["At most 200 characters."]}, status=400)
+    try:
+        findings = check(target)
+    except UnknownTarget as exc:
+        return Response({"target": [str(exc)]}, status=400)
+    return Response({"ok": all(f.ok for f in findings), "target": target, "findings": as_dicts(findings)})

@@ -27,3 +27,11 @@ class ReadAnyAuthenticatedWriteAdmin(_ReadAnyAuthenticatedWriteFrom):
     """Scientists and operators read; only admins change the service's configuration."""
 
     write_role = Role.ADMIN
+
+
+class OperatorsOnly(BasePermission):
+    """Only operators (and admins): for actions that reach beyond the platform (the token doctor asks the
+    issuer for tokens and tries them at the storage sites)."""
+
+    def has_permission(self, request, view):  # type: ignore[no-untyped-def]
+        return role_of(request.user) >= Role.OPERATOR

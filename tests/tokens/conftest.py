@@ -70,6 +70,27 @@ def token_bench(test_state: StateDir) -> Iterator[TokenBench]:
         stop_issuer(test_state)
 
 
+@pytest.fixture
+def endpoints(token_bench: TokenBench, db) -> None:  # type: ignore[no-untyped-def]
+    from topology.models import RegionalCentre, StorageEndpoint
+
+    centre, _ = RegionalCentre.objects.get_or_create(
+        name="TokenSites", defaults={"region": "europe", "country": "GB", "latitude": 0, "longitude": 0}
+    )
+    for name, site in token_bench.sites.items():
+        StorageEndpoint.objects.update_or_create(
+            name=name,
+            defaults={
+                "site": centre,
+                "hostname": "127.0.0.1",
+                "root_port": site.root_port,
+                "http_port": site.http_port,
+                "prefix": PREFIX,
+                "token_audience": token_bench.audiences[name],
+            },
+        )
+
+
 def _part(token: str, index: int) -> dict[str, object]:
     part = token.split(".")[index]
     return dict(json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))))

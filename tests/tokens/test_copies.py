@@ -16,27 +16,6 @@ from .conftest import PREFIX, TokenBench, claims
 CONTENT = bytes(range(256)) * 4096  # 1 MiB
 
 
-@pytest.fixture
-def endpoints(token_bench: TokenBench, db) -> None:  # type: ignore[no-untyped-def]
-    from topology.models import RegionalCentre, StorageEndpoint
-
-    centre, _ = RegionalCentre.objects.get_or_create(
-        name="TokenSites", defaults={"region": "europe", "country": "GB", "latitude": 0, "longitude": 0}
-    )
-    for name, site in token_bench.sites.items():
-        StorageEndpoint.objects.update_or_create(
-            name=name,
-            defaults={
-                "site": centre,
-                "hostname": "127.0.0.1",
-                "root_port": site.root_port,
-                "http_port": site.http_port,
-                "prefix": PREFIX,
-                "token_audience": token_bench.audiences[name],
-            },
-        )
-
-
 def _url(bench: TokenBench, site: str, scheme: str, path: str) -> str:
     local = bench.sites[site]
     if scheme == "root":

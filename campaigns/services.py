@@ -453,12 +453,12 @@ def finish(c: Campaign, sample: CampaignSample) -> None:
 
 def storage_token(endpoint: Any, scope: str) -> str:
     """A token with ``scope`` for ``endpoint``'s storage from the platform's issuer, or "" without one."""
-    from transfers.tokens import TokenClient, settings_from_django
+    from transfers.tokens import client_for, settings_from_django
 
     issuer = settings_from_django()
     if issuer is None:
         return ""
-    return TokenClient(issuer).fetch([scope], endpoint.audience).value
+    return client_for(issuer).fetch([scope], endpoint.audience).value
 
 
 def clean_up(campaign_id: int) -> int:

@@ -17,7 +17,7 @@ import posixpath
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import unquote, urlsplit
 
 import requests
@@ -96,6 +96,18 @@ class Token:
         return self.seconds_left(now) <= margin
 
 
+MAX_KEPT_TOKENS = 10_000
+_CLIENTS: dict[IssuerSettings, TokenClient] = {}
+
+
+def client_for(issuer: IssuerSettings) -> TokenClient:
+    """The process's one client of ``issuer`` (so its kept tokens serve every copy the process makes)."""
+    client = _CLIENTS.get(issuer)
+    if client is None:
+        client = _CLIENTS.setdefault(issuer, TokenClient(issuer))
+    return client
+
+
 def settings_from_django() -> IssuerSettings | None:
     """The issuer the settings name, or None when none is configured (copies then carry no token)."""
     from django.conf import settings
@@ -113,10 +125,15 @@ def settings_from_django() -> IssuerSettings | None:
 
 
 class TokenClient:
-    """The transfer service's client of one issuer (client credentials and refresh grants)."""
+    """The transfer service's client of one issuer (client credentials and refresh grants). Tokens it got
+    are kept and handed out again while they have more than the refresh margin left: the files of one
+    directory at one site need the same scopes, and a worker copying many of them asks the issuer once."""
 
     def __init__(self, issuer: IssuerSettings) -> None:
         self.issuer = issuer
+        self._kept: dict[tuple[tuple[str, ...], str], Token] = {}
+        self._lock = threading.Lock()
+        self.grants = 0  # tokens asked of the issuer (not from the kept ones)
 
     def _grant(self, form: dict[str, str], what: str) -> dict[str, object]:
         form = {**form, "client_id": self.issuer.client_id, "client_secret": self.issuer.client_secret}
@@ -138,7 +155,22 @@ class TokenClient:
         return dict(answer.json())
 
     def fetch(self, scopes: list[str], audience: str) -> Token:
-        """A new token with ``scopes`` for ``audience`` (client credentials)."""
+        """A token with ``scopes`` for ``audience``: a kept one while it has life enough, else a new one
+        (client credentials)."""
+        key = (tuple(sorted(scopes)), audience)
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None and not kept.due():
+                return replace(kept)
+        token = self.fetch_new(scopes, audience)
+        with self._lock:
+            if len(self._kept) >= MAX_KEPT_TOKENS:
+                self._kept = {k: t for k, t in self._kept.items() if not t.due()}
+            self._kept[key] = token
+        return replace(token)
+
+    def fetch_new(self, scopes: list[str], audience: str) -> Token:
+        """A new token with ``scopes`` for ``audience`` from the issuer (client credentials)."""
         asked = list(scopes)
         form = {"grant_type": "client_credentials"}
         if audience and self.issuer.audience_style == "parameter":
@@ -147,6 +179,7 @@ class TokenClient:
             asked.append(f"{AUDIENCE_SCOPE_PREFIX}{audience}")
         form["scope"] = " ".join(asked)
         body = self._grant(form, f"a token for {' '.join(scopes)} at {audience}")
+        self.grants += 1
         return self._token(body, " ".join(scopes), audience)
 
     def refresh(self, token: Token) -> Token:
@@ -241,7 +274,7 @@ def tokens_for_copy(source: str, destination: str, client: TokenClient | None = 
         issuer = settings_from_django()
         if issuer is None:
             return None
-        client = TokenClient(issuer)
+        client = client_for(issuer)
     registry = StorageRegistry.load()
     src, dst = registry.resolve(source), registry.resolve(destination)
     return CopyTokens(
@@ -261,7 +294,7 @@ def removal_token(url: str, client: TokenClient | None = None) -> RenewingToken 
         issuer = settings_from_django()
         if issuer is None:
             return None
-        client = TokenClient(issuer)
+        client = client_for(issuer)
     endpoint = StorageRegistry.load().resolve(url)
     return RenewingToken(
         client, client.fetch([f"storage.modify:{scope_path(url, endpoint.prefix)}"], endpoint.audience)

@@ -92,3 +92,21 @@ def test_a_client_with_a_wrong_secret_is_refused_with_the_issuers_reason(token_b
     with pytest.raises(TokenError, match=r"refused .*HTTP 401"):
         wrong.fetch(["storage.read:/a"], token_bench.audiences["TOKEN-A"])
     assert "not-the-secret" not in repr(wrong.issuer)
+
+
+def test_a_token_is_asked_for_once_per_directory_and_site_while_it_has_life_enough(
+    token_bench: TokenBench,
+) -> None:
+    from transfers.tokens import TokenClient
+
+    client = TokenClient(token_bench.client.issuer)
+    first = client.fetch(["storage.read:/kept/a"], token_bench.audiences["TOKEN-A"])
+    again = client.fetch(["storage.read:/kept/a"], token_bench.audiences["TOKEN-A"])
+    assert again.value == first.value and client.grants == 1
+    client.fetch(["storage.read:/kept/b"], token_bench.audiences["TOKEN-A"])
+    client.fetch(["storage.read:/kept/a"], token_bench.audiences["TOKEN-B"])
+    assert client.grants == 3
+    # A kept token close to its end is not handed out again: a new one is asked for.
+    client._kept[(("storage.read:/kept/a",), token_bench.audiences["TOKEN-A"])].expires_at = time.time() + 1
+    renewed = client.fetch(["storage.read:/kept/a"], token_bench.audiences["TOKEN-A"])
+    assert client.grants == 4 and renewed.value != first.value

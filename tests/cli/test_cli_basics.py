@@ -21,7 +21,7 @@ def test_doc_exit_code_table_matches_the_enum():
 
 
 def test_exit_codes_are_distinct_and_as_documented():
-    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 130]
+    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 130]
     assert len({int(c) for c in ExitCode}) == len(ExitCode)
 
 

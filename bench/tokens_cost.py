@@ -24,6 +24,7 @@ import platform
 import statistics
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,6 +56,7 @@ def measure(
     from transfers.tokens import tokens_for_copy
 
     data = os.urandom(size)
+    run = uuid.uuid4().hex[:8]  # a folder of this run's own at the destinations
     for name in (PLAIN[0], TOKEN[0]):
         folder = sites[name].local_path(f"{PREFIX}bench")
         folder.mkdir(parents=True, exist_ok=True)
@@ -65,7 +67,7 @@ def measure(
         for way in seconds:
             source_site, destination_site = PLAIN if way == "plain" else TOKEN
             source = _url(sites[source_site], "bench/source.dat")
-            destination = _url(sites[destination_site], f"bench/copy-{way}-{round_number}.dat")
+            destination = _url(sites[destination_site], f"bench/{run}/copy-{way}-{round_number}.dat")
             started = time.perf_counter()
             tokens = None
             if way != "plain":
@@ -120,7 +122,7 @@ def main() -> int:
     django.setup()
     from django.core.management import call_command
 
-    from topology.models import RegionalCentre, StorageEndpoint
+    from localnet.binding import register_loopback_endpoints
     from transfers.tokens import TokenClient, client_for
 
     call_command("migrate", verbosity=0)
@@ -137,21 +139,7 @@ def main() -> int:
                 name,
                 tokens=SiteTokens(issuers=(issuer.url,), audience=audiences[name], base_path=PREFIX),
             )
-        centre, _ = RegionalCentre.objects.get_or_create(
-            name="BenchSites", defaults={"region": "europe", "country": "GB", "latitude": 0, "longitude": 0}
-        )
-        for name, site in sites.items():
-            StorageEndpoint.objects.update_or_create(
-                name=name,
-                defaults={
-                    "site": centre,
-                    "hostname": "127.0.0.1",
-                    "root_port": site.root_port,
-                    "http_port": site.http_port,
-                    "prefix": PREFIX,
-                    "token_audience": audiences.get(name, ""),
-                },
-            )
+        register_loopback_endpoints("BenchSites", sites, PREFIX, audiences)
         settings = issuer_settings(state)
         assert settings is not None
         result = measure(

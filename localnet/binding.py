@@ -62,3 +62,28 @@ def bind_endpoints(sites: dict[str, LocalSite], **extra: Any) -> None:
             setattr(endpoint, key, value)
         endpoint.full_clean()
         endpoint.save(update_fields=["hostname", "root_port", "http_port", *extra])
+
+
+def register_loopback_endpoints(
+    centre_name: str, sites: dict[str, LocalSite], prefix: str, audiences: dict[str, str] | None = None
+) -> None:
+    """Register (or update) a storage endpoint per local site, named as the site, under one regional
+    centre made for them: for benchmarks and tests that start their own sites. ``audiences``: the token
+    audience of those that enforce tokens."""
+    from topology.models import RegionalCentre, StorageEndpoint
+
+    centre, _ = RegionalCentre.objects.get_or_create(
+        name=centre_name, defaults={"region": "europe", "country": "GB", "latitude": 0, "longitude": 0}
+    )
+    for name, site in sites.items():
+        StorageEndpoint.objects.update_or_create(
+            name=name,
+            defaults={
+                "site": centre,
+                "hostname": site.host,
+                "root_port": site.root_port,
+                "http_port": site.http_port,
+                "prefix": prefix,
+                "token_audience": (audiences or {}).get(name, ""),
+            },
+        )

@@ -15,6 +15,7 @@ client credentials grant, as INDIGO IAM does).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -27,7 +28,16 @@ import requests
 from transfers.tokens import IssuerSettings
 
 from .pki import ensure_pki, host_credentials
-from .processes import ServiceError, pid_file, running, start_daemon, stop_daemon, wait_for_port
+from .processes import (
+    ServiceError,
+    collect,
+    pid_file,
+    running,
+    start_daemon,
+    stop_daemon,
+    stop_pid,
+    wait_for_port,
+)
 from .state import StateDir
 from .users import chown_tree, service_account
 
@@ -200,6 +210,9 @@ def _start(state: StateDir, issuer: LocalIssuer, management: int) -> None:
         "start",
         "--optimized",
         "--http-enabled=false",
+        # One node, no JGroups: the default (ispn) opens cluster ports on every interface and joins the
+        # Keycloaks it finds, and a restarted one waits for the members its database remembers.
+        "--cache=local",
         f"--https-port={issuer.port}",
         f"--https-certificate-file={folder / 'cert.pem'}",
         f"--https-certificate-key-file={folder / 'key.pem'}",
@@ -215,6 +228,7 @@ def _start(state: StateDir, issuer: LocalIssuer, management: int) -> None:
         # the one recorded, so that stopping the issuer stops the server and not only its launcher.
         server = _java_child(pid)
         pid_file(state, "issuer").write_text(str(server))
+        (folder / "launcher.pid").write_text(str(pid))
     except ServiceError as error:
         log = state.sub("log") / "issuer.log"
         tail = " | ".join(log.read_text(errors="replace").splitlines()[-5:]) if log.exists() else ""
@@ -258,7 +272,16 @@ def _wait_for_discovery(issuer: LocalIssuer, pid: int, timeout: float = 120) -> 
 
 
 def stop_issuer(state: StateDir) -> bool:
-    return stop_daemon(state, "issuer", timeout=30)
+    stopped = stop_daemon(state, "issuer", timeout=30)
+    # kc.sh exits with its Java child; collected here, or it stays a zombie of this process.
+    launcher = issuer_folder(state) / "launcher.pid"
+    if launcher.exists():
+        with contextlib.suppress(ValueError):
+            launcher_pid = int(launcher.read_text())
+            stop_pid(launcher_pid, timeout=5)
+            collect(launcher_pid)
+        launcher.unlink()
+    return stopped
 
 
 def _mapper(name: str, kind: str, **config: str) -> dict[str, Any]:

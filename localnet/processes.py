@@ -149,6 +149,11 @@ def _exit_status(pid: int) -> str:
     return f", exit status {os.WEXITSTATUS(status)}"
 
 
+def collect(pid: int) -> None:
+    """Collect ``pid``'s exit status if it is a child of ours that has ended (no zombie left behind)."""
+    _reap(pid)
+
+
 def _reap(pid: int) -> None:
     proc = _STARTED.get(pid)
     if proc is not None:
@@ -159,12 +164,24 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def stop_daemon(state: StateDir, name: str, *, timeout: float = 10.0) -> bool:
-    """Stop the daemon recorded as ``name``; True if one was running."""
+    """Stop the daemon recorded as ``name`` and the processes it started (a gunicorn master's workers, which
+    outlive a master stopped before them and keep its listening socket: the next server on that port then
+    finds it taken, or its clients reset); True if one was running."""
     pid = read_pid(state, name)
     was_running = is_alive(pid)
     if pid:
+        children = _children(pid) if was_running else []
         stop_pid(pid, timeout=timeout)
+        for child in children:
+            stop_pid(child, timeout=timeout)
     pid_file(state, name).unlink(missing_ok=True)
     return was_running
 

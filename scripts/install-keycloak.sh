@@ -42,6 +42,8 @@ if [ ! -x "$home/bin/kc.sh" ]; then
   tar -xzf "$archive" -C "$root"
 fi
 
+# From here on the installation changes: a run that stops part-way leaves no stamp, so the next one redoes it.
+rm -f "$stamp"
 # The claim mapper is a script provider: a jar holding the script and its descriptor (no compiler needed).
 /usr/bin/python3 - "$home/providers/srcnet-wlcg.jar" <<'PY'
 import sys, zipfile

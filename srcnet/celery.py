@@ -13,6 +13,20 @@ app.autodiscover_tasks()
 
 
 @worker_init.connect
+def _refuse_to_start_without_tokens(**_: object) -> None:
+    """A worker that could not get its copies' tokens would fail every copy: it does not start, and says
+    which setting to change (transfers/checks.py)."""
+    from transfers.checks import token_problems
+
+    problems = token_problems()
+    if problems:
+        lines = [
+            f"{setting}: {message}" + (f" (fix: {fix})" if fix else "") for setting, message, fix in problems
+        ]
+        raise SystemExit("the worker does not start: " + "; ".join(lines))
+
+
+@worker_init.connect
 def _record_task_metrics(**_: object) -> None:
     """Workers record their task runs for /metrics (monitoring/worker_metrics.py)."""
     from monitoring import worker_metrics

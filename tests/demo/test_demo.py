@@ -18,6 +18,14 @@ from localnet.state import PROJECT_ROOT, StateDir
 
 pytestmark = pytest.mark.integration
 
+
+@pytest.fixture(scope="module", autouse=True)
+def one_demo_at_a_time() -> None:
+    """The demos of this module share their state folders (``demo-ci-embedded`` serves three): a module-wide
+    fixture makes the module one pytest-xdist group (tests/conftest.py), so that two workers never run two
+    demos in one state at once (the second re-imports the topology under the first one's copies)."""
+
+
 # The test run's own settings, not the demo's (the state root stays: it says where state folders live).
 PRIVATE = ("SRCNET_STATE", "SRCNET_DB", "SRCNET_CELERY", "SRCNET_DEMO")
 ROW = re.compile(r"^ska1-(low|mid)-obs-")

@@ -12,7 +12,8 @@ import requests
 
 from localnet.issuer import LocalIssuer, allow_audience, ensure_issuer, stop_issuer
 from localnet.state import StateDir
-from localnet.xrootd import LocalSite, SiteTokens, ensure_site, stop_site
+from localnet.users import chown_tree
+from localnet.xrootd import SERVICE_USER, LocalSite, SiteTokens, ensure_site, stop_site
 from transfers.tokens import IssuerSettings, Token, TokenClient
 
 # Two sites on loopback: each with an audience of its own (they share a host), both with prefix /srcnet/.
@@ -54,7 +55,9 @@ def token_bench(test_state: StateDir) -> Iterator[TokenBench]:
                 name,
                 tokens=SiteTokens(issuers=(issuer.url,), audience=audience, base_path=PREFIX),
             )
-            sites[name].local_path(PREFIX).mkdir(parents=True, exist_ok=True)
+            base = sites[name].local_path(PREFIX)
+            base.mkdir(parents=True, exist_ok=True)
+            chown_tree(base, SERVICE_USER)  # the server makes the copies' folders below it
         client = TokenClient(
             IssuerSettings(
                 url=issuer.url,
@@ -72,23 +75,9 @@ def token_bench(test_state: StateDir) -> Iterator[TokenBench]:
 
 @pytest.fixture
 def endpoints(token_bench: TokenBench, db) -> None:  # type: ignore[no-untyped-def]
-    from topology.models import RegionalCentre, StorageEndpoint
+    from localnet.binding import register_loopback_endpoints
 
-    centre, _ = RegionalCentre.objects.get_or_create(
-        name="TokenSites", defaults={"region": "europe", "country": "GB", "latitude": 0, "longitude": 0}
-    )
-    for name, site in token_bench.sites.items():
-        StorageEndpoint.objects.update_or_create(
-            name=name,
-            defaults={
-                "site": centre,
-                "hostname": "127.0.0.1",
-                "root_port": site.root_port,
-                "http_port": site.http_port,
-                "prefix": PREFIX,
-                "token_audience": token_bench.audiences[name],
-            },
-        )
+    register_loopback_endpoints("TokenSites", token_bench.sites, PREFIX, token_bench.audiences)
 
 
 def _part(token: str, index: int) -> dict[str, object]:

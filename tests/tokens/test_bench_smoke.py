@@ -26,7 +26,7 @@ def _bench_module():  # type: ignore[no-untyped-def]
 
 @pytest.mark.django_db
 def test_the_token_cost_benchmark_measures_all_three_ways(token_bench: TokenBench) -> None:
-    from topology.models import RegionalCentre, StorageEndpoint
+    from localnet.binding import register_loopback_endpoints
 
     bench = _bench_module()
     plain = {name: ensure_site(token_bench.state, name) for name in bench.PLAIN}
@@ -40,19 +40,7 @@ def test_the_token_cost_benchmark_measures_all_three_ways(token_bench: TokenBenc
             bench.TOKEN[0]: token_bench.audiences["TOKEN-A"],
             bench.TOKEN[1]: token_bench.audiences["TOKEN-B"],
         }
-        centre = RegionalCentre.objects.create(
-            name="BenchSmoke", region="europe", country="GB", latitude=0, longitude=0
-        )
-        for name, site in sites.items():
-            StorageEndpoint.objects.create(
-                name=name,
-                site=centre,
-                hostname="127.0.0.1",
-                root_port=site.root_port,
-                http_port=site.http_port,
-                prefix=PREFIX,
-                token_audience=audiences.get(name, ""),
-            )
+        register_loopback_endpoints("BenchSmoke", sites, PREFIX, audiences)
         issuer = token_bench.client.issuer
         result = bench.measure(
             sites, audiences, lambda: TokenClient(issuer), TokenClient(issuer), copies=2, size=4096

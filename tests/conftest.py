@@ -63,6 +63,7 @@ SHARED_SETUPS = {
     "browser": "browser",
     "fault_sites": "faults",
     "long_haul": "long-haul",
+    "strace_alone": "strace",
 }
 
 

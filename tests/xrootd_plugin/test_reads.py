@@ -8,6 +8,8 @@ import subprocess
 import pytest
 import wanio_harness as h
 
+pytestmark = pytest.mark.usefixtures("strace_alone")
+
 
 @pytest.mark.parametrize(
     "mode,threads", [("sendfile", 4), ("pgread", 4), ("sendfile", 0)], ids=["sendfile", "pgread", "off"]

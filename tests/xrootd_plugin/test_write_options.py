@@ -6,6 +6,8 @@ import filecmp
 import pytest
 import wanio_harness as h
 
+pytestmark = pytest.mark.usefixtures("strace_alone")
+
 SIZE = 40 * h.MiB + 123  # five whole 8 MiB chunks and an unaligned tail
 WRITE_CALLS = ["pwrite64", "sync_file_range", "fdatasync", "fsync"]
 

@@ -80,6 +80,20 @@ def endpoints(token_bench: TokenBench, db) -> None:  # type: ignore[no-untyped-d
     register_loopback_endpoints("TokenSites", token_bench.sites, PREFIX, token_bench.audiences)
 
 
+def token_settings(bench: TokenBench, **changes: str) -> dict[str, str]:
+    """SRCNET_TOKENS for the bench's issuer and client, with ``changes`` to its IssuerSettings fields."""
+    from dataclasses import replace
+
+    issuer = replace(bench.client.issuer, **changes)  # type: ignore[arg-type]
+    return {
+        "ISSUER": issuer.url,
+        "CLIENT_ID": issuer.client_id,
+        "CLIENT_SECRET": issuer.client_secret,
+        "CA_FILE": issuer.ca_file,
+        "AUDIENCE_STYLE": "scope",
+    }
+
+
 def _part(token: str, index: int) -> dict[str, object]:
     part = token.split(".")[index]
     return dict(json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))))

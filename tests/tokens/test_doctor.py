@@ -4,7 +4,6 @@ and answers operators only (API) with the CLI's documented exit code."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pytest
 from django.test import override_settings
@@ -12,25 +11,14 @@ from django.test import override_settings
 from localnet.issuer import realm_representation
 from transfers.token_doctor import UnknownTarget, check
 
-from .conftest import TokenBench
+from .conftest import TokenBench, token_settings
 
 pytestmark = pytest.mark.django_db
 
 
-def _settings(bench: TokenBench, **changes: str) -> dict[str, str]:
-    issuer = replace(bench.client.issuer, **changes)  # type: ignore[arg-type]
-    return {
-        "ISSUER": issuer.url,
-        "CLIENT_ID": issuer.client_id,
-        "CLIENT_SECRET": issuer.client_secret,
-        "CA_FILE": issuer.ca_file,
-        "AUDIENCE_STYLE": "scope",
-    }
-
-
 @pytest.fixture
 def doctor_settings(token_bench: TokenBench, endpoints: None) -> Iterator[dict[str, str]]:
-    conf = _settings(token_bench)
+    conf = token_settings(token_bench)
     with override_settings(SRCNET_TOKENS=conf):
         yield conf
 
@@ -51,7 +39,9 @@ def test_a_healthy_site_and_lane_pass_every_check(doctor_settings: dict[str, str
 def test_an_issuer_that_does_not_answer_is_one_problem_naming_the_setting(
     token_bench: TokenBench, endpoints: None
 ) -> None:
-    with override_settings(SRCNET_TOKENS=_settings(token_bench, url="https://127.0.0.1:9/realms/srcnet")):
+    with override_settings(
+        SRCNET_TOKENS=token_settings(token_bench, url="https://127.0.0.1:9/realms/srcnet")
+    ):
         found = problems(check("TOKEN-A"))
     assert len(found) == 1
     assert found[0].check == "issuer" and "SRCNET_TOKEN_ISSUER" in found[0].fix
@@ -93,7 +83,7 @@ def test_single_use_refresh_tokens_and_missing_storage_scopes_are_found(
     from localnet.issuer import allow_audience
 
     allow_audience(token_bench.issuer, token_bench.audiences["TOKEN-A"], realm=realm)
-    conf = _settings(token_bench, url=f"{base}/realms/{realm}", client_secret="single-use-secret")
+    conf = token_settings(token_bench, url=f"{base}/realms/{realm}", client_secret="single-use-secret")
     with override_settings(SRCNET_TOKENS=conf):
         found = {f.check: f for f in problems(check("TOKEN-A"))}
     assert "refresh" in found and "reuse" in found["refresh"].fix

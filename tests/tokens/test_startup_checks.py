@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pytest
 from django.core.management import call_command
@@ -16,20 +15,9 @@ from django.test import override_settings
 
 from localnet.state import PROJECT_ROOT
 
-from .conftest import TokenBench
+from .conftest import TokenBench, token_settings
 
 DEAD = "https://127.0.0.1:9/realms/srcnet"
-
-
-def _settings(bench: TokenBench, **changes: str) -> dict[str, str]:
-    issuer = replace(bench.client.issuer, **changes)  # type: ignore[arg-type]
-    return {
-        "ISSUER": issuer.url,
-        "CLIENT_ID": issuer.client_id,
-        "CLIENT_SECRET": issuer.client_secret,
-        "CA_FILE": issuer.ca_file,
-        "AUDIENCE_STYLE": "scope",
-    }
 
 
 @pytest.fixture
@@ -60,17 +48,17 @@ def _check_errors(conf: dict[str, str]) -> str:
 
 
 def test_a_healthy_issuer_and_client_pass(token_bench: TokenBench) -> None:
-    with override_settings(SRCNET_TOKENS=_settings(token_bench)):
+    with override_settings(SRCNET_TOKENS=token_settings(token_bench)):
         call_command("check", tags=["tokens"])
 
 
 def test_an_issuer_that_does_not_answer_is_refused_naming_the_setting(token_bench: TokenBench) -> None:
-    said = _check_errors(_settings(token_bench, url=DEAD))
+    said = _check_errors(token_settings(token_bench, url=DEAD))
     assert "transfers.E001" in said and "SRCNET_TOKEN_ISSUER" in said
 
 
 def test_a_client_the_issuer_refuses_is_refused_naming_the_setting(token_bench: TokenBench) -> None:
-    said = _check_errors(_settings(token_bench, client_secret="wrong"))
+    said = _check_errors(token_settings(token_bench, client_secret="wrong"))
     assert "SRCNET_TOKEN_CLIENT_ID" in said and "HTTP 401" in said
 
 
@@ -78,7 +66,7 @@ def test_a_client_without_the_storage_scopes_is_refused_naming_the_setting(
     token_bench: TokenBench, no_storage_client: str
 ) -> None:
     said = _check_errors(
-        _settings(token_bench, client_id=no_storage_client, client_secret="no-storage-secret")
+        token_settings(token_bench, client_id=no_storage_client, client_secret="no-storage-secret")
     )
     assert "SRCNET_TOKEN_CLIENT_ID" in said and "storage" in said
 

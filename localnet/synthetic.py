@@ -20,11 +20,7 @@ class UploadError(RuntimeError):
     """Writing a synthetic file to storage failed."""
 
 
-def with_token(url: str, token: str) -> str:
-    """``url`` (root://) carrying ``token`` in its opaque part, as XRootD's token plugin reads it."""
-    if not token:
-        return url
-    return f"{url}{'&' if '?' in url else '?'}authz=Bearer%20{token}"
+from transfers.tokens import url_with_token as with_token  # noqa: E402  (root:// URLs carry their token)
 
 
 def write_file(url: str, size_bytes: int, *, seed: int, token: str = "") -> str:

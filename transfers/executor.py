@@ -27,6 +27,7 @@ from .tokens import (
     redact,
     removal_token,
     tokens_for_copy,
+    url_with_token,
 )
 from .xrdcl_streams import tpc_streams
 
@@ -283,7 +284,7 @@ class CopyAuthorization:
     def _url(url: str, token: RenewingToken | None) -> str:
         if token is None or url.partition("://")[0] not in ROOT_SCHEMES:
             return url
-        return f"{url}{'&' if '?' in url else '?'}authz=Bearer%20{token.current()}"
+        return url_with_token(url, token.current())
 
     def set_credentials(self, ctx: Any) -> None:
         if self._tokens is None:
@@ -353,7 +354,7 @@ def remove_file(url: str) -> str:
     ctx = gfal2.creat_context()
     try:
         if token is not None and url.partition("://")[0] in ROOT_SCHEMES:
-            target = f"{url}{'&' if '?' in url else '?'}authz=Bearer%20{token.current()}"
+            target = url_with_token(url, token.current())
         else:
             target = url
             if token is not None:

@@ -40,6 +40,13 @@ def redact(text: str) -> str:
     return _TOKEN_IN_TEXT.sub(lambda m: (m.group(1) or m.group(2)) + "(token)", text)
 
 
+def url_with_token(url: str, token: str) -> str:
+    """``url`` (root://) carrying ``token`` in its opaque part, as XRootD's token plugin reads it."""
+    if not token:
+        return url
+    return f"{url}{'&' if '?' in url else '?'}authz=Bearer%20{token}"
+
+
 class RedactTokens(logging.Filter):
     """A logging filter that redacts tokens from what gfal2 and XrdCl log (they quote URLs)."""
 

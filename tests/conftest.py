@@ -100,6 +100,20 @@ def _fast_password_hashing() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def _signals_stay_deliverable() -> Iterator[None]:
+    """No test leaves signals blocked in the test process: every process it starts afterwards would inherit
+    the mask and ignore SIGTERM and Ctrl-C (a gfal2 context did that, transfers/gfal_context.py; in a
+    whole run it left a Celery beat running past its test and a SIGTERMed path owner alive)."""
+    import signal
+
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    yield
+    after = signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    left = sorted(getattr(s, "name", str(s)) for s in after - before)
+    assert not left, f"the test left signals blocked: {left}"
+
+
 @pytest.fixture(scope="session")
 def test_state() -> StateDir:
     return StateDir.named(os.environ.get("SRCNET_STATE", "test"))

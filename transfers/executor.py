@@ -18,6 +18,7 @@ from typing import Any
 
 from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
 
+from .gfal_context import new_context
 from .stall_watch import StallWatch, stall_watch
 from .tokens import (
     CopyTokens,
@@ -134,7 +135,7 @@ def copy_file(
     started = time.monotonic()
     parameters: dict[str, Any] = {}
     try:
-        ctx = gfal2.creat_context()
+        ctx = new_context()
         auth = CopyAuthorization(gfal2, tokens, source, destination)
         auth.set_credentials(ctx)
         params = ctx.transfer_parameters()
@@ -351,7 +352,7 @@ def remove_file(url: str) -> str:
         token = removal_token(url)
     except TokenError as exc:
         return f"failed: TOKEN {exc}"
-    ctx = gfal2.creat_context()
+    ctx = new_context()
     try:
         if token is not None and url.partition("://")[0] in ROOT_SCHEMES:
             target = url_with_token(url, token.current())

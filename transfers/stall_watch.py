@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .gfal_context import new_context
 from .tokens import TokenError, redact
 
 STALLED = "TRANSFER stalled"
@@ -58,7 +59,7 @@ class StallWatch:
     ) -> None:
         import gfal2
 
-        probe = gfal2.creat_context()  # a context of its own: the copy's is busy copying
+        probe = new_context()  # a context of its own: the copy's is busy copying
         interval = min(self.look_seconds, max(0.5, self.stall_seconds / 5))
         last = time.monotonic()
         while not self._stop.wait(interval):

@@ -16,6 +16,7 @@ from typing import Any
 
 import requests
 
+from .gfal_context import new_context
 from .tokens import IssuerSettings, Token, TokenClient, TokenError, settings_from_django
 
 # More than this between the issuer's clock and ours and tokens look not yet valid or already expired.
@@ -241,7 +242,7 @@ def _site_accepts(endpoint: Any, token: Token) -> Finding:
     import gfal2
 
     url = endpoint.url("davs", "")
-    ctx = gfal2.creat_context()
+    ctx = new_context()
     ctx.cred_set(url, ctx.cred_new("BEARER", token.value))
     try:
         ctx.stat(url)

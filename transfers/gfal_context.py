@@ -1,0 +1,25 @@
+"""A gfal2 context that leaves the calling thread's signal mask as it found it.
+
+Debian 12's gfal2 (2.21) loads every plugin it finds when a context is made, and its GridFTP and SRM plugins
+(Globus) block nearly every signal in the calling thread and never unblock them (SigBlk fffffffe3ff9ea07:
+SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGALRM, SIGUSR1/2 and the real-time signals; measured 2026-11-28, one
+plugin directory at a time). A process that had made one context could no longer be stopped with SIGTERM or
+Ctrl-C, nor could any process it started afterwards (a child inherits the mask): Celery pool processes
+waited out their stop timeouts, and a test process that ran a copy in-process left its subprocesses
+unkillable. The threads gfal2 starts keep the blocked mask (the signals belong to the Python thread)."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+
+def new_context() -> Any:
+    """``gfal2.creat_context()``, with the calling thread's signal mask restored afterwards."""
+    import gfal2
+
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    try:
+        return gfal2.creat_context()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)

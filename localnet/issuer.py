@@ -298,6 +298,16 @@ def _mapper(name: str, kind: str, **config: str) -> dict[str, Any]:
     }
 
 
+# The transfer client's settings: refresh tokens on client credentials grants, token exchange (RFC 8693),
+# and refresh tokens from an exchange (the service exchanges a submitter's managed tokens for its own and
+# renews them while copies run: transfers/submitted_tokens.py).
+TRANSFER_CLIENT_ATTRIBUTES = {
+    "client_credentials.use_refresh_token": "true",
+    "standard.token.exchange.enabled": "true",
+    "standard.token.exchange.enableRefreshRequestedTokenType": "SAME_SESSION",
+}
+
+
 def realm_representation(client_secret: str, lifetime: int, realm: str = REALM) -> dict[str, Any]:
     """The realm, as Keycloak's admin API takes it (pure: tested alone)."""
     wlcg = {
@@ -352,10 +362,7 @@ def realm_representation(client_secret: str, lifetime: int, realm: str = REALM) 
                 "serviceAccountsEnabled": True,
                 "standardFlowEnabled": False,
                 "directAccessGrantsEnabled": False,
-                "attributes": {
-                    "client_credentials.use_refresh_token": "true",
-                    "standard.token.exchange.enabled": "true",
-                },
+                "attributes": TRANSFER_CLIENT_ATTRIBUTES,
                 "defaultClientScopes": ["wlcg"],
                 "optionalClientScopes": [*STORAGE_SCOPES, "offline_access"],
             }
@@ -384,6 +391,13 @@ def ensure_realm(issuer: LocalIssuer, *, lifetime: int = DEFAULT_LIFETIME_SECOND
         answer.raise_for_status()
     answer = admin.put(realm_url, json={"realm": REALM, "accessTokenLifespan": lifetime}, timeout=30)
     answer.raise_for_status()
+    # A realm made by an earlier version gets the client settings of this one.
+    clients_url = f"{realm_url}/clients"
+    client = admin.get(clients_url, params={"clientId": TRANSFER_CLIENT}, timeout=30).json()[0]
+    attributes = client.get("attributes") or {}
+    if any(attributes.get(k) != v for k, v in TRANSFER_CLIENT_ATTRIBUTES.items()):
+        client["attributes"] = {**attributes, **TRANSFER_CLIENT_ATTRIBUTES}
+        admin.put(f"{clients_url}/{client['id']}", json=client, timeout=30).raise_for_status()
 
 
 def allow_audience(

@@ -323,6 +323,8 @@ SRCNET_TOKENS = {
     "CLIENT_SECRET": _env("TOKEN_CLIENT_SECRET", ""),
     "CA_FILE": _env("TOKEN_CA_FILE", ""),
     "AUDIENCE_STYLE": _env("TOKEN_AUDIENCE_STYLE", "parameter"),
+    # Issuers besides ISSUER whose tokens a submission may carry (FTS3 per-file tokens), space-separated.
+    "TRUSTED_ISSUERS": _env("TOKEN_TRUSTED_ISSUERS", "").split(),
 }
 
 # /metrics (monitoring/, docs/monitoring.md): with TOKEN set, scrapers send "Authorization: Bearer TOKEN";

@@ -20,10 +20,11 @@ from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
 
 from .gfal_context import new_context
 from .stall_watch import StallWatch, stall_watch
+from .submitted_tokens import tokens_for_file
 from .tokens import (
+    BearerToken,
     CopyTokens,
     RedactTokens,
-    RenewingToken,
     TokenError,
     redact,
     removal_token,
@@ -244,15 +245,21 @@ def copy_file(
         )
 
 
-def copy_with_tokens(*, source: str, destination: str, **options: Any) -> CopyOutcome:
-    """``copy_file`` with least-privilege tokens for this copy from the service's issuer (settings.
-    SRCNET_TOKENS; none when no issuer is configured). An issuer that refuses or does not answer fails the
-    copy before anything moves, with its reason."""
+def copy_with_tokens(
+    *, source: str, destination: str, file_id: int | None = None, **options: Any
+) -> CopyOutcome:
+    """``copy_file`` with the copy's tokens: those submitted with file row ``file_id`` (FTS3's per-file
+    tokens, transfers/submitted_tokens.py), else least-privilege tokens for this copy from the service's
+    issuer (settings.SRCNET_TOKENS; none when no issuer is configured). An issuer that refuses or does not
+    answer fails the copy before anything moves, with its reason."""
     refused = refusal(source, destination)
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
     try:
-        tokens = tokens_for_copy(source, destination)
+        if file_id is None:
+            tokens = tokens_for_copy(source, destination)
+        else:
+            tokens = tokens_for_file(file_id, source, destination)
     except TokenError as exc:
         return CopyOutcome(ok=False, seconds=0.0, error=f"TOKEN {exc}", dest_touched=False)
     return copy_file(source=source, destination=destination, tokens=tokens, **options)
@@ -282,7 +289,7 @@ class CopyAuthorization:
         return self._url(self._destination, self._tokens.destination if self._tokens else None)
 
     @staticmethod
-    def _url(url: str, token: RenewingToken | None) -> str:
+    def _url(url: str, token: BearerToken | None) -> str:
         if token is None or url.partition("://")[0] not in ROOT_SCHEMES:
             return url
         return url_with_token(url, token.current())

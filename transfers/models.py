@@ -169,6 +169,35 @@ class TransferAttempt(models.Model):
         return f"attempt {self.number} of file {self.file_id}"
 
 
+class SubmittedToken(models.Model):
+    """A storage token handed over with a file (FTS3's per-file ``source_tokens`` / ``destination_tokens``),
+    kept sealed: the service reads it back only to copy (transfers/submitted_tokens.py). ``token_id`` names
+    it everywhere else."""
+
+    class Role(models.TextChoices):
+        SOURCE = "source"
+        DESTINATION = "destination"
+
+    file = models.ForeignKey(TransferFile, on_delete=models.CASCADE, related_name="submitted_tokens")
+    role = models.CharField(max_length=11, choices=Role.choices)
+    token_id = models.CharField(max_length=32, help_text="SHA-256 prefix of the token as it was submitted")
+    managed = models.BooleanField(
+        default=True, help_text="Exchanged at submission and refreshed by the service (FTS 3.14 managed)"
+    )
+    sealed_value = models.TextField()
+    sealed_refresh = models.TextField(blank=True)
+    scope = models.TextField()
+    audience = models.CharField(max_length=255)
+    expires_at = models.DateTimeField()
+    lifetime_seconds = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["file", "role"], name="one_submitted_token_per_end")]
+
+    def __str__(self) -> str:
+        return f"{self.role} token {self.token_id} of file {self.file_id}"
+
+
 class LinkLimit(models.Model):
     """Concurrency of one link, from one storage element to another ('*' matches any), as FTS3's link config:
     fixed at ``max_active``, or moved by the optimizer within [``min_active``, ``max_active``]."""

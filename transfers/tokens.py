@@ -18,6 +18,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
 import requests
@@ -176,16 +177,34 @@ class TokenClient:
             self._kept[key] = token
         return replace(token)
 
-    def fetch_new(self, scopes: list[str], audience: str) -> Token:
-        """A new token with ``scopes`` for ``audience`` from the issuer (client credentials)."""
-        asked = list(scopes)
-        form = {"grant_type": "client_credentials"}
+    def _asking(self, scopes: list[str], audience: str) -> dict[str, str]:
+        """The form fields that ask for ``scopes`` at ``audience``, in the issuer's audience style."""
+        asked, form = list(scopes), {}
         if audience and self.issuer.audience_style == "parameter":
             form["audience"] = audience
         elif audience:
             asked.append(f"{AUDIENCE_SCOPE_PREFIX}{audience}")
         form["scope"] = " ".join(asked)
+        return form
+
+    def fetch_new(self, scopes: list[str], audience: str) -> Token:
+        """A new token with ``scopes`` for ``audience`` from the issuer (client credentials)."""
+        form = {"grant_type": "client_credentials", **self._asking(scopes, audience)}
         body = self._grant(form, f"a token for {' '.join(scopes)} at {audience}")
+        self.grants += 1
+        return self._token(body, " ".join(scopes), audience)
+
+    def exchange(self, subject: str, scopes: list[str], audience: str) -> Token:
+        """RFC 8693: the token ``subject`` (someone else's) exchanged for one of this client with ``scopes``
+        at ``audience`` and a refresh token, which this client can renew for as long as the copy needs."""
+        form = {
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+            "subject_token": subject,
+            "subject_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:refresh_token",
+            **self._asking(scopes, audience),
+        }
+        body = self._grant(form, f"to exchange a submitted token for {' '.join(scopes)} at {audience}")
         self.grants += 1
         return self._token(body, " ".join(scopes), audience)
 
@@ -246,12 +265,25 @@ class RenewingToken:
             return self._token.value
 
 
+class BearerToken(Protocol):
+    """What a copy reads of a token: its current value (renewed or refused when at its end), its scope and
+    audience (RenewingToken; submitted_tokens.PassedThrough)."""
+
+    @property
+    def scope(self) -> str: ...
+
+    @property
+    def audience(self) -> str: ...
+
+    def current(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class CopyTokens:
     """The source's and the destination's tokens of one copy."""
 
-    source: RenewingToken
-    destination: RenewingToken
+    source: BearerToken
+    destination: BearerToken
 
 
 def scope_path(url: str, prefix: str) -> str:

@@ -127,6 +127,21 @@ def _urls(entry: dict[str, Any], key: str, index: int) -> list[str]:
     return urls
 
 
+def _tokens(entry: dict[str, Any], key: str, count: int, index: int) -> list[str] | None:
+    """FTS3's per-file ``source_tokens`` / ``destination_tokens``: absent, or one token per URL."""
+    tokens = entry.get(key)
+    if tokens is None:
+        return None
+    one = "source" if key == "source_tokens" else "destination"
+    if (
+        not isinstance(tokens, list)
+        or len(tokens) != count
+        or not all(isinstance(t, str) and t.strip() for t in tokens)
+    ):
+        raise SubmissionError(f"files[{index}].{key} must be a list of {count} tokens, one per {one}")
+    return [t.strip() for t in tokens]
+
+
 def parse_submission(body: Any, *, vo: str, now: datetime) -> ParsedJob:
     """Validate a submission body; raise SubmissionError (400, 405) with the reason."""
     if not isinstance(body, dict):
@@ -176,8 +191,10 @@ def parse_submission(body: Any, *, vo: str, now: datetime) -> ParsedJob:
         ):
             raise SubmissionError(f"files[{index}].scitag must be an integer from 65 to 65535")
         activity = entry.get("activity") or params.get("activity") or "default"
-        for source in sources:
-            for destination in destinations:
+        source_tokens = _tokens(entry, "source_tokens", len(sources), index)
+        destination_tokens = _tokens(entry, "destination_tokens", len(destinations), index)
+        for source_index, source in enumerate(sources):
+            for destination_index, destination in enumerate(destinations):
                 expanded.append(
                     FileRequest(
                         source=source,
@@ -188,6 +205,10 @@ def parse_submission(body: Any, *, vo: str, now: datetime) -> ParsedJob:
                         activity=str(activity),
                         scitag=scitag,
                         file_index=index,
+                        source_token=source_tokens[source_index] if source_tokens else None,
+                        destination_token=(
+                            destination_tokens[destination_index] if destination_tokens else None
+                        ),
                     )
                 )
     if multi_source and len(entries) > 1:
@@ -209,6 +230,8 @@ def parse_submission(body: Any, *, vo: str, now: datetime) -> ParsedJob:
         "metadata": _metadata(params.get("job_metadata"), "params.job_metadata"),
         "expires": _max_time_in_queue(params.get("max_time_in_queue"), now),
         "activity": str(params.get("activity") or expanded[0].activity or "default"),
+        # FTS 3.14: tokens are managed (exchanged and refreshed by the service) unless the submitter says.
+        "managed_tokens": not bool(params.get("unmanaged_tokens")),
         "internal_params": {
             k: params.get(k)
             for k in ("nostreams", "buffer_size", "strict_copy", "ipv4", "ipv6", "s3alternate")

@@ -20,6 +20,7 @@ from srcnet.roles import is_operator, may_submit_transfers
 from ..choices import TERMINAL_JOB_STATES
 from ..models import TransferFile, TransferJob
 from ..services import DuplicateJobError, cancel_job, submit_job, update_priority
+from ..tokens import TokenError
 from .auth import AuthError, Caller, authenticate
 from .formats import HTTP_NOT_FOUND, HTTP_NOT_MODIFIED, HTTP_OK, file_dict, job_dict
 from .submission import BASE_ID, SubmissionError, parse_submission
@@ -174,6 +175,9 @@ def _submit(request: HttpRequest, caller: Caller) -> HttpResponse:
         )
     except DuplicateJobError:
         return _error(409, "The sid provided by the user is duplicated")
+    except TokenError as exc:
+        # The issuer did not exchange the submitted tokens: nothing was stored; the submitter may retry.
+        return _error(503, str(exc))
     except ValidationError as exc:
         field, messages = next(iter(exc.message_dict.items()))
         return _error(400, f"{field}: {' '.join(messages)}")

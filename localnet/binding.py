@@ -15,34 +15,40 @@ def bind_local_sites(
 ) -> dict[str, LocalSite]:
     """Start (or find) one site per active endpoint and write its host and ports to the endpoint.
 
-    With ``long_haul`` the state's long-haul network is brought up first (localnet/longhaul.py) from the
-    topology in the database, and each site runs in its own site's namespace behind the emulator. On loopback
-    every site enforces tokens from the state's issuer (started here), each with an audience of its own.
-    (The long-haul sites do not yet: the issuer on the host's loopback cannot be reached from their
-    namespaces; docs/tokens.md.)"""
+    Every site enforces tokens from the state's issuer (started here), each with an audience of its own. With
+    ``long_haul`` the state's long-haul network is brought up first (localnet/longhaul.py) from the topology
+    in the database, each site runs in its own site's namespace behind the emulator, and the issuer listens
+    at the host's address on the network's host link, which the sites reach directly (no WAN delay, as a
+    site reaches SKA-IAM over the general internet rather than the data path)."""
     from topology.models import StorageEndpoint
 
+    endpoints = list(StorageEndpoint.objects.filter(is_active=True).order_by("name"))
+    network = None
     if long_haul:
         from .longhaul import plan_network, start_network
 
         network = start_network(state, plan_network())
-        sites = network.start_sites(extra_lines=extra_lines)
-        bind_endpoints(sites)
-        return sites
-    issuer = ensure_issuer(state)
-    sites, audiences = {}, {}
-    for endpoint in StorageEndpoint.objects.filter(is_active=True).order_by("name"):
-        audience = audiences[endpoint.name] = local_audience(endpoint.name)
+        issuer = ensure_issuer(state, address=network.net.host_address)
+    else:
+        issuer = ensure_issuer(state)
+    tokens = {}
+    for endpoint in endpoints:
+        audience = local_audience(endpoint.name)
         allow_audience(issuer, audience)
-        sites[endpoint.name] = ensure_site(
-            state,
-            endpoint.name,
-            extra_lines=extra_lines,
-            tokens=SiteTokens(issuers=(issuer.url,), audience=audience, base_path=endpoint.prefix),
+        tokens[endpoint.name] = SiteTokens(
+            issuers=(issuer.url,), audience=audience, base_path=endpoint.prefix
         )
+    if network is not None:
+        sites = network.start_sites(extra_lines=extra_lines, tokens=tokens)
+    else:
+        sites = {
+            name: ensure_site(state, name, extra_lines=extra_lines, tokens=site_tokens)
+            for name, site_tokens in tokens.items()
+        }
     bind_endpoints(sites)
-    for name, audience in audiences.items():
-        StorageEndpoint.objects.filter(name=name).update(token_audience=audience)
+    for name, site_tokens in tokens.items():
+        if name in sites:
+            StorageEndpoint.objects.filter(name=name).update(token_audience=site_tokens.audience)
     return sites
 
 

@@ -27,7 +27,7 @@ import requests
 
 from transfers.tokens import IssuerSettings
 
-from .pki import ensure_pki, host_credentials
+from .pki import address_credentials, ensure_pki, host_credentials
 from .processes import (
     ServiceError,
     collect,
@@ -53,6 +53,7 @@ VO_GROUP = "ska"
 STORAGE_SCOPES = ("storage.read", "storage.create", "storage.modify", "storage.stage")
 AUDIENCE_SCOPE_PREFIX = "aud:"
 DEFAULT_LIFETIME_SECONDS = 1200
+LOOPBACK = "127.0.0.1"
 
 
 def keycloak_root() -> Path:
@@ -134,6 +135,12 @@ class AdminSession:
         return self.request("PUT", url, **kwargs)
 
 
+def issuer_address(state: StateDir) -> str:
+    """The address the state's issuer was started at (its tokens' ``iss`` names it)."""
+    recorded = issuer_folder(state) / "address"
+    return recorded.read_text().strip() if recorded.exists() else LOOPBACK
+
+
 def issuer_settings(state: StateDir) -> IssuerSettings | None:
     """How the platform reaches the state's issuer (the transfer client's settings), or None when the state's
     issuer is not running (its sites then enforce no token either)."""
@@ -141,7 +148,7 @@ def issuer_settings(state: StateDir) -> IssuerSettings | None:
     if port is None or not running(state, "issuer"):
         return None
     return IssuerSettings(
-        url=f"https://127.0.0.1:{port}/realms/{REALM}",
+        url=f"https://{issuer_address(state)}:{port}/realms/{REALM}",
         client_id=TRANSFER_CLIENT,
         client_secret=state.secret(CLIENT_SECRET),
         ca_file=str(state.path / "pki" / "certs" / "ca.pem"),
@@ -159,11 +166,17 @@ def issuer_folder(state: StateDir) -> Path:
     return state.sub("issuer")
 
 
-def ensure_issuer(state: StateDir, *, lifetime: int = DEFAULT_LIFETIME_SECONDS) -> LocalIssuer:
-    """Start the state's Keycloak unless it runs, and make its realm; returns how to reach it."""
+def ensure_issuer(
+    state: StateDir, *, lifetime: int = DEFAULT_LIFETIME_SECONDS, address: str = LOOPBACK
+) -> LocalIssuer:
+    """Start the state's Keycloak unless it runs, and make its realm; returns how to reach it.
+
+    ``address``: where the sites reach it, which its tokens' ``iss`` names. On loopback by default; the
+    long-haul network's sites, in namespaces of their own, reach the host at its address on the network's
+    host link (localnet/binding.py). An issuer running at another address is restarted at this one."""
     port = state.port("issuer:https")
     management = state.port("issuer:management")
-    url = f"https://127.0.0.1:{port}/realms/{REALM}"
+    url = f"https://{address}:{port}/realms/{REALM}"
     ca_dir = ensure_pki(state)
     issuer = LocalIssuer(
         url=url,
@@ -173,18 +186,21 @@ def ensure_issuer(state: StateDir, *, lifetime: int = DEFAULT_LIFETIME_SECONDS) 
         admin_password=state.secret(ADMIN_PASSWORD_SECRET),
         port=port,
     )
+    if running(state, "issuer") and issuer_address(state) != address:
+        stop_issuer(state)
     if not running(state, "issuer"):
-        _start(state, issuer, management)
+        _start(state, issuer, management, address)
     ensure_realm(issuer, lifetime=lifetime)
     return issuer
 
 
-def _start(state: StateDir, issuer: LocalIssuer, management: int) -> None:
+def _start(state: StateDir, issuer: LocalIssuer, management: int, address: str) -> None:
     home = keycloak_home()
     folder = issuer_folder(state)
     for sub in ("tx", "tmp", "db"):
         (folder / sub).mkdir(exist_ok=True)
-    cert, key = host_credentials(state)
+    cert, key = host_credentials(state) if address == LOOPBACK else address_credentials(state, address)
+    (folder / "address").write_text(address)
     shutil.copyfile(cert, folder / "cert.pem")
     shutil.copyfile(key, folder / "key.pem")
     (folder / "key.pem").chmod(0o600)
@@ -216,7 +232,10 @@ def _start(state: StateDir, issuer: LocalIssuer, management: int) -> None:
         f"--https-port={issuer.port}",
         f"--https-certificate-file={folder / 'cert.pem'}",
         f"--https-certificate-key-file={folder / 'key.pem'}",
-        f"--hostname=https://127.0.0.1:{issuer.port}",
+        f"--hostname=https://{address}:{issuer.port}",
+        # Each token granted, refreshed and exchanged is a line of its log (Keycloak logs successes at
+        # DEBUG otherwise): how an operator, and tests/longhaul/test_tokens.py, see a copy's renewals.
+        "--spi-events-listener--jboss-logging--success-level=info",
         f"--http-management-port={management}",
         f"--db-url=jdbc:h2:file:{folder / 'db' / 'keycloak'};NON_KEYWORDS=VALUE",
     ]

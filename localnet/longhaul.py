@@ -20,14 +20,14 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 from .pki import address_credentials
 from .state import PROJECT_ROOT, StateDir
-from .xrootd import LocalSite, ensure_site, stop_site
+from .xrootd import LocalSite, SiteTokens, ensure_site, stop_site
 
 # Capacities are divided by this: the reference topology's 100 Gbit/s links become 100 Mbit/s. Two cores
 # then carry the whole network with room to spare: the emulator copies every packet once per hop (about
@@ -207,12 +207,18 @@ class LongHaul:
         return dict(self.net.stats())
 
     def start_sites(
-        self, names: dict[str, str] | None = None, *, pacing: bool = True, **site_options: Any
+        self,
+        names: dict[str, str] | None = None,
+        *,
+        pacing: bool = True,
+        tokens: Mapping[str, SiteTokens] | None = None,
+        **site_options: Any,
     ) -> dict[str, LocalSite]:
         """One XRootD server per endpoint in its site's namespace, reached at the namespace's address.
         ``names`` maps an endpoint to the local site's name (default: the endpoint's own name). Each site
         paces the connections reading its files at its path bottleneck (``pacing_bps``), as a deployed site
-        is configured; ``pacing=False`` leaves them unpaced, for comparisons."""
+        is configured; ``pacing=False`` leaves them unpaced, for comparisons. ``tokens``: the token
+        configuration of each endpoint's site (the issuer must be reachable from the namespaces)."""
         for endpoint in self.plan.endpoints:
             name = (names or {}).get(endpoint, endpoint)
             address = self.address(endpoint)
@@ -223,6 +229,7 @@ class LongHaul:
                 host=address,
                 credentials=address_credentials(self.state, address),
                 pacing_bps=self.pacing_bps(endpoint) if pacing else None,
+                tokens=(tokens or {}).get(endpoint),
                 **site_options,
             )
         return self.sites

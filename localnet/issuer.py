@@ -96,6 +96,16 @@ class LocalIssuer:
     def token_endpoint(self) -> str:
         return f"{self.url}/protocol/openid-connect/token"
 
+    def settings(self) -> IssuerSettings:
+        """The transfer client's settings for this issuer (what SRCNET_TOKEN_* say to the platform)."""
+        return IssuerSettings(
+            url=self.url,
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            ca_file=str(self.ca_file),
+            audience_style="scope",
+        )
+
     def admin_session(self) -> AdminSession:
         """A master-realm admin's session (the realm's configuration is made through it)."""
         answer = requests.post(

@@ -25,7 +25,7 @@ from localnet.longhaul import Plan
 from localnet.state import StateDir
 from localnet.users import chown_tree
 from localnet.xrootd import SERVICE_USER, SiteTokens
-from transfers.tokens import IssuerSettings, TokenClient
+from transfers.tokens import TokenClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 SDP, SRC = "LHT-SDP", "LHT-SRC"
@@ -97,14 +97,7 @@ def test_a_copy_lasting_several_token_lifetimes_at_300_ms_finishes_with_renewed_
     chown_tree(source_file.parent, SERVICE_USER)
     source = f"root://{sites[SDP].host}:{sites[SDP].root_port}/{PREFIX}{name}/product.fits"
     destination = f"root://{sites[SRC].host}:{sites[SRC].root_port}/{PREFIX}{name}/product.fits"
-    client = TokenClient(
-        IssuerSettings(
-            url=issuer.url,
-            client_id=issuer.client_id,
-            client_secret=issuer.client_secret,
-            ca_file=str(issuer.ca_file),
-        )
-    )
+    client = TokenClient(issuer.settings())
     log = test_state.sub("log") / "issuer.log"
     refreshed_before = len(_refreshes(log.read_text(errors="replace")))
     tokens = tokens_for_copy(source, destination, client=client)

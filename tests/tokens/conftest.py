@@ -14,7 +14,7 @@ from localnet.issuer import LocalIssuer, allow_audience, ensure_issuer, stop_iss
 from localnet.state import StateDir
 from localnet.users import chown_tree
 from localnet.xrootd import SERVICE_USER, LocalSite, SiteTokens, ensure_site, stop_site
-from transfers.tokens import IssuerSettings, Token, TokenClient
+from transfers.tokens import Token, TokenClient
 
 # Two sites on loopback: each with an audience of its own (they share a host), both with prefix /srcnet/.
 SITES = {"TOKEN-A": "token-a.srcnet.test", "TOKEN-B": "token-b.srcnet.test"}
@@ -58,14 +58,7 @@ def token_bench(test_state: StateDir) -> Iterator[TokenBench]:
             base = sites[name].local_path(PREFIX)
             base.mkdir(parents=True, exist_ok=True)
             chown_tree(base, SERVICE_USER)  # the server makes the copies' folders below it
-        client = TokenClient(
-            IssuerSettings(
-                url=issuer.url,
-                client_id=issuer.client_id,
-                client_secret=issuer.client_secret,
-                ca_file=str(issuer.ca_file),
-            )
-        )
+        client = TokenClient(issuer.settings())
         yield TokenBench(issuer, client, sites, dict(SITES), test_state)
     finally:
         for name in SITES:

@@ -98,6 +98,14 @@ class TransferFile(models.Model):
     # ... and the pace it kept over its last looks (bytes/s; null until the looks span PACE_SPAN_SECONDS).
     progress_bps = models.FloatField(null=True, blank=True)
     duration_seconds = models.FloatField(null=True, blank=True)
+    # The tokens handed over with the file (FTS3's per-file source_tokens / destination_tokens), if any: one
+    # row per distinct token of the job, which the files that came with it share.
+    source_token = models.ForeignKey(
+        "SubmittedToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    destination_token = models.ForeignKey(
+        "SubmittedToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     source_checksum = models.CharField(max_length=16, blank=True)
     dest_checksum = models.CharField(max_length=16, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
@@ -170,16 +178,11 @@ class TransferAttempt(models.Model):
 
 
 class SubmittedToken(models.Model):
-    """A storage token handed over with a file (FTS3's per-file ``source_tokens`` / ``destination_tokens``),
-    kept sealed: the service reads it back only to copy (transfers/submitted_tokens.py). ``token_id`` names
-    it everywhere else."""
+    """A storage token handed over with a job's files (FTS3's per-file ``source_tokens`` /
+    ``destination_tokens``), once per distinct token of the job, kept sealed: the service reads it back only
+    to copy (transfers/submitted_tokens.py). ``token_id`` names it everywhere else."""
 
-    class Role(models.TextChoices):
-        SOURCE = "source"
-        DESTINATION = "destination"
-
-    file = models.ForeignKey(TransferFile, on_delete=models.CASCADE, related_name="submitted_tokens")
-    role = models.CharField(max_length=11, choices=Role.choices)
+    job = models.ForeignKey(TransferJob, on_delete=models.CASCADE, related_name="submitted_tokens")
     token_id = models.CharField(max_length=32, help_text="SHA-256 prefix of the token as it was submitted")
     managed = models.BooleanField(
         default=True, help_text="Exchanged at submission and refreshed by the service (FTS 3.14 managed)"
@@ -192,10 +195,10 @@ class SubmittedToken(models.Model):
     lifetime_seconds = models.PositiveIntegerField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["file", "role"], name="one_submitted_token_per_end")]
+        constraints = [models.UniqueConstraint(fields=["job", "token_id"], name="one_row_per_token_of_a_job")]
 
     def __str__(self) -> str:
-        return f"{self.role} token {self.token_id} of file {self.file_id}"
+        return f"token {self.token_id} of job {self.job_id}"
 
 
 class LinkLimit(models.Model):

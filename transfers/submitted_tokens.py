@@ -283,34 +283,33 @@ def prepare_tokens(files: Sequence[Any], *, managed: bool) -> dict[tuple[int, st
     return prepared
 
 
-def store_tokens(rows: Sequence[Any], prepared: dict[tuple[int, str], PreparedToken]) -> None:
-    """Keep the prepared tokens of the saved TransferFile ``rows`` (same order as the files), sealed."""
+def store_tokens(job: Any, rows: Sequence[Any], prepared: dict[tuple[int, str], PreparedToken]) -> None:
+    """Keep each distinct prepared token of ``job`` once, sealed, and point the unsaved TransferFile ``rows``
+    (in the files' order) at theirs."""
     from datetime import UTC, datetime
 
     from .models import SubmittedToken
 
-    sealed: dict[str, tuple[str, str]] = {}
-    kept = []
-    for (position, role), ready in prepared.items():
-        name = ready.checked.token_id
-        if name not in sealed:
-            sealed[name] = (seal(ready.value), seal(ready.refresh) if ready.refresh else "")
-        value, refresh = sealed[name]
-        kept.append(
+    distinct = {ready.checked.token_id: ready for ready in prepared.values()}
+    kept = SubmittedToken.objects.bulk_create(
+        [
             SubmittedToken(
-                file=rows[position],
-                role=role,
+                job=job,
                 token_id=name,
                 managed=ready.managed,
-                sealed_value=value,
-                sealed_refresh=refresh,
+                sealed_value=seal(ready.value),
+                sealed_refresh=seal(ready.refresh) if ready.refresh else "",
                 scope=ready.checked.scope,
                 audience=ready.checked.audience,
                 expires_at=datetime.fromtimestamp(ready.expires_at, UTC),
                 lifetime_seconds=max(1, round(ready.lifetime)),
             )
-        )
-    SubmittedToken.objects.bulk_create(kept, batch_size=1000)
+            for name, ready in distinct.items()
+        ]
+    )
+    by_id = {row.token_id: row for row in kept}
+    for (position, role), ready in prepared.items():
+        setattr(rows[position], f"{role}_token", by_id[ready.checked.token_id])
 
 
 def exchange(client: TokenClient, checked: CheckedToken) -> Token:
@@ -361,12 +360,15 @@ def renewing(stored: Any) -> RenewingToken | PassedThrough:
 def tokens_for_file(file_id: int, source: str, destination: str) -> CopyTokens | None:
     """The tokens a copy of file row ``file_id`` presents: those submitted with it, and the service's own
     for an end that came without one (tokens.tokens_for_copy); None when there are neither."""
-    from .models import SubmittedToken
+    from .models import TransferFile
 
-    stored = {t.role: t for t in SubmittedToken.objects.filter(file_id=file_id)}
-    if not stored:
+    row = TransferFile.objects.select_related("source_token", "destination_token").get(pk=file_id)
+    stored = {"source": row.source_token, "destination": row.destination_token}
+    given: dict[str, BearerToken] = {
+        role: renewing(kept) for role, kept in stored.items() if kept is not None
+    }
+    if not given:
         return tokens_for_copy(source, destination)
-    given: dict[str, BearerToken] = {role: renewing(row) for role, row in stored.items()}
     if len(given) < 2:
         own = tokens_for_copy(source, destination)
         if own is None:

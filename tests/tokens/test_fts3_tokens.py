@@ -114,7 +114,7 @@ def _finished(context: Context, job_id: str) -> dict:  # type: ignore[type-arg]
 def test_a_job_with_per_file_tokens_copies_with_them_and_keeps_them_sealed(
     token_bench: TokenBench, token_worker: str, fts: Context, unmanaged: bool
 ) -> None:
-    from transfers.models import SubmittedToken
+    from transfers.models import SubmittedToken, TransferFile
     from transfers.submitted_tokens import token_id, unseal
 
     source, destination, folder = _product(token_bench)
@@ -132,17 +132,18 @@ def test_a_job_with_per_file_tokens_copies_with_them_and_keeps_them_sealed(
     copied = token_bench.sites["TOKEN-B"].local_path(f"{PREFIX}{folder}/product.fits")
     assert copied.read_bytes() == CONTENT
 
-    kept = {t.role: t for t in SubmittedToken.objects.filter(file__job__job_id=job_id)}
-    assert set(kept) == {"source", "destination"}
+    row = TransferFile.objects.select_related("source_token", "destination_token").get(job__job_id=job_id)
+    kept = {"source": row.source_token, "destination": row.destination_token}
+    assert SubmittedToken.objects.filter(job__job_id=job_id).count() == 2
     for role, given in (("source", source_token), ("destination", destination_token)):
-        row = kept[role]
-        assert row.token_id == token_id(given) and row.managed is not unmanaged
-        assert given not in row.sealed_value and given not in row.sealed_refresh
-        used = unseal(row.sealed_value)
+        stored = kept[role]
+        assert stored is not None and stored.token_id == token_id(given) and stored.managed is not unmanaged
+        assert given not in stored.sealed_value and given not in stored.sealed_refresh
+        used = unseal(stored.sealed_value)
         # Managed: exchanged for the service's own token, same scope and audience, renewable; unmanaged:
         # the submitted token itself, nothing to renew it with.
         assert (used == given) is unmanaged
-        assert bool(row.sealed_refresh) is not unmanaged
+        assert bool(stored.sealed_refresh) is not unmanaged
         assert claims(used)["aud"] == claims(given)["aud"]
         assert set(str(claims(used)["scope"]).split()) == set(str(claims(given)["scope"]).split())
     # Neither the FTS3 API's answers nor the worker's log hold a token in clear.

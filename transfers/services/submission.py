@@ -145,8 +145,8 @@ def submit_job(
         rows.append(row)
     for row in rows:
         row.source_se, row.dest_se = storage_element(row.source_surl), storage_element(row.dest_surl)
+    store_tokens(job, rows, tokens)
     # One INSERT per thousand rows: bulk submissions of 10 000 files stay fast.
     TransferFile.objects.bulk_create(rows, batch_size=1000)
-    store_tokens(rows, tokens)
     enqueue_dispatch()
     return job

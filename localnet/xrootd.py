@@ -290,7 +290,11 @@ def ensure_site(
     argv = [require_binary("xrootd"), "-c", str(config), "-n", name]
     if as_root():
         argv[1:1] = ["-R", SERVICE_USER]
-    env = dict(os.environ)
+    # Not the starting process's XrdCl settings (XRD_*): the transfer service sets a 120 s request timeout
+    # for its own client (transfers/executor.py), and a site started from such a process handed it to its
+    # third-party-copy program, whose pipelined reads of a paced 300 ms copy wait longer than that ("read at
+    # offset 67108864 failed: Operation expired", tests/longhaul/test_tokens.py in a whole run).
+    env = {key: value for key, value in os.environ.items() if not key.startswith("XRD_")}
     if tokens is not None and not as_root():
         raise ServiceError(f"site {name}: a token-enforcing site needs root (to trust the issuer's CA)")
     if tokens is not None:

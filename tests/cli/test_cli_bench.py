@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -13,8 +14,11 @@ from schedulers.models import PathMeasurement
 
 
 def _namespaces() -> set[str]:
+    """The emulated paths' namespaces of this process (the CLI runs in it): another pytest worker's paths,
+    made meanwhile, are not this test's to count."""
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
+    ours = f"srcnet-wan-{os.getpid()}-"
+    return {line.split()[0] for line in out.splitlines() if line.startswith(ours)}
 
 
 def _bench_lane(srcnet, *options: str) -> tuple[dict, str]:

@@ -245,10 +245,8 @@ def copy_file(
         )
 
 
-def copy_with_tokens(
-    *, source: str, destination: str, file_id: int | None = None, **options: Any
-) -> CopyOutcome:
-    """``copy_file`` with the copy's tokens: those submitted with file row ``file_id`` (FTS3's per-file
+def copy_with_tokens(*, source: str, destination: str, file: Any = None, **options: Any) -> CopyOutcome:
+    """``copy_file`` with the copy's tokens: those submitted with the TransferFile ``file`` (FTS3's per-file
     tokens, transfers/submitted_tokens.py), else least-privilege tokens for this copy from the service's
     issuer (settings.SRCNET_TOKENS; none when no issuer is configured). An issuer that refuses or does not
     answer fails the copy before anything moves, with its reason."""
@@ -256,10 +254,10 @@ def copy_with_tokens(
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
     try:
-        if file_id is None:
+        if file is None:
             tokens = tokens_for_copy(source, destination)
         else:
-            tokens = tokens_for_file(file_id, source, destination)
+            tokens = tokens_for_file(file, source, destination)
     except TokenError as exc:
         return CopyOutcome(ok=False, seconds=0.0, error=f"TOKEN {exc}", dest_touched=False)
     return copy_file(source=source, destination=destination, tokens=tokens, **options)

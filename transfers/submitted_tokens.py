@@ -31,14 +31,12 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from .tokens import (
     BearerToken,
     CopyTokens,
-    IssuerSettings,
     RenewingToken,
     Token,
     TokenClient,
     TokenError,
-    client_for,
     scope_path,
-    settings_from_django,
+    service_client,
     tokens_for_copy,
 )
 
@@ -252,7 +250,7 @@ def prepare_tokens(files: Sequence[Any], *, managed: bool) -> dict[tuple[int, st
     if not any(f.source_token is not None or f.destination_token is not None for f in files):
         return prepared
     checker = TokenChecker()
-    client = service_client() if managed else None
+    client = required_client() if managed else None
     by_id: dict[str, PreparedToken] = {}
     for position, request in enumerate(files):
         index = position if request.file_index is None else request.file_index
@@ -271,7 +269,8 @@ def prepare_tokens(files: Sequence[Any], *, managed: bool) -> dict[tuple[int, st
             ready = by_id.get(checked.token_id)
             if ready is None:
                 if client is not None:
-                    own = exchange(client, checked)
+                    # RFC 8693: a token of the service's own client, same scope and audience, renewable.
+                    own = client.exchange(checked.value, checked.scope.split(), checked.audience)
                     ready = PreparedToken(
                         checked, True, own.value, own.refresh_token, own.expires_at, own.lifetime
                     )
@@ -312,17 +311,12 @@ def store_tokens(job: Any, rows: Sequence[Any], prepared: dict[tuple[int, str], 
         setattr(rows[position], f"{role}_token", by_id[ready.checked.token_id])
 
 
-def exchange(client: TokenClient, checked: CheckedToken) -> Token:
-    """A managed token: ``checked`` exchanged (RFC 8693) for one of the service's own client with the same
-    scope and audience and a refresh token, so the service can renew it while the copy runs."""
-    return client.exchange(checked.value, checked.scope.split(), checked.audience)
-
-
-def service_client() -> TokenClient:
-    issuer: IssuerSettings | None = settings_from_django()
-    if issuer is None:
+def required_client() -> TokenClient:
+    """The service's own client, which managed tokens are exchanged with and renewed by."""
+    client = service_client()
+    if client is None:
         raise TokenError("managed tokens need the service's own issuer client (SRCNET_TOKENS ISSUER)")
-    return client_for(issuer)
+    return client
 
 
 class PassedThrough:
@@ -354,16 +348,17 @@ def renewing(stored: Any) -> RenewingToken | PassedThrough:
         lifetime=float(stored.lifetime_seconds),
         refresh_token=unseal(stored.sealed_refresh) if stored.sealed_refresh else "",
     )
-    return RenewingToken(service_client(), token)
+    return RenewingToken(required_client(), token)
 
 
-def tokens_for_file(file_id: int, source: str, destination: str) -> CopyTokens | None:
-    """The tokens a copy of file row ``file_id`` presents: those submitted with it, and the service's own
-    for an end that came without one (tokens.tokens_for_copy); None when there are neither."""
-    from .models import TransferFile
-
-    row = TransferFile.objects.select_related("source_token", "destination_token").get(pk=file_id)
-    stored = {"source": row.source_token, "destination": row.destination_token}
+def tokens_for_file(row: Any, source: str, destination: str) -> CopyTokens | None:
+    """The tokens a copy of the TransferFile ``row`` presents: those submitted with it, and the service's
+    own for an end that came without one (tokens.tokens_for_copy); None when there are neither. A row
+    without submitted tokens costs no query."""
+    stored = {
+        role: getattr(row, f"{role}_token") if getattr(row, f"{role}_token_id") else None
+        for role in ("source", "destination")
+    }
     given: dict[str, BearerToken] = {
         role: renewing(kept) for role, kept in stored.items() if kept is not None
     }

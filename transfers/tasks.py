@@ -53,7 +53,7 @@ def execute_attempt(attempt_id: int) -> str:
         outcome = copy_with_tokens(
             source=row.source_surl,
             destination=row.dest_surl,
-            file_id=row.pk,
+            file=row,
             checksum=row.checksum,
             verify=job.verify_checksum,
             # What an earlier attempt of this file may have left at the destination is ours to replace.

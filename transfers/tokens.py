@@ -304,16 +304,20 @@ def destination_scopes(url: str, prefix: str) -> list[str]:
     return [f"storage.create:{path}", f"storage.modify:{path}", f"storage.read:{path}"]
 
 
+def service_client() -> TokenClient | None:
+    """The process's client of the issuer the settings name, or None when none is configured."""
+    issuer = settings_from_django()
+    return None if issuer is None else client_for(issuer)
+
+
 def tokens_for_copy(source: str, destination: str, client: TokenClient | None = None) -> CopyTokens | None:
     """Both tokens of the copy ``source`` -> ``destination`` (registered endpoints: the caller resolved
     them), or None when no issuer is configured."""
     from topology.services.storage_urls import StorageRegistry
 
+    client = client or service_client()
     if client is None:
-        issuer = settings_from_django()
-        if issuer is None:
-            return None
-        client = client_for(issuer)
+        return None
     registry = StorageRegistry.load()
     src, dst = registry.resolve(source), registry.resolve(destination)
     return CopyTokens(
@@ -329,11 +333,9 @@ def removal_token(url: str, client: TokenClient | None = None) -> RenewingToken 
     is configured."""
     from topology.services.storage_urls import StorageRegistry
 
+    client = client or service_client()
     if client is None:
-        issuer = settings_from_django()
-        if issuer is None:
-            return None
-        client = client_for(issuer)
+        return None
     endpoint = StorageRegistry.load().resolve(url)
     return RenewingToken(
         client, client.fetch([f"storage.modify:{scope_path(url, endpoint.prefix)}"], endpoint.audience)

@@ -130,7 +130,7 @@ def main() -> int:
     try:
         sites, audiences = {}, {}
         for name in PLAIN:
-            sites[name] = ensure_site(state, name)
+            sites[name] = ensure_site(state, name, tokens=None)  # the baseline: a site without tokens
         for name in TOKEN:
             audiences[name] = f"{name.lower()}.srcnet.bench"
             allow_audience(issuer, audiences[name])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .issuer import allow_audience, ensure_issuer, local_audience
+from .issuer import LocalIssuer, allow_audience, ensure_issuer, local_audience
 from .state import StateDir
 from .xrootd import LocalSite, SiteTokens, ensure_site
 
@@ -31,25 +31,39 @@ def bind_local_sites(
         issuer = ensure_issuer(state, address=network.net.host_address)
     else:
         issuer = ensure_issuer(state)
-    tokens = {}
-    for endpoint in endpoints:
-        audience = local_audience(endpoint.name)
-        allow_audience(issuer, audience)
-        tokens[endpoint.name] = SiteTokens(
-            issuers=(issuer.url,), audience=audience, base_path=endpoint.prefix
-        )
     if network is not None:
+        tokens = {}
+        for endpoint in endpoints:
+            audience = local_audience(endpoint.name)
+            allow_audience(issuer, audience)
+            tokens[endpoint.name] = SiteTokens(
+                issuers=(issuer.url,), audience=audience, base_path=endpoint.prefix
+            )
         sites = network.start_sites(extra_lines=extra_lines, tokens=tokens)
     else:
         sites = {
-            name: ensure_site(state, name, extra_lines=extra_lines, tokens=site_tokens)
-            for name, site_tokens in tokens.items()
+            endpoint.name: ensure_token_site(
+                state, issuer, endpoint.name, base_path=endpoint.prefix, extra_lines=extra_lines
+            )
+            for endpoint in endpoints
         }
     bind_endpoints(sites)
-    for name, site_tokens in tokens.items():
-        if name in sites:
-            StorageEndpoint.objects.filter(name=name).update(token_audience=site_tokens.audience)
+    for name in sites:
+        StorageEndpoint.objects.filter(name=name).update(token_audience=local_audience(name))
     return sites
+
+
+def ensure_token_site(
+    state: StateDir, issuer: LocalIssuer, name: str, *, base_path: str = "/srcnet/", **options: Any
+) -> LocalSite:
+    """A loopback site that serves nobody without a token of ``issuer`` for its own audience
+    (``local_audience(name)``; the loopback sites share 127.0.0.1), the tokens' paths below ``base_path``
+    (its storage endpoint's prefix); ``options`` as ensure_site's. The issuer's transfer client may ask for
+    that audience."""
+    audience = local_audience(name)
+    allow_audience(issuer, audience)
+    tokens = SiteTokens(issuers=(issuer.url,), audience=audience, base_path=base_path)
+    return ensure_site(state, name, tokens=tokens, **options)
 
 
 def bind_endpoints(sites: dict[str, LocalSite], **extra: Any) -> None:

@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
 from pathlib import Path
 
 from srcnet.workers import worker_concurrency
@@ -27,7 +26,7 @@ from .processes import (
 from .redis import ensure_redis, redis_url, stop_redis
 from .state import DJANGO_SECRET_KEY, PROJECT_ROOT, StateDir
 from .users import chown_tree, drop_to, grant_traversal, service_account
-from .xrootd import LocalSite, ensure_site, known_sites, stop_site
+from .xrootd import known_sites, stop_site
 
 VENV_BIN = Path(sys.executable).parent
 # Celery beat's schedule lives in the database (django-celery-beat): the static entries of
@@ -128,12 +127,6 @@ def ensure_core(state: StateDir) -> dict[str, int]:
     ensure_pki(state)
     state.secret(DJANGO_SECRET_KEY)
     return {"postgres": ensure_postgres(state), "redis": ensure_redis(state)}
-
-
-def ensure_sites(
-    state: StateDir, names: Iterable[str], *, extra_lines: list[str] | None = None
-) -> dict[str, LocalSite]:
-    return {name: ensure_site(state, name, extra_lines=extra_lines) for name in names}
 
 
 def worker_argv(hostname: str, *, concurrency: int | None = None, beat: bool = False) -> list[str]:

@@ -26,6 +26,7 @@ class LocalSite:
     http_port: int
     data_dir: Path
     host: str = "127.0.0.1"  # its address: loopback, or its namespace's in the long-haul network
+    audience: str = ""  # the token audience it enforces ("": it enforces no token)
 
     def root_url(self, path: str) -> str:
         return f"root://{self.host}:{self.root_port}//{path.lstrip('/')}"
@@ -223,7 +224,7 @@ def ensure_site(
     host: str = "127.0.0.1",
     credentials: tuple[Path, Path] | None = None,
     pacing_bps: float | None = None,
-    tokens: SiteTokens | None = None,
+    tokens: SiteTokens | None,
 ) -> LocalSite:
     """Start the site's xrootd unless it is running; ports are recorded in the state's runtime file.
 
@@ -231,11 +232,20 @@ def ensure_site(
     ``credentials``, must name that address for HTTPS). A site of that name running elsewhere is stopped
     first. The project's XRootD plugin is loaded unless SRCNET_XROOTD_PLUGIN=off; with it, ``pacing_bps``
     (the site's path bottleneck, bit/s) paces the connections that read its files (``pacing_line``). With
-    ``tokens`` it refuses every request without a valid token from one of its issuers (``token_config``)."""
+    ``tokens`` it refuses every request without a valid token from one of its issuers (``token_config``);
+    ``tokens`` is required, and None (a site open to anyone on loopback) is only for the benchmarks' baselines
+    that measure what tokens cost (bench/tokens_cost.py) and for tests of such a site itself."""
     root_port = state.port(f"xrootd:{name}:root")
     http_port = state.port(f"xrootd:{name}:http")
     folder = site_folder(state, name)
-    site = LocalSite(name=name, root_port=root_port, http_port=http_port, data_dir=folder / "data", host=host)
+    site = LocalSite(
+        name=name,
+        root_port=root_port,
+        http_port=http_port,
+        data_dir=folder / "data",
+        host=host,
+        audience=tokens.audience if tokens is not None else "",
+    )
     daemon = f"xrootd-{name}"
     if running(state, daemon):
         if port_open(root_port, host) and port_open(http_port, host) and _enforces(folder, tokens):

@@ -14,10 +14,13 @@ from django.conf import settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from localnet.binding import ensure_token_site
+from localnet.issuer import LocalIssuer, ensure_issuer, local_audience, stop_issuer
 from localnet.processes import pid_file, stop_pid
 from localnet.stack import platform_process, spawn_platform_process, wait_for_worker, worker_argv
 from localnet.state import PROJECT_ROOT, StateDir
-from localnet.xrootd import LocalSite, ensure_site, stop_site
+from localnet.users import chown_tree
+from localnet.xrootd import SERVICE_USER, LocalSite, stop_site
 
 REFERENCE_TOPOLOGY = PROJECT_ROOT / "topology" / "data" / "reference.yaml"
 ARTIFACTS = PROJECT_ROOT / "test-artifacts"
@@ -179,10 +182,51 @@ def reference_topology(db):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def xrootd_sites(test_state: StateDir) -> Iterator[dict[str, LocalSite]]:
-    """Three real XRootD servers: a telescope SDP and two SRCs."""
+def token_issuer(test_state: StateDir) -> Iterator[LocalIssuer]:
+    """The state's token issuer, a real Keycloak (localnet/issuer.py). Every local site of the tests
+    enforces its tokens, and the platform's processes of the session ask it for their copies' tokens: the
+    Celery workers and services started from now on (their environment, localnet/stack.py token_env) and
+    this process, for the copies and checks it makes itself (SRCNET_TOKENS)."""
+    issuer = ensure_issuer(test_state)
+    before = settings.SRCNET_TOKENS
+    settings.SRCNET_TOKENS = {
+        **before,
+        "ISSUER": issuer.url,
+        "CLIENT_ID": issuer.client_id,
+        "CLIENT_SECRET": issuer.client_secret,
+        "CA_FILE": str(issuer.ca_file),
+        "AUDIENCE_STYLE": "scope",
+    }
+    try:
+        yield issuer
+    finally:
+        settings.SRCNET_TOKENS = before
+        stop_issuer(test_state)
+
+
+def token_site(state: StateDir, issuer: LocalIssuer, name: str, **options: object) -> LocalSite:
+    """A local site enforcing ``issuer``'s tokens (localnet/binding.py ensure_token_site), its /srcnet
+    folder the server's (it makes the copies' folders below it)."""
+    site = ensure_token_site(state, issuer, name, **options)  # type: ignore[arg-type]
+    base = site.local_path("/srcnet/")
+    base.mkdir(parents=True, exist_ok=True)
+    chown_tree(base, SERVICE_USER)
+    return site
+
+
+def site_token(issuer: LocalIssuer, site_name: str, *scopes: str) -> str:
+    """A token with ``scopes`` (paths below /srcnet) for the local site ``site_name``, from ``issuer``'s
+    transfer client: what a test that reads or writes a site itself presents."""
+    from transfers.tokens import TokenClient
+
+    return TokenClient(issuer.settings()).fetch(list(scopes), local_audience(site_name)).value
+
+
+@pytest.fixture(scope="session")
+def xrootd_sites(test_state: StateDir, token_issuer: LocalIssuer) -> Iterator[dict[str, LocalSite]]:
+    """Three real XRootD servers: a telescope SDP and two SRCs, each serving nobody without a token."""
     names = ["SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK"]
-    sites = {name: ensure_site(test_state, name) for name in names}
+    sites = {name: token_site(test_state, token_issuer, name) for name in names}
     yield sites
     for name in names:
         stop_site(test_state, name)
@@ -203,7 +247,9 @@ def register_local_sites(sites: dict[str, LocalSite]) -> None:
                 "hostname": "127.0.0.1",
                 "root_port": site.root_port,
                 "http_port": site.http_port,
-                "prefix": "/",
+                "prefix": "/srcnet/",
+                # The site's own audience (token_site): the endpoint's name is not the site's.
+                "token_audience": local_audience(name),
             },
         )
 
@@ -236,8 +282,9 @@ def https_fts3(test_state, django_db_setup):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir) -> Iterator[int]:  # type: ignore[no-untyped-def]
-    """A real Celery worker process running the transfer tasks against the test database."""
+def celery_worker(django_db_setup, django_db_blocker, test_state: StateDir, token_issuer) -> Iterator[int]:  # type: ignore[no-untyped-def]
+    """A real Celery worker process running the transfer tasks against the test database, asking the
+    session's issuer for its copies' tokens (its environment, localnet/stack.py token_env)."""
     # As the platform runs it: the unprivileged service account (when the tests run as root).
     env, account = platform_process(test_state, test_state.path.name)
     env["SRCNET_DB_NAME"] = str(settings.DATABASES["default"]["NAME"])

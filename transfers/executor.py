@@ -158,6 +158,8 @@ def copy_file(
         parameters = _parameters_of(params)
         if compare_after:
             parameters["checksum_mode"], parameters["checksum_compared"] = verify, "after the copy"
+            parameters["checksum_type"] = "ADLER32"
+            parameters["checksum_value"] = expected.lower() if algorithm else ""
         # Like FTS3's url-copy: look at the source first, so a missing file is reported as that and not as
         # whatever the third-party-copy handshake makes of it.
         try:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from localnet.issuer import KEYCLOAK_VERSION, keycloak_root
 from localnet.state import PROJECT_ROOT
 
 from .hosts import SUBNET, BootedHost, Fleet
@@ -30,7 +31,7 @@ PLUGIN_BUILD = PROJECT_ROOT / "xrootd-plugins" / "build"
 # name -> the inventory groups it is in
 LAYOUT = {
     "db": ["database", "broker"],
-    "cp": ["control_plane", "monitoring"],
+    "cp": ["control_plane", "monitoring", "issuer"],
     "w1": ["workers"],
     "w2": ["workers"],
     "s1": ["storage"],
@@ -40,6 +41,10 @@ SITES = {"s1": "DEPLOY_SDP", "s2": "SITEB_DISK"}
 TELESCOPE = "SKA1-Deploy"
 CENTRE = "SITEB"
 STORAGE_PREFIX = "/srcnet/"
+# The token issuer the token_issuer role runs on cp (the realm and port are the role's defaults).
+ISSUER_HOST = "cp"
+ISSUER_PORT = 9443
+TRANSFER_CLIENT = "srcnet-transfers"
 RECAP = re.compile(
     r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)", re.M
 )
@@ -65,6 +70,13 @@ class Deployment:
     vault_password: Path
     release: str = ""
     runs: int = 0
+    # The vault's values (the tests mint tokens with the transfer client's secret, as a worker does).
+    secrets: dict[str, str] = field(default_factory=dict)
+    ca_file: Path = Path()
+
+    @property
+    def issuer(self) -> str:
+        return f"https://{self.host(ISSUER_HOST).address}:{ISSUER_PORT}/realms/srcnet"
 
     def host(self, name: str) -> BootedHost:
         return self.fleet.hosts[name]
@@ -220,7 +232,9 @@ def _pki(folder: Path, hosts: dict[str, BootedHost]) -> None:
         )
 
 
-def _inventory(folder: Path, fleet: Fleet, pki: Path, wheelhouse: Path, release: str) -> Path:
+def _inventory(
+    folder: Path, fleet: Fleet, pki: Path, wheelhouse: Path, release: str, secrets_: dict[str, str]
+) -> Path:
     """hosts.yml and group_vars as an operator writes them, the secrets in a vault-encrypted file."""
     hosts = fleet.hosts
     groups: dict[str, dict[str, dict[str, object]]] = {}
@@ -288,19 +302,34 @@ def _inventory(folder: Path, fleet: Fleet, pki: Path, wheelhouse: Path, release:
         "monitoring_scrape_interval": "5s",
         "xrootd_site_summary_report": f"{cp}:9931",
         "xrootd_site_summary_interval": 5,
+        # Tokens: the token_issuer role on cp; every site trusts it (audience: the site's inventory name, the
+        # role's default), the transfer service asks it for its copies' tokens.
+        "srcnet_token_issuer": f"https://{cp}:{ISSUER_PORT}/realms/srcnet",
+        "xrootd_site_token_issuers": ["{{ srcnet_token_issuer }}"],
+        "srcnet_app_token_issuer": "{{ srcnet_token_issuer }}",
+        "srcnet_app_token_client_secret": "{{ vault_srcnet_token_client_secret }}",
+        "srcnet_app_token_audience_style": "scope",
+        "token_issuer_client_secret": "{{ vault_srcnet_token_client_secret }}",
+        "token_issuer_admin_password": "{{ vault_srcnet_issuer_admin_password }}",
+        "token_issuer_audiences": list(SITES),
+        "token_issuer_tls_cert": str(pki) + "/{{ inventory_hostname }}.cert.pem",
+        "token_issuer_tls_key": str(pki) + "/{{ inventory_hostname }}.key.pem",
+        # The hosts have no internet: the distribution scripts/install-keycloak.sh downloaded and checked.
+        "token_issuer_archive": str(keycloak_root() / f"keycloak-quarkus-dist-{KEYCLOAK_VERSION}.tar.gz"),
+        "token_issuer_heap_mb": 512,
     }
     (folder / "group_vars" / "all" / "main.yml").write_text("---\n" + yaml.safe_dump(common, sort_keys=False))
     vault = folder / "group_vars" / "all" / "vault.yml"
-    vault.write_text(
-        "---\n"
-        + yaml.safe_dump(
-            {
-                "vault_srcnet_db_password": secrets.token_urlsafe(18),
-                "vault_srcnet_broker_password": secrets.token_hex(16),
-                "vault_srcnet_secret_key": secrets.token_urlsafe(48),
-            }
-        )
+    secrets_.update(
+        {
+            "vault_srcnet_db_password": secrets.token_urlsafe(18),
+            "vault_srcnet_broker_password": secrets.token_hex(16),
+            "vault_srcnet_secret_key": secrets.token_urlsafe(48),
+            "vault_srcnet_token_client_secret": secrets.token_hex(20),
+            "vault_srcnet_issuer_admin_password": secrets.token_hex(16),
+        }
     )
+    vault.write_text("---\n" + yaml.safe_dump(secrets_))
     password = folder.parent / "vault-password"
     password.write_text(secrets.token_hex(16) + "\n")
     password.chmod(0o600)
@@ -342,6 +371,8 @@ def _topology(path: Path, fleet: Fleet) -> Path:
                 "root_port": 1094,
                 "http_port": 8443,
                 "prefix": STORAGE_PREFIX,
+                # The audience the site accepts (the xrootd_site role's default: its inventory name).
+                "token_audience": host,
             }
             for host, site, role in (("s1", TELESCOPE, "sdp"), ("s2", CENTRE, "disk"))
         ],
@@ -384,6 +415,9 @@ def deployment() -> Iterator[Deployment]:
             pytest.fail(
                 f"the XRootD plugin is not built ({PLUGIN_BUILD / built}): run xrootd-plugins/build.sh"
             )
+    keycloak = keycloak_root() / f"keycloak-quarkus-dist-{KEYCLOAK_VERSION}.tar.gz"
+    if not keycloak.exists():
+        pytest.fail(f"the Keycloak distribution is missing ({keycloak}): run scripts/bootstrap.sh")
     workdir = Path(f"/var/tmp/srcnet-deploy-{os.getpid()}")
     fleet = Fleet(workdir=workdir, rootfs=cached_rootfs())
     try:
@@ -395,11 +429,17 @@ def deployment() -> Iterator[Deployment]:
         archive = release_archive(workdir / "wheelhouse")
         digest = subprocess.run(["sha256sum", str(archive)], capture_output=True, text=True, check=True)
         release = "0.1.0-" + digest.stdout[:12]
-        _pki(workdir / "pki", {n: fleet.hosts[n] for n in SITES})
-        inventory = _inventory(workdir / "inventory", fleet, workdir / "pki", archive, release)
+        _pki(workdir / "pki", {n: fleet.hosts[n] for n in [*SITES, ISSUER_HOST]})
+        vault: dict[str, str] = {}
+        inventory = _inventory(workdir / "inventory", fleet, workdir / "pki", archive, release, vault)
         fleet.boot()
         yield Deployment(
-            fleet=fleet, inventory=inventory, vault_password=workdir / "vault-password", release=release
+            fleet=fleet,
+            inventory=inventory,
+            vault_password=workdir / "vault-password",
+            release=release,
+            secrets=vault,
+            ca_file=workdir / "pki" / "ca.pem",
         )
     finally:
         problems = fleet.close()

@@ -37,6 +37,7 @@ ROLE_PACKAGES = [
     "xrootd-server",
     "xrootd-client",
     "xrootd-server-plugins",
+    "xrootd-scitokens-plugins",
     "python3-xrootd",
     "gfal2",
     "gfal2-plugin-xrootd",
@@ -44,6 +45,8 @@ ROLE_PACKAGES = [
     "gfal2-plugin-file",
     "python3-gfal2",
     "davix",
+    # The token issuer's Java (role token_issuer).
+    "openjdk-17-jre-headless",
 ]
 # The monitoring role's packages (ansible/roles/monitoring), installed as the role installs them: without
 # their recommends (smartmontools and friends, whose daemons have nothing to watch in a container).

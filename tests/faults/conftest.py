@@ -28,11 +28,12 @@ from typing import Any
 import pytest
 from django.conf import settings
 
+from localnet.issuer import LocalIssuer, local_audience
 from localnet.processes import is_alive, read_pid, stop_pid
 from localnet.stack import platform_process, spawn_platform_process, wait_for_worker, worker_argv
 from localnet.state import StateDir
-from localnet.xrootd import LocalSite, ensure_site, stop_site
-from tests.conftest import ARTIFACTS
+from localnet.xrootd import LocalSite, stop_site
+from tests.conftest import ARTIFACTS, token_site
 from tests.integration.conftest import adler32_of, put_file, unique
 
 MIB = 1024 * 1024
@@ -79,14 +80,14 @@ def _unmount(path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def fault_sites(test_state: StateDir) -> Iterator[dict[str, LocalSite]]:
+def fault_sites(test_state: StateDir, token_issuer: LocalIssuer) -> Iterator[dict[str, LocalSite]]:
     full_data = test_state.path / "xrootd" / "FAULT-FULL" / "data"
     sites: dict[str, LocalSite] = {}
     try:
         _mount_tmpfs(full_data, FULL_DISK)
         for name in SITES:
             pacing = [f"wanio.net.pacing {SOURCE_PACING}"] if name == "FAULT-SDP" else []
-            sites[name] = ensure_site(test_state, name, extra_lines=pacing)
+            sites[name] = token_site(test_state, token_issuer, name, extra_lines=pacing)
         yield sites
     finally:
         for name in SITES:
@@ -184,7 +185,9 @@ def fault_queue() -> Iterator[str]:
 
 
 @pytest.fixture
-def fault_worker(transactional_db, test_state: StateDir, fault_queue: str) -> Iterator[FaultWorker]:
+def fault_worker(
+    transactional_db, test_state: StateDir, fault_queue: str, token_issuer
+) -> Iterator[FaultWorker]:  # type: ignore[no-untyped-def]
     worker = FaultWorker(test_state, fault_queue)
     try:
         yield worker
@@ -205,7 +208,10 @@ def fault_net(transactional_db, reference_topology, fault_sites, settings):  # t
 
     for endpoint, site in BINDING.items():
         StorageEndpoint.objects.filter(name=endpoint).update(
-            hostname="127.0.0.1", root_port=fault_sites[site].root_port, http_port=fault_sites[site].http_port
+            hostname="127.0.0.1",
+            root_port=fault_sites[site].root_port,
+            http_port=fault_sites[site].http_port,
+            token_audience=local_audience(site),
         )
     return fault_sites
 

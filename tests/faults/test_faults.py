@@ -17,7 +17,7 @@ from django.db import connection
 from localnet.postgres import ensure_postgres, stop_postgres
 from localnet.processes import stop_pid
 from localnet.state import REDIS_PASSWORD
-from localnet.xrootd import ensure_site
+from tests.conftest import token_site
 
 from .conftest import (
     FILE_BYTES,
@@ -56,11 +56,13 @@ def test_a_worker_killed_mid_copy_loses_nothing(fault_net, fault_worker):
     assert report.finished == 4, report
 
 
-def test_the_destination_server_killed_mid_copy_then_restarted(fault_net, fault_worker, test_state):
+def test_the_destination_server_killed_mid_copy_then_restarted(
+    fault_net, fault_worker, test_state, token_issuer
+):
     products, in_flight, struck = four_products_mid_copy(fault_net, fault_worker)
     stop_pid(site_pid(test_state, "FAULT-UK"), sig=signal.SIGKILL)
     time.sleep(2)
-    ensure_site(test_state, "FAULT-UK")
+    token_site(test_state, token_issuer, "FAULT-UK")
     report = settle_and_audit(
         "destination XRootD SIGKILLed mid-copy, restarted after 2 s",
         products,

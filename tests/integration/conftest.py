@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from localnet.issuer import local_audience
 from localnet.synthetic import write_file
 from localnet.xrootd import LocalSite
 from tests.conftest import wait_until
@@ -22,7 +23,10 @@ def bound_topology(transactional_db, reference_topology, xrootd_sites):  # type:
 
     for name, site in xrootd_sites.items():
         StorageEndpoint.objects.filter(name=name).update(
-            hostname="127.0.0.1", root_port=site.root_port, http_port=site.http_port
+            hostname="127.0.0.1",
+            root_port=site.root_port,
+            http_port=site.http_port,
+            token_audience=local_audience(name),
         )
     return xrootd_sites
 
@@ -51,8 +55,21 @@ def unique(prefix: str) -> str:
 
 
 def put_file(site: LocalSite, relative: str, size: int) -> str:
-    """Write a real file to ``site`` under /srcnet/ over root:// and return its adler32."""
-    return write_file(site.root_url(f"srcnet/{relative}"), size, seed=hash(relative) & 0x7FFFFFFF)
+    """Write a real file to ``site`` under /srcnet/ over root:// and return its adler32; at a site that
+    enforces tokens, with a ``storage.create`` token for its folder from the session's issuer
+    (tests/conftest.py token_issuer), as the telescope's writer has one."""
+    from transfers.tokens import service_client
+
+    token = ""
+    if site.audience:
+        client = service_client()
+        assert client is not None, (
+            "put_file needs the session's token issuer (tests/conftest.py token_issuer)"
+        )
+        folder = "/" + relative.rsplit("/", 1)[0] if "/" in relative else "/"
+        token = client.fetch([f"storage.create:{folder}"], site.audience).value
+    seed = hash(relative) & 0x7FFFFFFF
+    return write_file(site.root_url(f"srcnet/{relative}"), size, seed=seed, token=token)
 
 
 def spectral_cube_at_sdp(sdp: LocalSite, name: str, sizes: tuple[int, int], observation_id: str):  # type: ignore[no-untyped-def]

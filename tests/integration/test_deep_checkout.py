@@ -14,11 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from localnet.binding import ensure_token_site
+from localnet.issuer import ensure_issuer, local_audience, stop_issuer
 from localnet.postgres import ensure_postgres, stop_postgres
 from localnet.processes import port_open
 from localnet.state import StateDir, short_run_dir
 from localnet.synthetic import write_file
-from localnet.xrootd import ensure_site, site_folder, stop_site
+from localnet.users import chown_tree
+from localnet.xrootd import SERVICE_USER, site_folder, stop_site
+from transfers.tokens import TokenClient
 
 pytestmark = pytest.mark.integration
 # Deeper than any sun_path: 4 x 60 characters below /var/tmp.
@@ -40,16 +44,22 @@ def deep_state() -> Iterator[StateDir]:
         yield state
     finally:
         stop_site(state, "SINGAPOREDC_BUFFER")
+        stop_issuer(state)
         stop_postgres(state)
         shutil.rmtree(top, ignore_errors=True)
 
 
 def test_a_site_with_a_long_name_and_postgres_start_from_a_deep_state_folder(deep_state: StateDir):
     assert len(str(deep_state.path)) > 200
-    site = ensure_site(deep_state, "SINGAPOREDC_BUFFER")
+    # The state's token issuer (Keycloak, its database in the deep folder) and a site enforcing its tokens.
+    issuer = ensure_issuer(deep_state)
+    site = ensure_token_site(deep_state, issuer, "SINGAPOREDC_BUFFER")
     assert port_open(site.root_port) and port_open(site.http_port)
-    # The site serves: a file written over root:// lands in its data folder.
-    write_file(site.root_url("srcnet/deep.bin"), 4096, seed=7)
+    site.local_path("srcnet").mkdir(parents=True, exist_ok=True)
+    chown_tree(site.local_path("srcnet"), SERVICE_USER)
+    # The site serves: a file written over root:// with a token lands in its data folder.
+    token = TokenClient(issuer.settings()).fetch(["storage.create:/"], local_audience("SINGAPOREDC_BUFFER"))
+    write_file(site.root_url("srcnet/deep.bin"), 4096, seed=7, token=token.value)
     assert site.local_path("srcnet/deep.bin").stat().st_size == 4096
     # Its sockets are in the short folder, whatever the depth.
     run_dir = short_run_dir(site_folder(deep_state, "SINGAPOREDC_BUFFER"))

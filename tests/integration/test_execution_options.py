@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from localnet.xrootd import ensure_site, stop_site
-from tests.conftest import register_local_sites, wait_until
+from localnet.xrootd import stop_site
+from tests.conftest import register_local_sites, token_site, wait_until
 from transfers.choices import JobState
 from transfers.executor import default_timeout
 from transfers.models import LinkLimit, TransferAttempt, TransferJob
@@ -151,10 +151,10 @@ def copy_story(job: TransferJob, partial: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def slow_source(test_state):  # type: ignore[no-untyped-def]
+def slow_source(test_state, token_issuer):  # type: ignore[no-untyped-def]
     """A source site whose readers the project's plugin paces at 1 MB/s: a copy from it lasts long enough
     to be caught half-way."""
-    site = ensure_site(test_state, "SLOW-SDP", extra_lines=["wanio.net.pacing 1m"])
+    site = token_site(test_state, token_issuer, "SLOW-SDP", extra_lines=["wanio.net.pacing 1m"])
     yield site
     stop_site(test_state, "SLOW-SDP")
 

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from localnet.issuer import allow_audience
 from tests.conftest import register_storage, wait_until
 from transfers.choices import AttemptState, FileState, JobState, JobType
 from transfers.models import TransferAttempt
@@ -110,10 +111,13 @@ def silent_endpoint():
     server.close()
 
 
-def test_cancel_stops_a_running_copy(celery_worker, xrootd_sites, silent_endpoint):
+def test_cancel_stops_a_running_copy(celery_worker, xrootd_sites, silent_endpoint, token_issuer):
     sdp = xrootd_sites["SKA1-LOW_SDP"]
-    # A registered storage server that hangs.
-    register_storage(f"davs://127.0.0.1:{silent_endpoint}")
+    # A registered storage server that hangs, with an audience the issuer grants (the copy gets its tokens,
+    # then hangs on the server).
+    [silent] = register_storage(f"davs://127.0.0.1:{silent_endpoint}")
+    silent.token_audience = allow_audience(token_issuer, "silent.srcnet.test").removeprefix("aud:")
+    silent.save(update_fields=["token_audience"])
     name = unique("cancel")
     put_file(sdp, f"ska/{name}/f.ms", MIB)
     job = submit_job(

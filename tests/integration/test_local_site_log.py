@@ -14,9 +14,14 @@ import pytest
 
 from localnet.processes import ServiceError, read_pid
 from localnet.state import StateDir
-from localnet.xrootd import ensure_site, stop_site
+from localnet.xrootd import SiteTokens, ensure_site, stop_site
 
 pytestmark = pytest.mark.integration
+
+# What these sites trust: an issuer that nobody runs, so they serve nobody (these tests start them, no more).
+NOBODYS = SiteTokens(
+    issuers=("https://issuer.invalid/realms/srcnet",), audience="nobody", base_path="/srcnet"
+)
 
 
 @pytest.fixture
@@ -32,7 +37,7 @@ def state() -> Iterator[StateDir]:
 
 
 def test_a_site_logs_to_its_stderr_file_without_a_log_rotation_thread(state: StateDir) -> None:
-    ensure_site(state, "UKSRC_DISK")
+    ensure_site(state, "UKSRC_DISK", tokens=NOBODYS)
     pid = read_pid(state, "xrootd-UKSRC_DISK")
     argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     assert b"xrootd" in argv[0] and b"-l" not in argv, argv
@@ -44,4 +49,4 @@ def test_a_site_that_does_not_start_is_reported_with_its_log(state: StateDir) ->
     with pytest.raises(
         ServiceError, match=r"xrootd UKSRC_DISK exited before opening port .*its log ends: .*"
     ):
-        ensure_site(state, "UKSRC_DISK", extra_lines=["xrd.sched mint -1"])
+        ensure_site(state, "UKSRC_DISK", extra_lines=["xrd.sched mint -1"], tokens=NOBODYS)

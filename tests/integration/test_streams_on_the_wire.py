@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 
+from localnet.issuer import LocalIssuer
 from localnet.processes import read_pid
 from localnet.state import StateDir
-from localnet.xrootd import LocalSite, ensure_site, site_folder, stop_site
-from tests.conftest import ARTIFACTS, register_local_sites
+from localnet.xrootd import LocalSite, site_folder, stop_site
+from tests.conftest import ARTIFACTS, register_local_sites, token_site
 from topology.tpc_streams import HTTP_TPC_BLOCK_BYTES
-from transfers.executor import CopyOutcome, copy_file
+from transfers.executor import CopyOutcome, copy_with_tokens
 
 from .conftest import put_file, unique
 from .connections import ConnectionSampler
@@ -37,15 +38,15 @@ _results: list[dict[str, Any]] = []
 
 
 @pytest.fixture(scope="module")
-def stream_sites(test_state: StateDir) -> Iterator[dict[str, LocalSite]]:
+def stream_sites(test_state: StateDir, token_issuer: LocalIssuer) -> Iterator[dict[str, LocalSite]]:
     sites: dict[str, LocalSite] = {}
     try:
-        sites[SOURCE] = ensure_site(test_state, SOURCE, extra_lines=["wanio.net.pacing 8m"])
-        sites[WAN] = ensure_site(test_state, WAN)
+        sites[SOURCE] = token_site(test_state, token_issuer, SOURCE, extra_lines=["wanio.net.pacing 8m"])
+        sites[WAN] = token_site(test_state, token_issuer, WAN)
         before = os.environ.get("SRCNET_XROOTD_PLUGIN")
         os.environ["SRCNET_XROOTD_PLUGIN"] = "off"
         try:
-            sites[STOCK] = ensure_site(test_state, STOCK)
+            sites[STOCK] = token_site(test_state, token_issuer, STOCK)
         finally:
             if before is None:
                 os.environ.pop("SRCNET_XROOTD_PLUGIN")
@@ -74,7 +75,8 @@ def expected_connections(tool: str, streams: int) -> int:
 
 
 def _copy(source: str, destination: str, checksum: str, streams: int) -> CopyOutcome:
-    """The executor's copy in a thread of its own (gfal2 releases the interpreter meanwhile), bounded."""
+    """The executor's copy, with its tokens as a worker gets them, in a thread of its own (gfal2 releases the
+    interpreter meanwhile), bounded."""
     from django.db import connection
 
     outcome: list[CopyOutcome] = []
@@ -82,7 +84,7 @@ def _copy(source: str, destination: str, checksum: str, streams: int) -> CopyOut
     def run() -> None:
         try:
             outcome.append(
-                copy_file(
+                copy_with_tokens(
                     source=source,
                     destination=destination,
                     checksum=f"ADLER32:{checksum}",

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 import pytest
 
 from localnet import longhaul as lh
+from localnet.issuer import allow_audience, local_audience
 from localnet.longhaul import LongHaul, Plan, plan_network
 from localnet.state import StateDir
 from tests.conftest import REFERENCE_TOPOLOGY
@@ -52,10 +53,20 @@ def long_haul(test_state: StateDir, long_haul_plan: Plan) -> Iterator[LongHaul]:
 
 
 @pytest.fixture
-def long_haul_topology(transactional_db, reference_topology, long_haul: LongHaul, settings) -> LongHaul:  # type: ignore[no-untyped-def]
+def long_haul_topology(
+    transactional_db, reference_topology, long_haul: LongHaul, settings, token_issuer
+) -> LongHaul:  # type: ignore[no-untyped-def]
     from localnet.binding import bind_endpoints
+    from topology.models import StorageEndpoint
 
     bind_endpoints(long_haul.sites)
+    # The platform's copies carry tokens from the session's issuer (tests/conftest.py token_issuer), each
+    # with its endpoint's audience. These sites do not check them: the session's issuer listens on loopback,
+    # out of the namespaces' reach (tests/longhaul/test_tokens.py runs token-enforcing long-haul sites with
+    # an issuer of their own at the host's address on the network's host link).
+    for name in long_haul.sites:
+        audience = allow_audience(token_issuer, local_audience(name)).removeprefix("aud:")
+        StorageEndpoint.objects.filter(name=name).update(token_audience=audience)
     # The platform's settings for this network, as the long-haul demo sets them: the push loop plans on
     # the capacities the emulator carries; simulated campaigns model its congestion control and MTU.
     for name, value in lh.platform_settings().items():

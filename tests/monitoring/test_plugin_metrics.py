@@ -14,10 +14,12 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from localnet.issuer import LocalIssuer
 from localnet.state import StateDir, free_port
 from localnet.users import require_binary
-from localnet.xrootd import LocalSite, ensure_site, plugin_metrics_dir, stop_site
-from tests.conftest import wait_until
+from localnet.xrootd import LocalSite, plugin_metrics_dir, stop_site
+from tests.conftest import site_token, token_site, wait_until
+from transfers.tokens import url_with_token as with_token
 
 from .conftest import serving
 
@@ -49,10 +51,10 @@ def node_exporter(test_state: StateDir) -> Iterator[str]:
 
 
 @pytest.fixture
-def site(test_state: StateDir) -> Iterator[LocalSite]:
+def site(test_state: StateDir, token_issuer: LocalIssuer) -> Iterator[LocalSite]:
     # Written every second rather than every 5 s: the test waits less.
     try:
-        yield ensure_site(test_state, SITE, extra_lines=["wanio.metrics.every 1"])
+        yield token_site(test_state, token_issuer, SITE, extra_lines=["wanio.metrics.every 1"])
     finally:
         stop_site(test_state, SITE)
 
@@ -79,7 +81,7 @@ def xrdcp(*args: str, **env_extra: str) -> None:
 
 
 def test_an_upload_and_a_read_move_the_counters_by_what_was_moved(
-    node_exporter: str, site: LocalSite, tmp_path
+    node_exporter: str, site: LocalSite, token_issuer: LocalIssuer, tmp_path
 ) -> None:  # type: ignore[no-untyped-def]
     before = wait_until(
         lambda: (
@@ -92,7 +94,10 @@ def test_an_upload_and_a_read_move_the_counters_by_what_was_moved(
     )
     payload = os.urandom(SIZE)
     (tmp_path / "up.bin").write_bytes(payload)
-    xrdcp(str(tmp_path / "up.bin"), site.root_url("srcnet/plugin-metrics/up.bin"))
+    token = site_token(
+        token_issuer, SITE, *(f"storage.{what}:/plugin-metrics" for what in ("create", "modify", "read"))
+    )
+    xrdcp(str(tmp_path / "up.bin"), with_token(site.root_url("srcnet/plugin-metrics/up.bin"), token))
 
     def moved(name: str, samples: Samples, **labels: str) -> float:
         return value(samples, name, **labels) - value(before, name, **labels)
@@ -126,7 +131,7 @@ def test_an_upload_and_a_read_move_the_counters_by_what_was_moved(
     assert site.local_path("srcnet/plugin-metrics/up.bin").read_bytes() == payload
 
     # A read through the storage layer (xrdcp's default pgread) is read ahead of.
-    xrdcp(site.root_url("srcnet/plugin-metrics/up.bin"), str(tmp_path / "back.bin"))
+    xrdcp(with_token(site.root_url("srcnet/plugin-metrics/up.bin"), token), str(tmp_path / "back.bin"))
     assert (tmp_path / "back.bin").read_bytes() == payload
     read = wait_until(
         lambda: (
@@ -144,7 +149,11 @@ def test_an_upload_and_a_read_move_the_counters_by_what_was_moved(
     assert moved("srcnet_plugin_writebehind_received_bytes_total", read) == SIZE
 
     # Plain reads (kXR_read, not pgread) are served with sendfile() through the file-system layer.
-    xrdcp(site.root_url("srcnet/plugin-metrics/up.bin"), str(tmp_path / "again.bin"), XRD_CPUSEPGWRTRD="0")
+    xrdcp(
+        with_token(site.root_url("srcnet/plugin-metrics/up.bin"), token),
+        str(tmp_path / "again.bin"),
+        XRD_CPUSEPGWRTRD="0",
+    )
     assert (tmp_path / "again.bin").read_bytes() == payload
     sent = wait_until(
         lambda: (

@@ -13,11 +13,13 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from localnet.issuer import LocalIssuer
 from localnet.stack import VENV_BIN
 from localnet.state import StateDir, free_port
-from localnet.xrootd import LocalSite, ensure_site, stop_site
+from localnet.xrootd import LocalSite, stop_site
 from monitoring.xrootd_summary import SummaryError, parse_summary
-from tests.conftest import wait_until
+from tests.conftest import site_token, token_site, wait_until
+from transfers.tokens import url_with_token as with_token
 
 from .conftest import serving
 
@@ -42,9 +44,9 @@ def exporter(test_state: StateDir) -> Iterator[str]:
 
 
 @pytest.fixture
-def site(test_state: StateDir) -> Iterator[LocalSite]:
+def site(test_state: StateDir, token_issuer: LocalIssuer) -> Iterator[LocalSite]:
     try:
-        yield ensure_site(test_state, SITE)
+        yield token_site(test_state, token_issuer, SITE)
     finally:
         stop_site(test_state, SITE)
 
@@ -59,7 +61,7 @@ def samples(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     }
 
 
-def test_a_real_site_reports_its_traffic(exporter: str, site: LocalSite, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_real_site_reports_its_traffic(exporter: str, site: LocalSite, token_issuer, tmp_path) -> None:  # type: ignore[no-untyped-def]
     payload = os.urandom(3 * 2**20)
     target = site.local_path("srcnet/summary/probe.bin")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -67,7 +69,15 @@ def test_a_real_site_reports_its_traffic(exporter: str, site: LocalSite, tmp_pat
     os.chmod(target, 0o644)
     env = {**os.environ, "XRD_CONNECTIONRETRY": "1"}
     copy = subprocess.run(
-        ["xrdcp", "-f", site.root_url("srcnet/summary/probe.bin"), str(tmp_path / "back.bin")],
+        [
+            "xrdcp",
+            "-f",
+            with_token(
+                site.root_url("srcnet/summary/probe.bin"),
+                site_token(token_issuer, SITE, "storage.read:/summary"),
+            ),
+            str(tmp_path / "back.bin"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,

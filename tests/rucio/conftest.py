@@ -92,7 +92,9 @@ def scope(rucio: RucioAdapter) -> Iterator[str]:
 
 
 @pytest.fixture(scope="package")
-def fts3_service(test_state, django_db_setup, rucio_server: RucioServer) -> Iterator[Fts3Service]:  # type: ignore[no-untyped-def]
+def fts3_service(
+    test_state, django_db_setup, token_issuer, rucio_server: RucioServer
+) -> Iterator[Fts3Service]:  # type: ignore[no-untyped-def]
     """The platform's FTS3 service over HTTPS, and its worker. The worker's beat also follows this Rucio
     server's rules into replicas (``replicas.follow_rucio_rules``) every second, as a deployment's does.
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 import requests
 
-from localnet.issuer import LocalIssuer, allow_audience, ensure_issuer, stop_issuer
+from localnet.issuer import LocalIssuer, allow_audience
 from localnet.state import StateDir
 from localnet.users import chown_tree
 from localnet.xrootd import SERVICE_USER, LocalSite, SiteTokens, ensure_site, stop_site
@@ -43,8 +41,8 @@ class TokenBench:
 
 
 @pytest.fixture(scope="package")
-def token_bench(test_state: StateDir) -> Iterator[TokenBench]:
-    issuer = ensure_issuer(test_state)
+def token_bench(test_state: StateDir, token_issuer: LocalIssuer) -> Iterator[TokenBench]:
+    issuer = token_issuer
     sites = {}
     try:
         for name, audience in SITES.items():
@@ -63,7 +61,6 @@ def token_bench(test_state: StateDir) -> Iterator[TokenBench]:
     finally:
         for name in SITES:
             stop_site(test_state, name)
-        stop_issuer(test_state)
 
 
 @pytest.fixture
@@ -85,23 +82,6 @@ def token_settings(bench: TokenBench, **changes: str) -> dict[str, str]:
         "CA_FILE": issuer.ca_file,
         "AUDIENCE_STYLE": "scope",
     }
-
-
-def _part(token: str, index: int) -> dict[str, object]:
-    part = token.split(".")[index]
-    return dict(json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))))
-
-
-def claims(token: str) -> dict[str, object]:
-    return _part(token, 1)
-
-
-def jose_header(token: str) -> dict[str, object]:
-    return _part(token, 0)
-
-
-def encode(part: dict[str, object]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(part).encode()).decode().rstrip("=")
 
 
 def davs(site: LocalSite, path: str) -> str:

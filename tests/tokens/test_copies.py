@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.forgeries import claims
 from transfers.executor import copy_file
 from transfers.tokens import destination_scopes, source_scopes, tokens_for_copy
 
-from .conftest import PREFIX, TokenBench, claims
+from .conftest import PREFIX, TokenBench
 
 CONTENT = bytes(range(256)) * 4096  # 1 MiB
 

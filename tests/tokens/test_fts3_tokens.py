@@ -25,9 +25,10 @@ from localnet.processes import stop_pid
 from localnet.stack import platform_process, spawn_platform_process, wait_for_worker, worker_argv
 from localnet.state import StateDir
 from tests.conftest import wait_until
+from tests.forgeries import claims
 from transfers.fts3.submission import SubmissionError, parse_submission
 
-from .conftest import PREFIX, TokenBench, claims, token_settings
+from .conftest import PREFIX, TokenBench, token_settings
 
 CONTENT = bytes(range(256)) * 2048  # 512 KiB
 

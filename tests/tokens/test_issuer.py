@@ -7,9 +7,10 @@ import time
 import pytest
 import requests
 
+from tests.forgeries import claims, jose_header
 from transfers.tokens import TokenError
 
-from .conftest import TokenBench, claims, jose_header
+from .conftest import TokenBench
 
 pytestmark = pytest.mark.django_db(transaction=False)
 

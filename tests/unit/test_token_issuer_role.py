@@ -1,0 +1,88 @@
+"""The Ansible token_issuer role makes the same realm as the local network's issuer (localnet/issuer.py):
+its realm template, client settings, Keycloak release and build options are compared with the Python ones,
+so that a deployed issuer and the one every test runs against cannot drift apart."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+from localnet.issuer import (
+    KEYCLOAK_VERSION,
+    REALM,
+    TRANSFER_CLIENT,
+    TRANSFER_CLIENT_ATTRIBUTES,
+    VO_GROUP,
+    realm_representation,
+)
+from localnet.state import PROJECT_ROOT
+
+ROLE = PROJECT_ROOT / "ansible" / "roles" / "token_issuer"
+INSTALL_SCRIPT = PROJECT_ROOT / "scripts" / "install-keycloak.sh"
+
+
+def _defaults() -> dict[str, Any]:
+    return yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+
+
+def _render(**variables: Any) -> dict[str, Any]:
+    """templates/realm.json.j2 rendered with Ansible's two filters it uses (to_json, combine)."""
+    environment = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    environment.filters["to_json"] = json.dumps
+    environment.filters["combine"] = lambda first, second: {**first, **second}
+    template = environment.from_string((ROLE / "templates" / "realm.json.j2").read_text())
+    return json.loads(template.render(**variables))
+
+
+def test_the_roles_realm_is_the_local_issuers_realm() -> None:
+    defaults = _defaults()
+    rendered = _render(
+        token_issuer_realm=defaults["token_issuer_realm"],
+        token_issuer_token_lifetime=900,
+        token_issuer_vo_group=defaults["token_issuer_vo_group"],
+        token_issuer_client_id=defaults["token_issuer_client_id"],
+        token_issuer_client_secret="s3cret-value",
+        token_issuer_client_attributes=defaults["token_issuer_client_attributes"],
+    )
+    assert rendered == realm_representation("s3cret-value", 900)
+
+
+def test_a_secret_with_json_characters_stays_a_string() -> None:
+    defaults = _defaults()
+    variables = {k: v for k, v in defaults.items() if k.startswith("token_issuer_")}
+    rendered = _render(**{**variables, "token_issuer_client_secret": 'a"b\\c'})
+    assert rendered["clients"][0]["secret"] == 'a"b\\c'
+
+
+def test_the_roles_defaults_name_the_local_issuers_client_realm_and_group() -> None:
+    defaults = _defaults()
+    assert defaults["token_issuer_realm"] == REALM
+    assert defaults["token_issuer_client_id"] == TRANSFER_CLIENT
+    assert defaults["token_issuer_vo_group"] == VO_GROUP
+    assert defaults["token_issuer_client_attributes"] == TRANSFER_CLIENT_ATTRIBUTES
+
+
+def _script_value(name: str) -> str:
+    match = re.search(rf"^{name}=(.*)$", INSTALL_SCRIPT.read_text(), re.M)
+    assert match, name
+    return match.group(1)
+
+
+def test_the_role_installs_and_builds_keycloak_as_the_bootstrap_does() -> None:
+    defaults = _defaults()
+    assert defaults["token_issuer_keycloak_version"] == KEYCLOAK_VERSION == _script_value("version")
+    assert defaults["token_issuer_keycloak_sha512"] == _script_value("sha512")
+    options = _script_value("build_options").strip("()").split()
+    assert defaults["token_issuer_build_options"].split() == options
+
+
+def test_the_role_ships_the_local_issuers_claim_mapper() -> None:
+    for name in ("keycloak-scripts.json", "wlcg-nbf.js"):
+        shipped = ROLE / "files" / name
+        assert shipped.resolve() == (PROJECT_ROOT / "localnet" / "keycloak" / name).resolve()
+        assert Path(shipped).read_text()

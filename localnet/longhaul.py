@@ -24,9 +24,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
+from urllib.parse import urlsplit
 
 from .pki import address_credentials
+from .processes import start_daemon, stop_daemon
 from .state import PROJECT_ROOT, StateDir
+from .users import grant_traversal, service_account
 from .xrootd import LocalSite, SiteTokens, ensure_site, stop_site
 
 # Capacities are divided by this: the reference topology's 100 Gbit/s links become 100 Mbit/s. Two cores
@@ -171,6 +174,7 @@ class LongHaul:
     plan: Plan
     net: Any  # wannet.Network
     sites: dict[str, LocalSite] = field(default_factory=dict)
+    _forwarders: list[str] = field(default_factory=list)
 
     def site_of(self, endpoint: str) -> str:
         return self.plan.endpoints[endpoint]
@@ -222,6 +226,9 @@ class LongHaul:
         for endpoint in self.plan.endpoints:
             name = (names or {}).get(endpoint, endpoint)
             address = self.address(endpoint)
+            site_tokens = (tokens or {}).get(endpoint)
+            if site_tokens is not None:
+                self._reach_loopback_issuers(endpoint, site_tokens)
             self.sites[endpoint] = ensure_site(
                 self.state,
                 name,
@@ -229,10 +236,33 @@ class LongHaul:
                 host=address,
                 credentials=address_credentials(self.state, address),
                 pacing_bps=self.pacing_bps(endpoint) if pacing else None,
-                tokens=(tokens or {}).get(endpoint),
+                tokens=site_tokens,
                 **site_options,
             )
         return self.sites
+
+    def _reach_loopback_issuers(self, endpoint: str, tokens: SiteTokens) -> None:
+        """For each issuer the host serves on loopback (the tests' session issuer), a forwarder in the
+        endpoint's namespace from 127.0.0.1:<port> to the host's address on the network's host link
+        (localnet/forwarder.py): the site fetches the issuer's keys by the URL its tokens name."""
+        for issuer in tokens.issuers:
+            parts = urlsplit(issuer)
+            if parts.hostname != "127.0.0.1" or parts.port is None:
+                continue
+            script = PROJECT_ROOT / "localnet" / "forwarder.py"
+            account = service_account()
+            if account is not None:
+                grant_traversal(account, script)
+            # Into the namespace as root (setns), then the account's own (setpriv execs: the PID recorded
+            # is the forwarder's).
+            argv = ["ip", "netns", "exec", self.netns(endpoint)]
+            if account is not None:
+                argv += ["setpriv", f"--reuid={account}", f"--regid={account}", "--clear-groups"]
+            argv += [sys.executable, str(script), str(parts.port), f"{self.net.host_address}:{parts.port}"]
+            name = _forwarder_name(endpoint, parts.port)
+            stop_daemon(self.state, name)
+            start_daemon(self.state, name, argv)
+            self._forwarders.append(name)
 
     def pacing_bps(self, endpoint: str) -> float | None:
         """What the endpoint's site sends at most per connection: the widest bottleneck (scaled) of its
@@ -251,6 +281,13 @@ class LongHaul:
         for site in self.sites.values():
             stop_site(self.state, site.name)
         self.sites.clear()
+        for name in self._forwarders:
+            stop_daemon(self.state, name)
+        self._forwarders.clear()
+
+
+def _forwarder_name(endpoint: str, port: int) -> str:
+    return f"issuer-path-{endpoint}-{port}"
 
 
 def start_network(state: StateDir, plan: Plan) -> LongHaul:

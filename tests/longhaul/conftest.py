@@ -23,9 +23,11 @@ from collections.abc import Iterator
 import pytest
 
 from localnet import longhaul as lh
-from localnet.issuer import allow_audience, local_audience
+from localnet.issuer import LocalIssuer, allow_audience, local_audience
 from localnet.longhaul import LongHaul, Plan, plan_network
 from localnet.state import StateDir
+from localnet.users import chown_tree
+from localnet.xrootd import SERVICE_USER, SiteTokens
 from tests.conftest import REFERENCE_TOPOLOGY
 
 ENDPOINTS = ("SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK")
@@ -46,9 +48,24 @@ def long_haul_plan(django_db_setup, django_db_blocker) -> Plan:  # type: ignore[
 
 
 @pytest.fixture(scope="module")
-def long_haul(test_state: StateDir, long_haul_plan: Plan) -> Iterator[LongHaul]:
+def long_haul(test_state: StateDir, long_haul_plan: Plan, token_issuer: LocalIssuer) -> Iterator[LongHaul]:
+    """The network, its three sites enforcing the session's tokens (tests/conftest.py token_issuer), each
+    with its endpoint's audience; they reach the issuer through a forwarder in their namespace
+    (localnet/forwarder.py)."""
+    tokens = {
+        endpoint: SiteTokens(
+            issuers=(token_issuer.url,),
+            audience=allow_audience(token_issuer, local_audience(endpoint)).removeprefix("aud:"),
+            base_path="/srcnet/",
+        )
+        for endpoint in ENDPOINTS
+    }
     with lh.long_haul(test_state, long_haul_plan) as network:
-        network.start_sites(names={endpoint: f"LH-{endpoint}" for endpoint in ENDPOINTS})
+        network.start_sites(names={endpoint: f"LH-{endpoint}" for endpoint in ENDPOINTS}, tokens=tokens)
+        for site in network.sites.values():
+            base = site.local_path("/srcnet/")
+            base.mkdir(parents=True, exist_ok=True)
+            chown_tree(base, SERVICE_USER)  # the server makes the copies' folders below it
         yield network
 
 
@@ -60,13 +77,8 @@ def long_haul_topology(
     from topology.models import StorageEndpoint
 
     bind_endpoints(long_haul.sites)
-    # The platform's copies carry tokens from the session's issuer (tests/conftest.py token_issuer), each
-    # with its endpoint's audience. These sites do not check them: the session's issuer listens on loopback,
-    # out of the namespaces' reach (tests/longhaul/test_tokens.py runs token-enforcing long-haul sites with
-    # an issuer of their own at the host's address on the network's host link).
-    for name in long_haul.sites:
-        audience = allow_audience(token_issuer, local_audience(name)).removeprefix("aud:")
-        StorageEndpoint.objects.filter(name=name).update(token_audience=audience)
+    for name, site in long_haul.sites.items():
+        StorageEndpoint.objects.filter(name=name).update(token_audience=site.audience)
     # The platform's settings for this network, as the long-haul demo sets them: the push loop plans on
     # the capacities the emulator carries; simulated campaigns model its congestion control and MTU.
     for name, value in lh.platform_settings().items():

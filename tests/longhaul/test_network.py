@@ -4,13 +4,14 @@ capacity, links cut and restored while it runs."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 
 import pytest
 
 from localnet.longhaul import CAPACITY_SCALE, WAN_DIR, LongHaul
-from tests.conftest import wait_until
+from tests.conftest import site_token, wait_until
 from tests.integration.conftest import adler32_of, ended, put_file, unique
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
@@ -188,3 +189,36 @@ def test_an_unknown_congestion_control_is_refused_by_its_setting():
 
     with pytest.raises(ValueError, match="SRCNET_LONGHAUL_CC must be one of cubic, bbr, reno, not 'vegas'"):
         plan_network(congestion_control="vegas")
+
+
+def test_the_sites_enforce_the_sessions_tokens_reaching_the_issuer_from_their_namespaces(
+    long_haul, token_issuer, tmp_path
+):
+    """The long-haul sites trust the session's issuer, which the host serves on loopback: each fetches its
+    keys through the forwarder in its namespace (localnet/forwarder.py). Anonymous: refused; a token for
+    the site's audience: served; a token for another site's: refused."""
+    sdp = long_haul.sites[SDP]
+    name = unique("lh-token")
+    path = sdp.local_path(f"srcnet/ska/{name}/f.ms")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"a product across the long haul\n")
+    path.chmod(0o644)
+    server = f"root://{sdp.host}:{sdp.root_port}"
+    target = f"/srcnet/ska/{name}/f.ms"
+
+    def stat(token: str = "") -> subprocess.CompletedProcess[str]:
+        opaque = f"?authz=Bearer%20{token}" if token else ""
+        return subprocess.run(
+            ["xrdfs", server, "stat", target + opaque],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"PATH": "/usr/bin:/bin", "XRD_CONNECTIONRETRY": "1"},
+        )
+
+    assert stat().returncode != 0
+    own = site_token(token_issuer, SDP, f"storage.read:/ska/{name}")
+    served = stat(own)
+    assert served.returncode == 0, served.stderr
+    other = site_token(token_issuer, UK, f"storage.read:/ska/{name}")
+    assert stat(other).returncode != 0

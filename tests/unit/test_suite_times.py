@@ -118,8 +118,8 @@ def test_every_suite_of_the_project_has_a_budget() -> None:
     suites = {p.name for p in (PROJECT_ROOT / "tests").iterdir() if p.is_dir() and any(p.glob("test_*.py"))}
     assert suites - set(budgets["suites"]) == set()
     assert set(budgets["suites"]) - suites == set(), "budgets for suites that no longer exist"
-    # Within the goals: pytest within the warm machine's 30 minutes, the whole run within a fresh one's 45
-    # less its bootstrap.
+    # Within the goals: pytest within the warm machine's 30 minutes (29 minutes of it since every test stack
+    # enforces tokens: tests/budgets.toml says why), the whole run within a fresh one's 45 less its bootstrap.
     budgets = suite_times.read_budgets(BUDGETS)
-    assert budgets.phases["pytest"] <= 27 * 60
+    assert budgets.phases["pytest"] <= 29 * 60
     assert budgets.wall <= 40 * 60

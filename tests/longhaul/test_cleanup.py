@@ -18,6 +18,7 @@ import pytest
 from localnet import longhaul as lh
 from localnet.processes import is_alive
 from localnet.state import PROJECT_ROOT, StateDir
+from localnet.xrootd import SiteTokens
 
 # The database only for the plan (long_haul_plan reads the reference topology in a rolled-back transaction).
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150), pytest.mark.django_db]
@@ -28,6 +29,14 @@ def other_state(test_state: StateDir) -> Iterator[StateDir]:
     state = StateDir.named(f"{test_state.path.name}-lh-cleanup")
     yield state
     lh.stop_network(state)  # only if a test failed half-way
+
+
+# The sites enforce tokens of an issuer on the host's loopback that nobody runs: no request is made of them
+# here, but each site's forwarder to it (localnet/forwarder.py) is started, and must go with the network too.
+NOBODYS_PORT = 45999  # unprivileged (the forwarder binds it as the service account), in the namespaces only
+NOBODYS = SiteTokens(
+    issuers=(f"https://127.0.0.1:{NOBODYS_PORT}/realms/srcnet",), audience="nobody", base_path="/srcnet/"
+)
 
 
 def _tun_devices_on_host() -> set[str]:
@@ -48,8 +57,13 @@ def _assert_gone(network: lh.LongHaul, pids: list[int], tuns_before: set[str]) -
 def test_the_context_removes_everything_also_after_an_exception(other_state, long_haul_plan):
     tuns = _tun_devices_on_host()
     with pytest.raises(RuntimeError, match="boom"), lh.long_haul(other_state, long_haul_plan) as network:
-        sites = network.start_sites(names={e: f"LHC-{e}" for e in long_haul_plan.endpoints})
+        sites = network.start_sites(
+            names={e: f"LHC-{e}" for e in long_haul_plan.endpoints},
+            tokens=dict.fromkeys(long_haul_plan.endpoints, NOBODYS),
+        )
         pid_files = [other_state.path / "pids" / f"xrootd-{site.name}.pid" for site in sites.values()]
+        forwarders = [f"issuer-path-{e}-{NOBODYS_PORT}" for e in long_haul_plan.endpoints]
+        pid_files += [other_state.path / "pids" / f"{name}.pid" for name in forwarders]
         pids = [network.net.emulator_pid, *(int(f.read_text()) for f in pid_files)]
         router = network.net.ns_router
         links = subprocess.run(

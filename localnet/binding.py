@@ -32,13 +32,7 @@ def bind_local_sites(
     else:
         issuer = ensure_issuer(state)
     if network is not None:
-        tokens = {}
-        for endpoint in endpoints:
-            audience = local_audience(endpoint.name)
-            allow_audience(issuer, audience)
-            tokens[endpoint.name] = SiteTokens(
-                issuers=(issuer.url,), audience=audience, base_path=endpoint.prefix
-            )
+        tokens = {e.name: site_tokens(issuer, e.name, e.prefix) for e in endpoints}
         sites = network.start_sites(extra_lines=extra_lines, tokens=tokens)
     else:
         sites = {
@@ -48,22 +42,26 @@ def bind_local_sites(
             for endpoint in endpoints
         }
     bind_endpoints(sites)
-    for name in sites:
-        StorageEndpoint.objects.filter(name=name).update(token_audience=local_audience(name))
+    for name, site in sites.items():
+        StorageEndpoint.objects.filter(name=name).update(token_audience=site.audience)
     return sites
+
+
+def site_tokens(issuer: LocalIssuer, name: str, base_path: str = "/srcnet/") -> SiteTokens:
+    """What the local site ``name`` trusts: ``issuer``'s tokens for its own audience (``local_audience``;
+    the local sites share addresses), their paths below ``base_path`` (its endpoint's prefix). The issuer's
+    transfer client may ask for that audience from now on."""
+    audience = local_audience(name)
+    allow_audience(issuer, audience)
+    return SiteTokens(issuers=(issuer.url,), audience=audience, base_path=base_path)
 
 
 def ensure_token_site(
     state: StateDir, issuer: LocalIssuer, name: str, *, base_path: str = "/srcnet/", **options: Any
 ) -> LocalSite:
-    """A loopback site that serves nobody without a token of ``issuer`` for its own audience
-    (``local_audience(name)``; the loopback sites share 127.0.0.1), the tokens' paths below ``base_path``
-    (its storage endpoint's prefix); ``options`` as ensure_site's. The issuer's transfer client may ask for
-    that audience."""
-    audience = local_audience(name)
-    allow_audience(issuer, audience)
-    tokens = SiteTokens(issuers=(issuer.url,), audience=audience, base_path=base_path)
-    return ensure_site(state, name, tokens=tokens, **options)
+    """A loopback site that serves nobody without a token of ``issuer`` (``site_tokens``); ``options`` as
+    ensure_site's."""
+    return ensure_site(state, name, tokens=site_tokens(issuer, name, base_path), **options)
 
 
 def bind_endpoints(sites: dict[str, LocalSite], **extra: Any) -> None:

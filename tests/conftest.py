@@ -189,14 +189,7 @@ def token_issuer(test_state: StateDir) -> Iterator[LocalIssuer]:
     this process, for the copies and checks it makes itself (SRCNET_TOKENS)."""
     issuer = ensure_issuer(test_state)
     before = settings.SRCNET_TOKENS
-    settings.SRCNET_TOKENS = {
-        **before,
-        "ISSUER": issuer.url,
-        "CLIENT_ID": issuer.client_id,
-        "CLIENT_SECRET": issuer.client_secret,
-        "CA_FILE": str(issuer.ca_file),
-        "AUDIENCE_STYLE": "scope",
-    }
+    settings.SRCNET_TOKENS = {**before, **issuer.settings().as_setting()}
     try:
         yield issuer
     finally:
@@ -214,12 +207,13 @@ def token_site(state: StateDir, issuer: LocalIssuer, name: str, **options: objec
     return site
 
 
-def site_token(issuer: LocalIssuer, site_name: str, *scopes: str) -> str:
-    """A token with ``scopes`` (paths below /srcnet) for the local site ``site_name``, from ``issuer``'s
-    transfer client: what a test that reads or writes a site itself presents."""
+def site_token(issuer: LocalIssuer, site: LocalSite, *scopes: str) -> str:
+    """A token with ``scopes`` (paths below /srcnet) for the token-enforcing local ``site`` (its audience),
+    from ``issuer``'s transfer client: what a test that reads or writes a site itself presents."""
     from transfers.tokens import TokenClient
 
-    return TokenClient(issuer.settings()).fetch(list(scopes), local_audience(site_name)).value
+    assert site.audience, f"site {site.name} enforces no token"
+    return TokenClient(issuer.settings()).fetch(list(scopes), site.audience).value
 
 
 @pytest.fixture(scope="session")

@@ -84,6 +84,16 @@ class IssuerSettings:
     def verify(self) -> str | bool:
         return self.ca_file or True
 
+    def as_setting(self) -> dict[str, str]:
+        """These settings as settings.SRCNET_TOKENS holds them (the inverse of settings_from_django)."""
+        return {
+            "ISSUER": self.url,
+            "CLIENT_ID": self.client_id,
+            "CLIENT_SECRET": self.client_secret,
+            "CA_FILE": self.ca_file,
+            "AUDIENCE_STYLE": self.audience_style,
+        }
+
 
 @dataclass
 class Token:

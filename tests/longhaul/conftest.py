@@ -23,11 +23,12 @@ from collections.abc import Iterator
 import pytest
 
 from localnet import longhaul as lh
-from localnet.issuer import LocalIssuer, allow_audience, local_audience
+from localnet.binding import site_tokens
+from localnet.issuer import LocalIssuer
 from localnet.longhaul import LongHaul, Plan, plan_network
 from localnet.state import StateDir
 from localnet.users import chown_tree
-from localnet.xrootd import SERVICE_USER, SiteTokens
+from localnet.xrootd import SERVICE_USER
 from tests.conftest import REFERENCE_TOPOLOGY
 
 ENDPOINTS = ("SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK")
@@ -52,14 +53,7 @@ def long_haul(test_state: StateDir, long_haul_plan: Plan, token_issuer: LocalIss
     """The network, its three sites enforcing the session's tokens (tests/conftest.py token_issuer), each
     with its endpoint's audience; they reach the issuer through a forwarder in their namespace
     (localnet/forwarder.py)."""
-    tokens = {
-        endpoint: SiteTokens(
-            issuers=(token_issuer.url,),
-            audience=allow_audience(token_issuer, local_audience(endpoint)).removeprefix("aud:"),
-            base_path="/srcnet/",
-        )
-        for endpoint in ENDPOINTS
-    }
+    tokens = {endpoint: site_tokens(token_issuer, endpoint) for endpoint in ENDPOINTS}
     with lh.long_haul(test_state, long_haul_plan) as network:
         network.start_sites(names={endpoint: f"LH-{endpoint}" for endpoint in ENDPOINTS}, tokens=tokens)
         for site in network.sites.values():

@@ -217,8 +217,8 @@ def test_the_sites_enforce_the_sessions_tokens_reaching_the_issuer_from_their_na
         )
 
     assert stat().returncode != 0
-    own = site_token(token_issuer, SDP, f"storage.read:/ska/{name}")
+    own = site_token(token_issuer, sdp, f"storage.read:/ska/{name}")
     served = stat(own)
     assert served.returncode == 0, served.stderr
-    other = site_token(token_issuer, UK, f"storage.read:/ska/{name}")
+    other = site_token(token_issuer, long_haul.sites[UK], f"storage.read:/ska/{name}")
     assert stat(other).returncode != 0

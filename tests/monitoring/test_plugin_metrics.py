@@ -95,7 +95,7 @@ def test_an_upload_and_a_read_move_the_counters_by_what_was_moved(
     payload = os.urandom(SIZE)
     (tmp_path / "up.bin").write_bytes(payload)
     token = site_token(
-        token_issuer, SITE, *(f"storage.{what}:/plugin-metrics" for what in ("create", "modify", "read"))
+        token_issuer, site, *(f"storage.{what}:/plugin-metrics" for what in ("create", "modify", "read"))
     )
     xrdcp(str(tmp_path / "up.bin"), with_token(site.root_url("srcnet/plugin-metrics/up.bin"), token))
 

@@ -74,7 +74,7 @@ def test_a_real_site_reports_its_traffic(exporter: str, site: LocalSite, token_i
             "-f",
             with_token(
                 site.root_url("srcnet/summary/probe.bin"),
-                site_token(token_issuer, SITE, "storage.read:/summary"),
+                site_token(token_issuer, site, "storage.read:/summary"),
             ),
             str(tmp_path / "back.bin"),
         ],

@@ -74,14 +74,7 @@ def token_settings(bench: TokenBench, **changes: str) -> dict[str, str]:
     """SRCNET_TOKENS for the bench's issuer and client, with ``changes`` to its IssuerSettings fields."""
     from dataclasses import replace
 
-    issuer = replace(bench.client.issuer, **changes)  # type: ignore[arg-type]
-    return {
-        "ISSUER": issuer.url,
-        "CLIENT_ID": issuer.client_id,
-        "CLIENT_SECRET": issuer.client_secret,
-        "CA_FILE": issuer.ca_file,
-        "AUDIENCE_STYLE": "scope",
-    }
+    return replace(bench.client.issuer, **changes).as_setting()  # type: ignore[arg-type]
 
 
 def davs(site: LocalSite, path: str) -> str:

@@ -70,13 +70,8 @@ def token_env(state: StateDir) -> dict[str, str]:
     issuer = issuer_settings(state)
     if issuer is None:
         return {}
-    return {
-        "SRCNET_TOKEN_ISSUER": issuer.url,
-        "SRCNET_TOKEN_CLIENT_ID": issuer.client_id,
-        "SRCNET_TOKEN_CLIENT_SECRET": issuer.client_secret,
-        "SRCNET_TOKEN_CA_FILE": issuer.ca_file,
-        "SRCNET_TOKEN_AUDIENCE_STYLE": issuer.audience_style,
-    }
+    # srcnet/settings.py reads SRCNET_TOKEN_<KEY> into SRCNET_TOKENS[<KEY>].
+    return {f"SRCNET_TOKEN_{key}": value for key, value in issuer.as_setting().items()}
 
 
 def platform_process(state: StateDir, name: str) -> tuple[dict[str, str], str | None]:

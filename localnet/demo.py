@@ -65,6 +65,7 @@ def run_demo(
 
         django.setup()
         token = _prepare_database(state, long_haul=long_haul)
+        _use_the_issuer(state)
         rucio_context = None
         if rucio:
             # Before the worker starts: it follows this Rucio server's rules (prepare sets its environment).
@@ -151,6 +152,18 @@ def _prepare_database(state: StateDir, *, long_haul: bool = False) -> str:
         scientist.save()
     token, _ = Token.objects.get_or_create(user=operator)
     return str(token.key)
+
+
+def _use_the_issuer(state: StateDir) -> None:
+    """This process's settings name the issuer the sites just started with (its settings were read before):
+    what it does itself as the platform (the RSEs' ``oidc_support`` in Rucio mode) sees tokens enforced."""
+    from django.conf import settings
+
+    from .issuer import issuer_settings
+
+    issuer = issuer_settings(state)
+    if issuer is not None:
+        settings.SRCNET_TOKENS = {**settings.SRCNET_TOKENS, **issuer.as_setting()}
 
 
 def _sdp_tokens(state: StateDir) -> Any:

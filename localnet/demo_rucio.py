@@ -2,7 +2,8 @@
 plans the products as always and hands each due leg on as a Rucio rule (``SRCNET_PUSH_THROUGH=rucio``,
 ``schedulers/rucio_placement.py``), with the plan's link limits set on the FTS3 endpoint the RSEs name;
 Rucio's conveyor daemons hand the copies to the
-embedded FTS3 service (HTTPS, client certificate), and the Celery beat's ``replicas.follow_rucio_rules``
+embedded FTS3 service (HTTPS; the conveyor's token from the local issuer, with a storage token per end
+of each copy, as with SKA-IAM in production), and the Celery beat's ``replicas.follow_rucio_rules``
 bringing the replicas into the portal. Needs Django set up; :func:`prepare` runs before the Celery worker
 starts, so that the worker follows this Rucio server."""
 
@@ -13,6 +14,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from .issuer_rucio import RucioClient
 from .state import StateDir
 
 CONVEYOR_IDENTITY = "rucio-conveyor"
@@ -28,23 +30,21 @@ def prepare(state: StateDir, name: str) -> dict[str, Any]:
     """The FTS3 endpoint, the conveyor's identity, the Rucio server and its daemons, every endpoint as an
     RSE; and the environment (``os.environ``) that makes the worker started next follow this server."""
     from django.conf import settings
-    from django.contrib.auth import get_user_model
 
     from replicas.rucio import RucioAdapter, RucioConfig
-    from srcnet.roles import grant_submit_transfers
     from topology.models import StorageEndpoint
-    from transfers.models import ClientIdentity
 
     from .fts3 import ensure_fts3
+    from .issuer import ensure_issuer, issuer_address
+    from .issuer_rucio import ensure_rucio_client
     from .pki import ensure_client_cert
     from .rucio import ensure_rucio
 
     fts_url = ensure_fts3(state, name)
     cert, dn = ensure_client_cert(state, CONVEYOR_IDENTITY)
-    user, _ = get_user_model().objects.get_or_create(username=CONVEYOR_IDENTITY)
-    grant_submit_transfers(user)
-    ClientIdentity.objects.update_or_create(dn=dn, defaults={"user": user})
-    server = ensure_rucio(state, usercert=cert)
+    token_client = ensure_rucio_client(state, ensure_issuer(state, address=issuer_address(state)))
+    register_conveyor(dn, token_client)
+    server = ensure_rucio(state, usercert=cert, token_client=token_client)
     os.environ.update(server.platform_env())
     os.environ.setdefault("SRCNET_RUCIO_FOLLOW_INTERVAL", FOLLOW_INTERVAL)
     # The push loop places through Rucio, in this process (settings are loaded) and in the worker (its env).
@@ -55,6 +55,24 @@ def prepare(state: StateDir, name: str) -> dict[str, Any]:
     rses, _ = adapter.sync_endpoints(endpoints, fts_url=fts_url)
     _say(
         f"Rucio {adapter.ping()} at {server.url}: {len(rses)} RSEs with fts={fts_url}; "
-        f"its conveyor, judge-evaluator and judge-repairer daemons run; the conveyor authenticates as {dn}"
+        f"its conveyor, judge-evaluator and judge-repairer daemons run; the conveyor authenticates with"
+        f" its token from {token_client.issuer} (or as {dn} where an RSE takes no tokens)"
     )
     return {"server": server, "adapter": adapter, "cert": cert, "fts_url": fts_url}
+
+
+def register_conveyor(dn: str, token_client: RucioClient) -> Any:
+    """The conveyor's account on the FTS3 endpoint, allowed to submit: reached by its certificate's DN and
+    by its issuer tokens' subject (as ``manage.py fts3_identity`` registers them in a deployment)."""
+    from django.contrib.auth import get_user_model
+
+    from srcnet.roles import grant_submit_transfers
+    from transfers.models import ClientIdentity, TokenIdentity
+
+    user, _ = get_user_model().objects.get_or_create(username=CONVEYOR_IDENTITY)
+    grant_submit_transfers(user)
+    ClientIdentity.objects.update_or_create(dn=dn, defaults={"user": user})
+    TokenIdentity.objects.update_or_create(
+        issuer=token_client.issuer.rstrip("/"), subject=token_client.subject, defaults={"user": user}
+    )
+    return user

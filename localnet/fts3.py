@@ -1,7 +1,8 @@
 """The embedded FTS3-compatible service on its own HTTPS port, as a production FTS3 runs (port 8446).
 
 Gunicorn serves the FTS3 URL root with the local host certificate and asks clients for a certificate
-(optional): Rucio's conveyor authenticates with one, the ``fts3`` client with a bearer token."""
+(optional): Rucio's conveyor authenticates with one, or with its token issuer's token for the service's
+host (``SRCNET_FTS3_TOKEN_AUDIENCES``), the ``fts3`` client with a bearer token."""
 
 from __future__ import annotations
 
@@ -27,15 +28,26 @@ def service_key(state: StateDir, account: str | None) -> Path:
     return copy
 
 
+# The host the local FTS3 services listen on, and so the audience Rucio's conveyor asks tokens for.
+FTS3_HOST = "127.0.0.1"
+
+
+def token_audience_env() -> dict[str, str]:
+    """The service's setting that takes the issuer tokens Rucio's conveyor presents: their audience is the
+    host of the service's URL, as Rucio asks its issuer (scope ``fts``)."""
+    return {"SRCNET_FTS3_TOKEN_AUDIENCES": FTS3_HOST}
+
+
 def ensure_fts3(state: StateDir, name: str, *, env_overrides: dict[str, str] | None = None) -> str:
     """Start the service unless it runs; return its https URL."""
     port = state.port("fts3")
-    url = f"https://127.0.0.1:{port}"
+    url = f"https://{FTS3_HOST}:{port}"
     if running(state, "fts3") and port_open(port):
         return url
     pki = state.path / "pki"
     env, account = platform_process(state, name)
     env["SRCNET_ROOT_URLCONF"] = "srcnet.fts3_urls"
+    env.update(token_audience_env())
     key = service_key(state, account)
     env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_multiproc_dir(state, "fts3", account))
     env.update(env_overrides or {})
@@ -44,7 +56,7 @@ def ensure_fts3(state: StateDir, name: str, *, env_overrides: dict[str, str] | N
         # Stopped by PID: no control socket (its default path is under $HOME).
         "--no-control-socket",
         "--bind",
-        f"127.0.0.1:{port}",
+        f"{FTS3_HOST}:{port}",
         "--workers",
         "2",
         "--timeout",

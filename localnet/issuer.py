@@ -45,6 +45,8 @@ KEYCLOAK_VERSION = "26.4.0"
 ISSUER_ACCOUNT = "srcnet-issuer"
 REALM = "srcnet"
 TRANSFER_CLIENT = "srcnet-transfers"
+# Rucio's client (localnet/issuer_rucio.py), made when a local Rucio is to ask for tokens.
+RUCIO_CLIENT = "rucio"
 ADMIN_USER = "admin"
 ADMIN_PASSWORD_SECRET = "issuer-admin-password"
 CLIENT_SECRET = "issuer-client-secret"
@@ -316,7 +318,8 @@ def stop_issuer(state: StateDir) -> bool:
     return stopped
 
 
-def _mapper(name: str, kind: str, **config: str) -> dict[str, Any]:
+def protocol_mapper(name: str, kind: str, **config: str) -> dict[str, Any]:
+    """A protocol mapper writing into access tokens only."""
     return {
         "name": name,
         "protocol": "openid-connect",
@@ -347,18 +350,18 @@ def realm_representation(client_secret: str, lifetime: int, realm: str = REALM) 
         "protocol": "openid-connect",
         "attributes": {"include.in.token.scope": "false"},
         "protocolMappers": [
-            _mapper(
+            protocol_mapper(
                 "wlcg.ver",
                 "oidc-hardcoded-claim-mapper",
                 **{"claim.name": "wlcg\\.ver", "claim.value": "1.0", "jsonType.label": "String"},
             ),
-            _mapper(
+            protocol_mapper(
                 "wlcg.groups",
                 "oidc-group-membership-mapper",
                 **{"claim.name": "wlcg\\.groups", "full.path": "true"},
             ),
-            _mapper("sub", "oidc-sub-mapper"),
-            _mapper("nbf", "script-wlcg-nbf.js", **{"claim.name": "nbf", "jsonType.label": "long"}),
+            protocol_mapper("sub", "oidc-sub-mapper"),
+            protocol_mapper("nbf", "script-wlcg-nbf.js", **{"claim.name": "nbf", "jsonType.label": "long"}),
         ],
     }
     storage = [
@@ -433,10 +436,17 @@ def ensure_realm(issuer: LocalIssuer, *, lifetime: int = DEFAULT_LIFETIME_SECOND
 
 
 def allow_audience(
-    issuer: LocalIssuer, audience: str, *, realm: str = REALM, client_id: str = TRANSFER_CLIENT
+    issuer: LocalIssuer,
+    audience: str,
+    *,
+    realm: str = REALM,
+    client_ids: tuple[str, ...] = (TRANSFER_CLIENT, RUCIO_CLIENT),
 ) -> str:
     """Make the optional scope ``aud:<audience>`` (a token asked for with it carries that audience) and let
-    the client ask for it; returns the scope's name. Idempotent."""
+    each of the clients that exist ask for it; returns the scope's name. Idempotent.
+
+    Rucio's client needs it as well, though it asks for audiences by parameter: Keycloak exchanges a token
+    (the service does, for a managed submitted token) only for scopes its subject's client may have."""
     admin = issuer.admin_session()
     name = f"{AUDIENCE_SCOPE_PREFIX}{audience}"
     scopes_url = f"{issuer.base}/admin/realms/{realm}/client-scopes"
@@ -449,17 +459,18 @@ def allow_audience(
                 "protocol": "openid-connect",
                 "attributes": {"include.in.token.scope": "false"},
                 "protocolMappers": [
-                    _mapper("aud", "oidc-audience-mapper", **{"included.custom.audience": audience})
+                    protocol_mapper("aud", "oidc-audience-mapper", **{"included.custom.audience": audience})
                 ],
             },
             timeout=30,
         )
         answer.raise_for_status()
         scopes = {s["name"]: s["id"] for s in admin.get(scopes_url, timeout=30).json()}
-    clients = admin.get(f"{issuer.base}/admin/realms/{realm}/clients", params={"clientId": client_id}).json()
-    client = clients[0]["id"]
-    answer = admin.put(
-        f"{issuer.base}/admin/realms/{realm}/clients/{client}/optional-client-scopes/{scopes[name]}"
-    )
-    answer.raise_for_status()
+    for client_id in client_ids:
+        clients = admin.get(f"{issuer.base}/admin/realms/{realm}/clients", params={"clientId": client_id})
+        for client in clients.json():
+            answer = admin.put(
+                f"{issuer.base}/admin/realms/{realm}/clients/{client['id']}/optional-client-scopes/{scopes[name]}"
+            )
+            answer.raise_for_status()
     return name

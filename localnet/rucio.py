@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .issuer_rucio import RucioClient, rucio_oidc_files
 from .postgres import ensure_postgres
 from .processes import ServiceError, port_open, run, running, start_daemon, stop_daemon
 from .rucio_daemons import start_daemons, stop_daemons
@@ -54,6 +55,8 @@ class RucioServer:
     config: Path
     client_config: Path
     database: str
+    # The CA that verifies the token issuer Rucio asks for tokens ([oidc]); blank: none configured.
+    issuer_ca: str = ""
 
     def client_kwargs(self) -> dict[str, str]:
         return {
@@ -141,6 +144,24 @@ def _render(template: str, target: Path, values: Mapping[str, str]) -> bool:
     return changed
 
 
+def _oidc_section(folder: Path, client: RucioClient | None, *, fresh: bool) -> tuple[str, str]:
+    """The ``[oidc]`` section that points Rucio at its token issuer, and the issuer's CA file: from
+    ``client`` when given, else the one an earlier call wrote (a fresh instance drops it); blank without."""
+    kept = folder / "oidc.json"
+    if client is not None:
+        options = rucio_oidc_files(client, folder)
+        kept.write_text(json.dumps({"options": options, "ca": client.ca_file}))
+        kept.chmod(0o600)
+    elif fresh:
+        kept.unlink(missing_ok=True)
+        (folder / "idpsecrets.json").unlink(missing_ok=True)
+    if not kept.exists():
+        return "", ""
+    recorded = json.loads(kept.read_text())
+    lines = ["[oidc]", *(f"{key} = {value}" for key, value in recorded["options"].items())]
+    return "\n".join(lines) + "\n", str(recorded["ca"])
+
+
 def _usercert_copy(folder: Path, usercert: Path | None) -> Path | None:
     """The conveyor's certificate as the daemons' account may read it: a copy of its own (0600). Without
     ``usercert``, the copy an earlier call made (if any) stays in use."""
@@ -161,6 +182,9 @@ def rucio_env(server: RucioServer) -> dict[str, str]:
     env["PYTHONPATH"] = str(POLICY_PATH)
     env["PYTHONUNBUFFERED"] = "1"
     env["HOME"] = str(Path(server.config).parent)
+    if server.issuer_ca:
+        # Rucio asks its issuer with requests' defaults: the local CA is how it trusts the local issuer.
+        env["REQUESTS_CA_BUNDLE"] = server.issuer_ca
     return env
 
 
@@ -181,6 +205,7 @@ def ensure_rucio(
     workers: int = 2,
     fresh: bool = False,
     daemons: bool = True,
+    token_client: RucioClient | None = None,
 ) -> RucioServer:
     """Create (once), configure and start the local Rucio server and its daemons unless they run; return
     how to reach the server.
@@ -188,8 +213,10 @@ def ensure_rucio(
     ``fresh`` stops the instance and drops its database first (an empty catalogue, for a test session).
     ``usercert`` (a PEM with certificate and key) becomes ``[conveyor] usercert``: the client certificate
     the conveyor presents to an ``https://`` FTS3 endpoint; a later call without it keeps it (a fresh one
-    drops it). Daemons that run with another configuration start again. ``daemons=False`` starts the
-    server alone.
+    drops it). ``token_client`` (Rucio's client at the token issuer, localnet/issuer_rucio.py) becomes
+    ``[oidc]``: the conveyor then asks it for tokens for RSEs with ``oidc_support`` and presents one to the
+    FTS3 endpoint; a later call without it keeps it (a fresh one drops it). Daemons that run with another
+    configuration start again. ``daemons=False`` starts the server alone.
     Whatever this call started is stopped again if the instance does not come up."""
     database, port_key, daemon = _names(state, instance)
     account = service_account(RUCIO_ACCOUNT)
@@ -210,6 +237,7 @@ def ensure_rucio(
         (folder / "usercert.pem").unlink(missing_ok=True)
     cert_copy = _usercert_copy(folder, usercert)
     conveyor_extra = f"usercert = {cert_copy}\n" if cert_copy else ""
+    oidc_section, issuer_ca = _oidc_section(folder, token_client, fresh=fresh)
     config_changed = _render(
         "rucio.cfg.in",
         config,
@@ -221,6 +249,7 @@ def ensure_rucio(
             "password": creds["password"],
             "alembic_ini": str(alembic_ini),
             "conveyor_extra": conveyor_extra,
+            "oidc_section": oidc_section,
         },
     )
     _render(
@@ -242,6 +271,7 @@ def ensure_rucio(
         config=config,
         client_config=client_config,
         database=database,
+        issuer_ca=issuer_ca,
     )
 
     def heartbeats() -> set[int]:

@@ -6,7 +6,8 @@ It speaks the project's own types (``StorageEndpoint``, ``DataProduct``, ``Repli
 * a storage endpoint is a deterministic DISK RSE of the same name, with a ``root`` and a ``davs`` protocol
   (the endpoint's host, ports and prefix; its TPC scheme preferred), attributes ``fts`` (the FTS3 endpoint),
   ``supported_checksums=adler32``, ``verify_checksum=True``, ``lfn2pfn_algorithm=identity`` and the site's
-  ``site``/``country``/``region``/``role``, and an account limit (its capacity, unlimited when unset);
+  ``site``/``country``/``region``/``role``, with a token issuer also ``oidc_support`` and
+  ``oidc_base_path`` (the endpoint's prefix), and an account limit (its capacity, unlimited when unset);
 * a VRF path (a network path with a ``vrf``) between two endpoints' sites is a Rucio distance in the path's
   direction (``replicas.rucio_sync.distance_from_path``); no VRF path, no distance row;
 * a data product is a dataset ``<scope>:<product>`` with one file DID ``<scope>:<product>/<file>`` per file
@@ -65,6 +66,23 @@ log = logging.getLogger(__name__)
 
 ROOT_IMPL = "rucio.rse.protocols.xrootd.Default"
 DAVS_IMPL = "rucio.rse.protocols.gfal.Default"
+
+
+# The RSE attributes by which Rucio's conveyor hands the copies of an RSE tokens (rucio.core.rse).
+TOKEN_ATTRIBUTES = ("oidc_support", "oidc_base_path")
+
+
+def token_attributes(endpoint: StorageEndpoint) -> dict[str, Any]:
+    """``oidc_support`` and ``oidc_base_path`` when the platform's storage takes tokens (a token issuer is
+    configured): Rucio then asks its issuer, for each copy over davs://, a token per end for the RSE's
+    whole prefix below the base path (the endpoint's prefix, the path the site's token configuration
+    maps to ``/``), with the RSE's host name as audience. None otherwise: Rucio sends no tokens."""
+    from django.conf import settings
+
+    if not (getattr(settings, "SRCNET_TOKENS", {}) or {}).get("ISSUER"):
+        return {}
+    base = endpoint.prefix.rstrip("/")
+    return {"oidc_support": True, **({"oidc_base_path": base} if base else {})}
 
 
 def _describe(exc: BaseException) -> str:
@@ -174,10 +192,14 @@ class RucioAdapter:
                 "region": site.region,
                 "role": endpoint.role,
             }
+            attributes.update(token_attributes(endpoint))
             current = self.client.list_rse_attributes(name)
             for key, value in attributes.items():
                 if str(current.get(key)) != str(value):
                     self.client.add_rse_attribute(name, key, value)
+            for key in TOKEN_ATTRIBUTES:
+                if key in current and key not in attributes:
+                    self.client.delete_rse_attribute(name, key)
             limit = int(endpoint.capacity_bytes) if endpoint.capacity_bytes else -1
             for account in {self.config.account, *account_limit_accounts}:
                 self.client.set_local_account_limit(account, name, limit)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The local network's token issuer (localnet/issuer.py, docs/tokens.md): Keycloak from Maven Central,
-# checked against the digest pinned here, unpacked once, with the project's WLCG claim mapper added and
+# checked against the digest pinned here, unpacked once, with the project's WLCG claim mappers added and
 # its build-time options applied (`kc.sh build`). Idempotent: a second run checks a stamp and returns.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ fi
 home=$root/keycloak-$version
 build_options=(--db=dev-file --features=token-exchange,dynamic-scopes,scripts --health-enabled=true)
 
-want=$(cat localnet/keycloak/keycloak-scripts.json localnet/keycloak/wlcg-nbf.js | sha256sum | cut -d' ' -f1)
+want=$(cat localnet/keycloak/keycloak-scripts.json localnet/keycloak/wlcg-nbf.js localnet/keycloak/wlcg-audience.js | sha256sum | cut -d' ' -f1)
 want="$want ${build_options[*]}"
 stamp=$home/.srcnet-build-stamp
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
@@ -50,6 +50,7 @@ import sys, zipfile
 with zipfile.ZipFile(sys.argv[1], "w") as jar:
     jar.write("localnet/keycloak/keycloak-scripts.json", "META-INF/keycloak-scripts.json")
     jar.write("localnet/keycloak/wlcg-nbf.js", "wlcg-nbf.js")
+    jar.write("localnet/keycloak/wlcg-audience.js", "wlcg-audience.js")
 PY
 echo "bootstrap: building Keycloak (${build_options[*]})" >&2
 "$home/bin/kc.sh" build "${build_options[@]}" >/dev/null

@@ -222,6 +222,10 @@ SRCNET_RUCIO_FOLLOW_WINDOW = float(_env("RUCIO_FOLLOW_WINDOW", "600"))
 
 # The VO the FTS3 endpoint reports (deterministic job ids are derived from it, as in FTS3).
 SRCNET_FTS3_VO = _env("FTS3_VO", "ska")
+# The audiences (space-separated) under which the FTS3 endpoint takes a token issuer's JWTs as credentials:
+# its host name, as Rucio's conveyor asks its issuer (audience = the FTS3 URL's host, scope "fts"). Empty:
+# the endpoint takes no issuer tokens (API tokens and client certificates still work).
+SRCNET_FTS3_TOKEN_AUDIENCES = _env("FTS3_TOKEN_AUDIENCES", "").split()
 
 # The transfertool the platform's own flows submit through: "embedded" (the transfer service in-process,
 # the default) or "fts3" (any FTS3 REST endpoint, e.g. a production FTS3, with a bearer token or an X.509

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import LinkLimit, TransferAttempt, TransferFile, TransferJob
+from .models import ClientIdentity, LinkLimit, TokenIdentity, TransferAttempt, TransferFile, TransferJob
 
 
 class TransferFileInline(admin.TabularInline):
@@ -19,3 +19,13 @@ class TransferJobAdmin(admin.ModelAdmin):
 
 admin.site.register(TransferAttempt)
 admin.site.register(LinkLimit)
+
+
+@admin.register(ClientIdentity)
+class ClientIdentityAdmin(admin.ModelAdmin):
+    list_display = ("dn", "user")
+
+
+@admin.register(TokenIdentity)
+class TokenIdentityAdmin(admin.ModelAdmin):
+    list_display = ("subject", "issuer", "user")

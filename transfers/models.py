@@ -313,6 +313,25 @@ class ClientIdentity(models.Model):
         return self.dn
 
 
+class TokenIdentity(models.Model):
+    """A token issuer's subject (``iss`` and ``sub`` of its JWTs) that authenticates as a user on the FTS3
+    endpoint: Rucio's conveyor presenting its issuer's token (scope ``fts``), as it does with SKA-IAM."""
+
+    issuer = models.CharField(max_length=512, help_text="The tokens' iss, without a trailing slash")
+    subject = models.CharField(max_length=255, help_text="The tokens' sub")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="token_identities"
+    )
+
+    class Meta:
+        ordering = ["issuer", "subject"]
+        verbose_name_plural = "token identities"
+        constraints = [models.UniqueConstraint(fields=["issuer", "subject"], name="token_identity_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.subject} of {self.issuer}"
+
+
 class LinkPause(models.Model):
     """An operator's pause of a link: nothing new starts on it until it is resumed (running copies finish)."""
 

@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from .tokens import (
     BearerToken,
     CopyTokens,
+    IssuerRefused,
     RenewingToken,
     Token,
     TokenClient,
@@ -44,6 +45,7 @@ from .tokens import (
 LEEWAY_SECONDS = 30
 JWKS_CACHE_SECONDS = 300
 SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256"]
+STORAGE_KINDS = ("storage.read", "storage.create", "storage.modify", "storage.stage")
 
 
 class TokenRefused(ValueError):
@@ -158,24 +160,40 @@ class TokenChecker:
         self._registry = StorageRegistry.load()
         self._verified: dict[str, dict[str, Any]] = {}
 
-    def check(self, value: object, *, url: str, role: str) -> CheckedToken:
+    def check(self, value: object, *, url: str, role: str, managed: bool = True) -> CheckedToken:
         """``value`` as the ``role`` ("source" or "destination") token of a copy of ``url`` (on a registered
-        endpoint), or TokenRefused saying what is wrong with it."""
+        endpoint), or TokenRefused saying what is wrong with it.
+
+        Its audience must name the endpoint: the audience its storage accepts, or, for a ``managed`` token
+        (which the service exchanges for one with the storage's audience), its host name, which is how
+        Rucio and FTS name a storage's audience when they ask for a token. An unmanaged token reaches the
+        storage as it is: only the storage's own audience will do."""
         if not isinstance(value, str) or value.count(".") != 2:
             raise TokenRefused("a token is a JWT (three base64url parts separated by dots)")
         name = token_id(value)
         claims = self._verified.get(name)
         if claims is None:
-            claims = self._verify(value)
+            claims = verify_jwt(value, self._keys)
             self._verified[name] = claims
         endpoint = self._registry.resolve(url)
         audiences = claims.get("aud") or []
         audiences = [audiences] if isinstance(audiences, str) else [str(a) for a in audiences]
         if endpoint.audience not in audiences:
             shown = ", ".join(audiences) or "(none)"
-            raise TokenRefused(f"its audience {shown} is not {endpoint.name}'s ({endpoint.audience})")
+            if not managed:
+                raise TokenRefused(
+                    f"its audience {shown} is not {endpoint.name}'s ({endpoint.audience}); an unmanaged"
+                    " token reaches the storage as it is"
+                )
+            if not endpoint.hostname or endpoint.hostname not in audiences:
+                raise TokenRefused(
+                    f"its audience {shown} names neither {endpoint.name}'s audience ({endpoint.audience})"
+                    f" nor its host ({endpoint.hostname})"
+                )
         path = scope_path(url, endpoint.prefix)
-        granted = str(claims.get("scope", "")).split()
+        # The storage rights only: what else a submitter's token carries (offline_access, fts) is not the
+        # copy's to use, and its exchange asks for exactly these.
+        granted = [g for g in str(claims.get("scope", "")).split() if g.partition(":")[0] in STORAGE_KINDS]
         wanted = ["storage.read"] if role == "source" else ["storage.create", "storage.modify"]
         if not any(
             kind in wanted and _covers(scoped, path)
@@ -191,40 +209,41 @@ class TokenChecker:
             expires_at=float(claims["exp"]),
         )
 
-    def _verify(self, value: str) -> dict[str, Any]:
-        try:
-            header = jwt.get_unverified_header(value)
-            unverified = jwt.decode(value, options={"verify_signature": False})
-        except jwt.PyJWTError as exc:
-            raise TokenRefused(f"not a readable JWT: {exc}") from exc
-        algorithm = str(header.get("alg", ""))
-        if algorithm not in SIGNING_ALGORITHMS:
-            raise TokenRefused(f"its algorithm {algorithm!r} is not one of {', '.join(SIGNING_ALGORITHMS)}")
-        issuer = str(unverified.get("iss", "")).rstrip("/")
-        trusted = trusted_issuers()
-        if issuer not in trusted:
-            raise TokenRefused(
-                f"its issuer {issuer!r} is not trusted (trusted: {', '.join(trusted) or 'none'})"
+
+def verify_jwt(value: str, keys: IssuerKeys | None = None) -> dict[str, Any]:
+    """The claims of ``value``, a JWT signed by a trusted issuer and within its lifetime, or TokenRefused
+    saying what is wrong with it (its audience and scopes are for the caller to judge)."""
+    try:
+        header = jwt.get_unverified_header(value)
+        unverified = jwt.decode(value, options={"verify_signature": False})
+    except jwt.PyJWTError as exc:
+        raise TokenRefused(f"not a readable JWT: {exc}") from exc
+    algorithm = str(header.get("alg", ""))
+    if algorithm not in SIGNING_ALGORITHMS:
+        raise TokenRefused(f"its algorithm {algorithm!r} is not one of {', '.join(SIGNING_ALGORITHMS)}")
+    issuer = str(unverified.get("iss", "")).rstrip("/")
+    trusted = trusted_issuers()
+    if issuer not in trusted:
+        raise TokenRefused(f"its issuer {issuer!r} is not trusted (trusted: {', '.join(trusted) or 'none'})")
+    key = (keys or issuer_keys()).key(issuer, str(header.get("kid", "")))
+    try:
+        return dict(
+            jwt.decode(
+                value,
+                key,
+                algorithms=[algorithm],
+                leeway=LEEWAY_SECONDS,
+                options={"verify_aud": False, "require": ["exp", "iss"]},
             )
-        key = self._keys.key(issuer, str(header.get("kid", "")))
-        try:
-            return dict(
-                jwt.decode(
-                    value,
-                    key,
-                    algorithms=[algorithm],
-                    leeway=LEEWAY_SECONDS,
-                    options={"verify_aud": False, "require": ["exp", "iss"]},
-                )
-            )
-        except jwt.ExpiredSignatureError as exc:
-            raise TokenRefused(f"it expired at {unverified.get('exp')} (now {int(time.time())})") from exc
-        except jwt.ImmatureSignatureError as exc:
-            raise TokenRefused(f"it is not valid before {unverified.get('nbf')}") from exc
-        except jwt.InvalidSignatureError as exc:
-            raise TokenRefused(f"its signature does not verify with {issuer}'s key") from exc
-        except jwt.PyJWTError as exc:
-            raise TokenRefused(str(exc)) from exc
+        )
+    except jwt.ExpiredSignatureError as exc:
+        raise TokenRefused(f"it expired at {unverified.get('exp')} (now {int(time.time())})") from exc
+    except jwt.ImmatureSignatureError as exc:
+        raise TokenRefused(f"it is not valid before {unverified.get('nbf')}") from exc
+    except jwt.InvalidSignatureError as exc:
+        raise TokenRefused(f"its signature does not verify with {issuer}'s key") from exc
+    except jwt.PyJWTError as exc:
+        raise TokenRefused(str(exc)) from exc
 
 
 @dataclass(frozen=True)
@@ -261,7 +280,7 @@ def prepare_tokens(files: Sequence[Any], *, managed: bool) -> dict[tuple[int, st
             if raw is None:
                 continue
             try:
-                checked = checker.check(raw, url=url, role=role)
+                checked = checker.check(raw, url=url, role=role, managed=managed)
             except TokenRefused as exc:
                 raise ValidationError(
                     {f"files[{index}].{role}_tokens": f"the token for {url}: {exc}"}
@@ -269,8 +288,7 @@ def prepare_tokens(files: Sequence[Any], *, managed: bool) -> dict[tuple[int, st
             ready = by_id.get(checked.token_id)
             if ready is None:
                 if client is not None:
-                    # RFC 8693: a token of the service's own client, same scope and audience, renewable.
-                    own = client.exchange(checked.value, checked.scope.split(), checked.audience)
+                    own = exchanged(client, checked)
                     ready = PreparedToken(
                         checked, True, own.value, own.refresh_token, own.expires_at, own.lifetime
                     )
@@ -280,6 +298,23 @@ def prepare_tokens(files: Sequence[Any], *, managed: bool) -> dict[tuple[int, st
                 by_id[checked.token_id] = ready
             prepared[(position, role)] = ready
     return prepared
+
+
+def exchanged(client: TokenClient, checked: CheckedToken) -> Token:
+    """RFC 8693: ``checked`` exchanged for a token of the service's own client with the same storage rights
+    at the storage's own audience, renewable.
+
+    A refresh token comes with it when the issuer gives one. Keycloak gives one only for a subject token
+    with a session of its own; a client credentials token (Rucio's) has none, and the issuer answers
+    ``invalid_request``: the exchange is then for the access token alone, which the service renews with its
+    own client's grant for the same rights and audience (``TokenClient.refresh``)."""
+    scopes = checked.scope.split()
+    try:
+        return client.exchange(checked.value, scopes, checked.audience)
+    except IssuerRefused as refused:
+        if refused.error != "invalid_request":
+            raise
+        return client.exchange(checked.value, scopes, checked.audience, refreshable=False)
 
 
 def store_tokens(job: Any, rows: Sequence[Any], prepared: dict[tuple[int, str], PreparedToken]) -> None:

@@ -63,6 +63,14 @@ class TokenError(RuntimeError):
     """The issuer refused or could not be reached; the message says which and why (never the token)."""
 
 
+class IssuerRefused(TokenError):
+    """The issuer answered and refused the grant; ``error`` is its OAuth2 error code (``invalid_scope``)."""
+
+    def __init__(self, message: str, error: str = "") -> None:
+        super().__init__(message)
+        self.error = error
+
+
 @dataclass(frozen=True)
 class IssuerSettings:
     """Where the transfer service gets its tokens (settings.SRCNET_TOKENS)."""
@@ -162,13 +170,16 @@ class TokenClient:
         except requests.RequestException as exc:
             raise TokenError(f"the token issuer {self.issuer.url} did not answer ({what}): {exc}") from exc
         if not answer.ok:
+            error = ""
             try:
                 body = answer.json()
-                reason = f"{body.get('error', '')}: {body.get('error_description', '')}".strip(": ")
+                error = str(body.get("error", ""))
+                reason = f"{error}: {body.get('error_description', '')}".strip(": ")
             except ValueError:
                 reason = answer.text[:200]
-            raise TokenError(
-                f"the token issuer {self.issuer.url} refused {what} (HTTP {answer.status_code}: {reason})"
+            raise IssuerRefused(
+                f"the token issuer {self.issuer.url} refused {what} (HTTP {answer.status_code}: {reason})",
+                error,
             )
         return dict(answer.json())
 
@@ -204,14 +215,16 @@ class TokenClient:
         self.grants += 1
         return self._token(body, " ".join(scopes), audience)
 
-    def exchange(self, subject: str, scopes: list[str], audience: str) -> Token:
+    def exchange(self, subject: str, scopes: list[str], audience: str, *, refreshable: bool = True) -> Token:
         """RFC 8693: the token ``subject`` (someone else's) exchanged for one of this client with ``scopes``
-        at ``audience`` and a refresh token, which this client can renew for as long as the copy needs."""
+        at ``audience`` and, when ``refreshable``, a refresh token, which this client can renew for as long
+        as the copy needs (without one, ``refresh`` renews it with this client's own grant)."""
+        wanted = "refresh_token" if refreshable else "access_token"
         form = {
             "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
             "subject_token": subject,
             "subject_token_type": "urn:ietf:params:oauth:token-type:access_token",
-            "requested_token_type": "urn:ietf:params:oauth:token-type:refresh_token",
+            "requested_token_type": f"urn:ietf:params:oauth:token-type:{wanted}",
             **self._asking(scopes, audience),
         }
         body = self._grant(form, f"to exchange a submitted token for {' '.join(scopes)} at {audience}")

@@ -81,6 +81,11 @@ def test_demo_pushes_every_product_and_stops_everything(mode):
     if os.geteuid() == 0:
         assert re.search(r"celery worker pid \d+ \(as srcnet\)", proc.stderr), proc.stderr[-3000:]
         assert re.search(r"web on 127\.0\.0\.1:\d+ pid \d+ \(as srcnet\)", proc.stderr), proc.stderr[-3000:]
+    if mode == "rucio":
+        # Rucio's conveyor asked the demo's issuer for its tokens, as it asks SKA-IAM: one to authenticate
+        # with the FTS3 service, one per end of each copy (docs/tokens.md, "Rucio mode").
+        submitter = StateDir.named(state_name).path / "log" / "rucio.conveyor-submitter.log"
+        assert "Using a token to authenticate with FTS instance" in submitter.read_text(), submitter
     # Everything it started is stopped again.
     assert_everything_stopped(state_name)
 

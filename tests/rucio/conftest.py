@@ -15,22 +15,21 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import User
 
+from localnet.demo_rucio import CONVEYOR_IDENTITY, register_conveyor
+from localnet.issuer import LocalIssuer
+from localnet.issuer_rucio import RucioClient, ensure_rucio_client
 from localnet.pki import ensure_client_cert
 from localnet.rucio import RucioServer, ensure_rucio, stop_rucio
 from localnet.state import StateDir
 from replicas.rucio import RucioAdapter, RucioConfig
-from srcnet.roles import grant_submit_transfers
 from topology.models import StorageEndpoint
-from transfers.models import ClientIdentity
 
 from ..integration.conftest import bound_topology  # noqa: F401 (the fixture, for the end-to-end tests)
 from .fts3_service import Fts3Service, TransferWorker, isolated_env
 from .helpers import SITES
 
 FTS_PLACEHOLDER = "https://127.0.0.1:1"
-CONVEYOR_IDENTITY = "rucio-conveyor"
 # How often the end-to-end tests' worker follows Rucio's rules into replicas (seconds).
 FOLLOW_INTERVAL = "1"
 
@@ -41,13 +40,32 @@ def rucio_instance() -> str:
 
 
 @pytest.fixture(scope="package")
-def rucio_server(test_state: StateDir) -> Iterator[RucioServer]:
+def rucio_token_client(test_state: StateDir, token_issuer: LocalIssuer) -> RucioClient:
+    """Rucio's client at the session's token issuer (localnet/issuer_rucio.py)."""
+    return ensure_rucio_client(test_state, token_issuer)
+
+
+@pytest.fixture(scope="package")
+def rucio_server(  # type: ignore[no-untyped-def]
+    test_state: StateDir, rucio_token_client: RucioClient, django_db_setup
+) -> Iterator[RucioServer]:
     """A fresh catalogue for this package's tests (rules and requests of earlier runs must not reach this
-    run's FTS3), and the server's daemons running while they run: the conveyor presents the certificate of
-    ``rucio-conveyor`` to the FTS3 endpoint. Package-wide, not session-wide: its daemons and the FTS3
-    service's worker would otherwise go on running beside every later test of the same pytest worker."""
+    run's FTS3), and the server's daemons running while they run: the conveyor asks the session's token
+    issuer for its tokens (RSEs with ``oidc_support``), as Rucio asks SKA-IAM, and keeps the certificate of
+    ``rucio-conveyor`` for RSEs without. Package-wide, not session-wide: its daemons and the FTS3 service's
+    worker would otherwise go on running beside every later test of the same pytest worker.
+
+    After ``django_db_setup``: the instance is named after the test database, whose name takes its
+    pytest-xdist suffix there (made first, the server was named without it, and a later ``ensure_rucio``
+    of the same run started a second one)."""
     usercert, _ = ensure_client_cert(test_state, CONVEYOR_IDENTITY)
-    server = ensure_rucio(test_state, instance=rucio_instance(), usercert=usercert, fresh=True)
+    server = ensure_rucio(
+        test_state,
+        instance=rucio_instance(),
+        usercert=usercert,
+        fresh=True,
+        token_client=rucio_token_client,
+    )
     yield server
     stop_rucio(test_state, instance=rucio_instance())
 
@@ -117,12 +135,11 @@ def fts3_service(
 
 
 @pytest.fixture
-def conveyor_cert(test_state, transactional_db):  # type: ignore[no-untyped-def]
-    """The conveyor's client certificate, its DN mapped to a platform user allowed to submit."""
+def conveyor_cert(test_state, transactional_db, rucio_token_client):  # type: ignore[no-untyped-def]
+    """The conveyor's account on the FTS3 endpoint, allowed to submit: its client certificate's DN and its
+    issuer tokens' subject both registered to it. Returns the certificate."""
     pem, dn = ensure_client_cert(test_state, CONVEYOR_IDENTITY)
-    user = User.objects.create_user(CONVEYOR_IDENTITY)
-    grant_submit_transfers(user)
-    ClientIdentity.objects.create(dn=dn, user=user)
+    register_conveyor(dn, rucio_token_client)
     return pem
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from localnet.fts3 import service_key
+from localnet.fts3 import service_key, token_audience_env
 from localnet.pki import ensure_pki, host_credentials
 from localnet.processes import ServiceError, is_alive, stop_pid
 from localnet.stack import VENV_BIN, platform_process, spawn_platform_process, wait_for_worker, worker_argv
@@ -64,7 +64,7 @@ class Fts3Service:
         cert, _ = host_credentials(state)
         key = service_key(state, account)
         ca = ensure_pki(state).parent / "ca.pem"
-        env = {**env, "SRCNET_ROOT_URLCONF": "srcnet.fts3_urls"}
+        env = {**env, "SRCNET_ROOT_URLCONF": "srcnet.fts3_urls", **token_audience_env()}
         argv = [
             str(VENV_BIN / "gunicorn"),
             # Stopped by PID: no control socket (its default path is under $HOME).

@@ -60,6 +60,23 @@ def test_sync_creates_rses_with_protocols_attributes_and_limits(
         assert ep.name in limits
 
 
+def test_with_a_token_issuer_the_rses_take_rucios_tokens_and_without_they_do_not(
+    reference_topology, rucio: RucioAdapter, settings
+) -> None:
+    """``oidc_support`` (which Rucio reads as the boolean True) and the endpoint's prefix as base path, so
+    that Rucio's scopes are ``storage.read:/``...; removed again when the platform has no issuer."""
+    eps = point_at_loopback()
+    settings.SRCNET_TOKENS = {**settings.SRCNET_TOKENS, "ISSUER": "https://issuer.example/realms/srcnet"}
+    rucio.sync_endpoints(eps, fts_url=FTS_PLACEHOLDER)
+    for ep in eps:
+        attrs = rucio.rse_attributes(ep.name)
+        assert attrs["oidc_support"] is True and attrs["oidc_base_path"] == ep.prefix.rstrip("/")
+    settings.SRCNET_TOKENS = {**settings.SRCNET_TOKENS, "ISSUER": ""}
+    rucio.sync_endpoints(eps, fts_url=FTS_PLACEHOLDER)
+    for ep in eps:
+        assert not {"oidc_support", "oidc_base_path"} & set(rucio.rse_attributes(ep.name))
+
+
 def test_sync_is_idempotent_and_follows_endpoint_changes(reference_topology, rucio: RucioAdapter) -> None:
     eps = point_at_loopback()
     rucio.sync_endpoints(eps, fts_url=FTS_PLACEHOLDER)

@@ -9,6 +9,7 @@ import pytest
 import requests
 
 from localnet.issuer import LocalIssuer, allow_audience
+from localnet.issuer_rucio import RucioClient, ensure_rucio_client
 from localnet.state import StateDir
 from localnet.users import chown_tree
 from localnet.xrootd import SERVICE_USER, LocalSite, SiteTokens, ensure_site, stop_site
@@ -61,6 +62,26 @@ def token_bench(test_state: StateDir, token_issuer: LocalIssuer) -> Iterator[Tok
     finally:
         for name in SITES:
             stop_site(test_state, name)
+
+
+@pytest.fixture(scope="package")
+def rucio_client(test_state: StateDir, token_bench: TokenBench) -> RucioClient:
+    """Rucio's client at the bench's issuer (localnet/issuer_rucio.py)."""
+    return ensure_rucio_client(test_state, token_bench.issuer)
+
+
+def rucio_style_token(bench: TokenBench, client: RucioClient, *, audience: str, scope: str) -> str:
+    """A token asked for as Rucio asks (rucio.core.oidc.request_token): client credentials, the audience
+    as a parameter."""
+    answer = requests.post(
+        bench.issuer.token_endpoint,
+        auth=(client.client_id, client.client_secret),
+        data={"grant_type": "client_credentials", "audience": audience, "scope": scope},
+        verify=str(bench.issuer.ca_file),
+        timeout=30,
+    )
+    answer.raise_for_status()
+    return str(answer.json()["access_token"])
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from fts3.rest.client.context import Context
 from fts3.rest.client.exceptions import ClientError
 from rest_framework.authtoken.models import Token as ApiToken
 
+from localnet.issuer_rucio import RucioClient
 from localnet.processes import stop_pid
 from localnet.stack import platform_process, spawn_platform_process, wait_for_worker, worker_argv
 from localnet.state import StateDir
@@ -28,7 +29,7 @@ from tests.conftest import wait_until
 from tests.forgeries import claims
 from transfers.fts3.submission import SubmissionError, parse_submission
 
-from .conftest import PREFIX, TokenBench, token_settings
+from .conftest import PREFIX, TokenBench, rucio_style_token, token_settings
 
 CONTENT = bytes(range(256)) * 2048  # 512 KiB
 
@@ -158,7 +159,7 @@ def test_a_job_with_per_file_tokens_copies_with_them_and_keeps_them_sealed(
 @pytest.mark.parametrize(
     "case, field, reason",
     [
-        ("audience", "source_tokens", "is not TOKEN-A's"),
+        ("audience", "source_tokens", "names neither TOKEN-A's audience (token-a.srcnet.test) nor its host"),
         ("read-only destination", "destination_tokens", "grants no storage.create or storage.modify"),
         ("other folder", "source_tokens", "grants no storage.read"),
         ("tampered", "source_tokens", "signature does not verify"),
@@ -208,3 +209,71 @@ def test_the_token_lists_must_have_one_token_per_url() -> None:
     }
     with pytest.raises(SubmissionError, match=r"files\[0\]\.source_tokens must be a list of 2 tokens"):
         parse_submission(body, vo="ska", now=None)  # type: ignore[arg-type]
+
+
+def _rucio_tokens(bench: TokenBench, client: RucioClient, folder: str) -> tuple[str, str]:
+    """The tokens Rucio's FTS3 transfertool asks for (rucio.core.oidc.request_token): client credentials of
+    Rucio's own client, the audience a parameter naming the RSE's host, ``offline_access`` beside the
+    storage rights."""
+    asked = (
+        f"storage.read:{folder} offline_access",
+        f"storage.modify:{folder} storage.read:{folder} offline_access",
+    )
+    return tuple(  # type: ignore[return-value]
+        rucio_style_token(bench, client, audience="127.0.0.1", scope=scope) for scope in asked
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rucio_style_tokens_for_the_storage_host_are_exchanged_for_the_storages_audience(
+    token_bench: TokenBench, token_worker: str, fts: Context, rucio_client: RucioClient
+) -> None:
+    """As Rucio sends them: the audience is the storage's host name (all local sites share 127.0.0.1, each
+    accepting only its own audience). Managed, the service exchanges each for a token of its own client at
+    the storage's audience (Keycloak gives no refresh token for a client credentials token: the exchange is
+    for the access token, renewed by the service's own grant), and the copy runs with them."""
+    from transfers.models import TransferFile
+    from transfers.submitted_tokens import unseal
+
+    source, destination, folder = _product(token_bench)
+    source_token, destination_token = _rucio_tokens(token_bench, rucio_client, folder)
+    assert claims(source_token)["aud"] == ["srcnet-transfers", "127.0.0.1"]
+    transfer = easy.new_transfer(
+        source,
+        destination,
+        checksum=f"ADLER32:{_adler32(CONTENT)}",
+        source_token=source_token,
+        destination_token=destination_token,
+    )
+    job_id = easy.submit(fts, easy.new_job([transfer], verify_checksum="both"))
+    status = _finished(fts, job_id)
+    assert status["job_state"] == "FINISHED", status["files"][0].get("reason")
+    assert token_bench.sites["TOKEN-B"].local_path(f"{PREFIX}{folder}/product.fits").read_bytes() == CONTENT
+    row = TransferFile.objects.select_related("source_token", "destination_token").get(job__job_id=job_id)
+    for stored, site, rights in (
+        (row.source_token, "TOKEN-A", {f"storage.read:{folder}"}),
+        (row.destination_token, "TOKEN-B", {f"storage.modify:{folder}", f"storage.read:{folder}"}),
+    ):
+        assert stored is not None and stored.managed and stored.audience == token_bench.audiences[site]
+        used = claims(unseal(stored.sealed_value))
+        assert used["aud"] == token_bench.audiences[site] and used["azp"] == token_bench.issuer.client_id
+        assert used["sub"] == rucio_client.subject and set(str(used["scope"]).split()) == rights
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unmanaged_token_for_the_storage_host_is_refused_as_the_storage_would(
+    token_bench: TokenBench, fts: Context, rucio_client: RucioClient
+) -> None:
+    from transfers.models import TransferJob
+
+    source, destination, folder = _product(token_bench)
+    source_token, destination_token = _rucio_tokens(token_bench, rucio_client, folder)
+    jobs = TransferJob.objects.count()
+    transfer = easy.new_transfer(
+        source, destination, source_token=source_token, destination_token=destination_token
+    )
+    with pytest.raises(ClientError) as refused:
+        easy.submit(fts, easy.new_job([transfer], unmanaged_tokens=True))
+    assert "files[0].source_tokens" in str(refused.value), str(refused.value)
+    assert "an unmanaged token reaches the storage as it is" in str(refused.value)
+    assert TransferJob.objects.count() == jobs

@@ -7,10 +7,11 @@ import time
 import pytest
 import requests
 
+from localnet.issuer_rucio import RucioClient
 from tests.forgeries import claims, jose_header
 from transfers.tokens import TokenError
 
-from .conftest import TokenBench
+from .conftest import TokenBench, rucio_style_token
 
 pytestmark = pytest.mark.django_db(transaction=False)
 
@@ -111,3 +112,34 @@ def test_a_token_is_asked_for_once_per_directory_and_site_while_it_has_life_enou
     client._kept[(("storage.read:/kept/a",), token_bench.audiences["TOKEN-A"])].expires_at = time.time() + 1
     renewed = client.fetch(["storage.read:/kept/a"], token_bench.audiences["TOKEN-A"])
     assert client.grants == 4 and renewed.value != first.value
+
+
+def test_rucios_client_gets_the_audience_it_asks_for_as_a_parameter(
+    token_bench: TokenBench, rucio_client: RucioClient
+) -> None:
+    """Rucio asks for a token's audience with the ``audience`` parameter, as INDIGO IAM takes it; the
+    project's script mapper on Rucio's client (localnet/keycloak/wlcg-audience.js) honours it, and adds the
+    transfer service's client, which Keycloak's token exchange requires. The service's own client asks by
+    scope: the parameter gives it nothing."""
+    token = rucio_style_token(
+        token_bench, rucio_client, audience="storage.example.org", scope="storage.read:/x offline_access"
+    )
+    body = claims(token)
+    assert body["aud"] == ["srcnet-transfers", "storage.example.org"]
+    assert body["azp"] == "rucio" and body["sub"] == rucio_client.subject and body["wlcg.ver"] == "1.0"
+    assert "storage.read:/x" in str(body["scope"]).split()
+    issuer = token_bench.issuer
+    answer = requests.post(
+        issuer.token_endpoint,
+        data={
+            "grant_type": "client_credentials",
+            "client_id": issuer.client_id,
+            "client_secret": issuer.client_secret,
+            "audience": "storage.example.org",
+            "scope": "storage.read:/x",
+        },
+        verify=str(issuer.ca_file),
+        timeout=30,
+    )
+    assert answer.ok, answer.text
+    assert "storage.example.org" not in str(claims(answer.json()["access_token"]).get("aud"))

@@ -231,7 +231,10 @@ def test_a_token_from_an_issuer_the_site_does_not_trust_is_refused(
 ) -> None:
     stranger = _other_client(token_bench, "stranger", "stranger-transfers")
     allow_audience(
-        token_bench.issuer, token_bench.audiences["TOKEN-A"], realm="stranger", client_id="stranger-transfers"
+        token_bench.issuer,
+        token_bench.audiences["TOKEN-A"],
+        realm="stranger",
+        client_ids=("stranger-transfers",),
     )
     token = stranger.fetch(["storage.read:/kept", "storage.modify:/kept"], token_bench.audiences["TOKEN-A"])
     assert claims(token.value)["iss"] == stranger.issuer.url

@@ -81,8 +81,8 @@ def test_the_role_installs_and_builds_keycloak_as_the_bootstrap_does() -> None:
     assert defaults["token_issuer_build_options"].split() == options
 
 
-def test_the_role_ships_the_local_issuers_claim_mapper() -> None:
-    for name in ("keycloak-scripts.json", "wlcg-nbf.js"):
+def test_the_role_ships_the_local_issuers_claim_mappers() -> None:
+    for name in ("keycloak-scripts.json", "wlcg-nbf.js", "wlcg-audience.js"):
         shipped = ROLE / "files" / name
         assert shipped.resolve() == (PROJECT_ROOT / "localnet" / "keycloak" / name).resolve()
         assert Path(shipped).read_text()

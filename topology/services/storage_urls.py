@@ -45,6 +45,7 @@ class EndpointRef:
     name: str
     prefix: str
     audience: str = ""  # of the tokens its storage accepts (StorageEndpoint.audience)
+    hostname: str = ""  # how Rucio and FTS name its audience when they ask an issuer for a token
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,8 @@ class StorageRegistry:
         table: dict[tuple[str, str, int], EndpointRef] = {}
         rows = StorageEndpoint.objects.filter(is_active=True)
         for endpoint in rows.only("name", "hostname", "root_port", "http_port", "prefix", "token_audience"):
-            ref = EndpointRef(endpoint.name, endpoint.prefix, endpoint.audience)
             host = endpoint.hostname.lower()
+            ref = EndpointRef(endpoint.name, endpoint.prefix, endpoint.audience, host)
             table[("root", host, endpoint.root_port)] = ref
             table[("http", host, endpoint.http_port)] = ref
         return cls(table)

@@ -1,8 +1,11 @@
-"""Who is calling the FTS3 endpoint: a bearer token (the platform's API tokens) or a client certificate.
+"""Who is calling the FTS3 endpoint: a bearer token (the platform's API tokens, or a JWT of a trusted token
+issuer) or a client certificate.
 
 Real FTS3 authenticates X.509 client certificates (Rucio's conveyor sends ``[conveyor] usercert``) and
-OAuth2 bearer tokens (the ``fts3`` client's ``fts_access_token``). Behind gunicorn with TLS the verified
-peer certificate is read from the connection; its subject DN must be registered to a user."""
+OAuth2 bearer tokens: the ``fts3`` client's ``fts_access_token``, and the issuer's token that Rucio's
+conveyor asks for (audience the FTS3 host, scope ``fts``) for RSEs with ``oidc_support``. Behind gunicorn
+with TLS the verified peer certificate is read from the connection; its subject DN must be registered to a
+user, as an issuer token's subject must be."""
 
 from __future__ import annotations
 
@@ -12,7 +15,11 @@ from typing import Any
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
-from ..models import ClientIdentity
+from ..models import ClientIdentity, TokenIdentity
+from ..submitted_tokens import TokenRefused, verify_jwt
+
+# The scope an issuer's token must grant to be a credential here (Rucio asks for exactly this one).
+FTS_SCOPE = "fts"
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,8 @@ def authenticate(request: Any) -> Caller:
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "bearer" or not key.strip():
             raise AuthError("Authorization must be 'Bearer <token>'", 401)
+        if key.strip().count(".") == 2:
+            return issuer_token_caller(key.strip())
         token = Token.objects.select_related("user").filter(key=key.strip()).first()
         if token is None or not token.user.is_active:
             raise AuthError("Unknown or revoked token", 403)
@@ -80,3 +89,34 @@ def authenticate(request: Any) -> Caller:
             raise AuthError(f"The certificate {dn} is not registered", 403)
         return Caller(identity.user, dn, "certificate")
     raise AuthError("Authentication required: a bearer token or a client certificate", 401)
+
+
+def issuer_token_caller(value: str) -> Caller:
+    """The caller a token issuer's JWT names: signed by a trusted issuer, in its lifetime, meant for this
+    endpoint (an audience of SRCNET_FTS3_TOKEN_AUDIENCES), granting ``fts``, its subject registered
+    (TokenIdentity). 401 for a token that is not a valid credential here, 403 for a valid one of nobody we
+    know or without the scope."""
+    from django.conf import settings
+
+    accepted = [str(a) for a in getattr(settings, "SRCNET_FTS3_TOKEN_AUDIENCES", [])]
+    if not accepted:
+        raise AuthError("This endpoint takes no issuer tokens (SRCNET_FTS3_TOKEN_AUDIENCES is empty)", 401)
+    try:
+        claims = verify_jwt(value)
+    except TokenRefused as refused:
+        raise AuthError(f"The token is refused: {refused}", 401) from refused
+    audiences = claims.get("aud") or []
+    audiences = [audiences] if isinstance(audiences, str) else [str(a) for a in audiences]
+    if not set(audiences) & set(accepted):
+        raise AuthError(
+            f"The token is refused: its audience {', '.join(audiences) or '(none)'} is not this endpoint's"
+            f" ({', '.join(accepted)})",
+            401,
+        )
+    if FTS_SCOPE not in str(claims.get("scope", "")).split():
+        raise AuthError(f"The token does not grant the {FTS_SCOPE!r} scope", 403)
+    issuer, subject = str(claims["iss"]).rstrip("/"), str(claims.get("sub", ""))
+    identity = TokenIdentity.objects.select_related("user").filter(issuer=issuer, subject=subject).first()
+    if identity is None or not identity.user.is_active:
+        raise AuthError(f"The token subject {subject!r} of {issuer} is not registered", 403)
+    return Caller(identity.user, subject, "oauth2")

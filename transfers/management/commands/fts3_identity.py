@@ -1,4 +1,6 @@
-"""manage.py fts3_identity DN USERNAME: let a client certificate's subject act as a user on the FTS3 API."""
+"""manage.py fts3_identity DN USERNAME: let a client certificate's subject act as a user on the FTS3 API;
+manage.py fts3_identity --issuer URL SUBJECT USERNAME: the same for a token issuer's subject (its JWTs'
+``sub``), as Rucio's conveyor presents its issuer's token."""
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
@@ -9,14 +11,23 @@ from srcnet.roles import (
     may_configure_transfers,
     may_submit_transfers,
 )
-from transfers.models import ClientIdentity
+from transfers.models import ClientIdentity, TokenIdentity
 
 
 class Command(BaseCommand):
-    help = "Register (or move) an X.509 subject DN as a user of the FTS3 endpoint."
+    help = (
+        "Register (or move) an X.509 subject DN, or a token issuer's subject, as a user of the FTS3 endpoint."
+    )
 
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
-        parser.add_argument("dn", help="e.g. /O=srcnet-local/CN=rucio")
+        parser.add_argument(
+            "dn", help="e.g. /O=srcnet-local/CN=rucio; with --issuer, the subject (sub) of its tokens"
+        )
+        parser.add_argument(
+            "--issuer",
+            default="",
+            help="the token issuer (its tokens' iss, e.g. https://ska-iam.stfc.ac.uk/) whose subject DN is",
+        )
         parser.add_argument("username")
         parser.add_argument(
             "--submitter",
@@ -32,12 +43,20 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):  # type: ignore[no-untyped-def]
-        if not options["dn"].startswith("/"):
-            raise CommandError("A DN looks like /O=example/CN=name")
+        issuer = str(options["issuer"]).rstrip("/")
+        if issuer and not issuer.startswith("https://"):
+            raise CommandError("--issuer: an issuer is an https:// URL, as its tokens name it in iss")
+        if not issuer and not options["dn"].startswith("/"):
+            raise CommandError("A DN looks like /O=example/CN=name (a token subject needs --issuer)")
         user = get_user_model().objects.filter(username=options["username"]).first()
         if user is None:
             raise CommandError(f"no user named {options['username']!r}")
-        ClientIdentity.objects.update_or_create(dn=options["dn"], defaults={"user": user})
+        if issuer:
+            TokenIdentity.objects.update_or_create(
+                issuer=issuer, subject=options["dn"], defaults={"user": user}
+            )
+        else:
+            ClientIdentity.objects.update_or_create(dn=options["dn"], defaults={"user": user})
         if options["submitter"]:
             grant_submit_transfers(user)
         if options["configurer"]:

@@ -1,0 +1,1 @@
+../../../../localnet/keycloak/wlcg-audience.js

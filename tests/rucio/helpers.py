@@ -1,18 +1,24 @@
-"""Helpers of the Rucio tests: the reference topology's endpoints pointed at loopback, products, and
-waiting (bounded) for what Rucio's daemons and the platform's follower do."""
+"""Helpers of the Rucio tests: the reference topology's endpoints pointed at loopback, products, waiting
+(bounded) for what Rucio's daemons and the platform's follower do, and what their copies carried."""
 
 from __future__ import annotations
 
 import zlib
 from pathlib import Path
 
+from localnet.issuer import TRANSFER_CLIENT
+from localnet.issuer_rucio import RucioClient
 from localnet.xrootd import LocalSite
 from replicas.models import DataProduct
 from replicas.rucio import RucioAdapter
 from replicas.services import FileSpec, register_product
 from topology.models import StorageEndpoint, Telescope
+from topology.services.storage_urls import StorageRegistry
+from transfers.models import TransferFile
+from transfers.submitted_tokens import unseal
 
 from ..conftest import wait_until
+from ..forgeries import claims
 from ..integration.conftest import put_file, unique
 
 # The three endpoints the integration tests run real XRootD servers for.
@@ -113,3 +119,32 @@ def rule_diagnosis(
             lines.append(f"--- {log.name}")
             lines.extend(hits[-25:])
     return "\n".join(lines)
+
+
+def assert_copied_with_rucios_tokens(scope: str, client: RucioClient, copies: int) -> None:
+    """Rucio's conveyor asked its issuer for the tokens, as it does of SKA-IAM: each of its ``copies`` copies
+    of ``scope`` went over davs:// in a job it submitted with its own issuer token (the FTS3 endpoint shows
+    the token's subject as the job's DN), each end with a storage token of Rucio's (the subject its own),
+    kept managed: exchanged (RFC 8693) for a token of the service's client, with the storage's own audience
+    and the storage rights Rucio asked for."""
+    files = list(
+        TransferFile.objects.filter(metadata__scope=scope).select_related(
+            "job", "source_token", "destination_token"
+        )
+    )
+    assert len(files) == copies, [(f.source_surl, f.dest_surl) for f in files]
+    for row in files:
+        assert row.source_surl.startswith("davs://") and row.dest_surl.startswith("davs://")
+        assert row.job.metadata.get("auth_method") == "oauth2", row.job.metadata
+        assert row.job.user_dn == client.subject
+        for role, url, rights in (
+            ("source", row.source_surl, {"storage.read:/"}),
+            ("destination", row.dest_surl, {"storage.modify:/", "storage.read:/"}),
+        ):
+            kept = getattr(row, f"{role}_token")
+            assert kept is not None and kept.managed, (role, url)
+            endpoint = StorageRegistry.load().resolve(url)
+            assert kept.audience == endpoint.audience != endpoint.hostname
+            assert set(kept.scope.split()) == rights, kept.scope
+            exchanged = claims(unseal(kept.sealed_value))
+            assert exchanged["sub"] == client.subject and exchanged["azp"] == TRANSFER_CLIENT

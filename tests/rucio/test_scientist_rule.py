@@ -24,7 +24,7 @@ from replicas.rucio import RucioAdapter
 
 from ..conftest import wait_until
 from ..integration.conftest import adler32_of
-from .helpers import product_on_disk, rule_outcome
+from .helpers import assert_copied_with_rucios_tokens, product_on_disk, rule_outcome
 
 pytestmark = pytest.mark.integration
 
@@ -83,6 +83,7 @@ def test_a_scientists_rule_made_with_the_rucio_client_is_carried_out_and_shown( 
     rucio_scientist: Scientist,
     scientist_client,
     operator_client,
+    rucio_token_client,
 ):
     scientist = rucio_scientist
     # An observation the platform registered (files on the telescope's SDP storage, known to Rucio).
@@ -138,6 +139,8 @@ def test_a_scientists_rule_made_with_the_rucio_client_is_carried_out_and_shown( 
     job = jobs[0]
     assert job["state"] == "FINISHED" and job["submitter"] == "rucio-conveyor", job
     assert sorted(f["state"] for f in job["files"]) == ["FINISHED", "FINISHED"], job["files"]
+    # ... with Rucio's own tokens, as with SKA-IAM: the conveyor's at the FTS3 endpoint, one per copy's end.
+    assert_copied_with_rucios_tokens(scope, rucio_token_client, copies=2)
     # Not shown to the scientist: a job of no product is its submitter's (the conveyor's) and the operators'.
     theirs = scientist_client.get("/api/transfers/jobs/", {"activity": "SKA User Request"}).json()["results"]
     assert job["job_id"] not in {j["job_id"] for j in theirs}

@@ -10,19 +10,14 @@ from __future__ import annotations
 
 import pytest
 
-from localnet.issuer import TRANSFER_CLIENT
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import Replica
 from srcnet.intervals import most_at_once
 from topology.models import StorageEndpoint
-from topology.services.storage_urls import StorageRegistry
-from transfers.models import TransferFile
-from transfers.submitted_tokens import unseal
 
 from ..conftest import wait_until
-from ..forgeries import claims
 from ..integration.conftest import adler32_of, put_file
-from .helpers import followed, product_on_disk, rule_diagnosis, rule_outcome
+from .helpers import assert_copied_with_rucios_tokens, followed, product_on_disk, rule_diagnosis, rule_outcome
 
 pytestmark = pytest.mark.integration
 
@@ -48,35 +43,6 @@ def test_rule_with_two_copies_goes_replicating_to_ok(
     states = rucio.product_replicas(product)
     assert all(set(s.values()) == {"AVAILABLE"} and len(s) == 3 for s in states.values()), states
     assert_copied_with_rucios_tokens(scope, rucio_token_client, copies=4)
-
-
-def assert_copied_with_rucios_tokens(scope: str, client, copies: int) -> None:  # type: ignore[no-untyped-def]
-    """Rucio's conveyor asked its issuer for the tokens, as it does of SKA-IAM: each of its ``copies`` copies
-    of ``scope`` went over davs:// in a job it submitted with its own issuer token (the FTS3 endpoint shows
-    the token's subject as the job's DN), each end with a storage token of Rucio's (the subject its own),
-    kept managed: exchanged (RFC 8693) for a token of the service's client, with the storage's own audience
-    and the storage rights Rucio asked for."""
-    files = list(
-        TransferFile.objects.filter(metadata__scope=scope).select_related(
-            "job", "source_token", "destination_token"
-        )
-    )
-    assert len(files) == copies, [(f.source_surl, f.dest_surl) for f in files]
-    for row in files:
-        assert row.source_surl.startswith("davs://") and row.dest_surl.startswith("davs://")
-        assert row.job.metadata.get("auth_method") == "oauth2", row.job.metadata
-        assert row.job.user_dn == client.subject
-        for role, url, rights in (
-            ("source", row.source_surl, {"storage.read:/"}),
-            ("destination", row.dest_surl, {"storage.modify:/", "storage.read:/"}),
-        ):
-            kept = getattr(row, f"{role}_token")
-            assert kept is not None and kept.managed, (role, url)
-            endpoint = StorageRegistry.load().resolve(url)
-            assert kept.audience == endpoint.audience != endpoint.hostname
-            assert set(kept.scope.split()) == rights, kept.scope
-            exchanged = claims(unseal(kept.sealed_value))
-            assert exchanged["sub"] == client.subject and exchanged["azp"] == TRANSFER_CLIENT
 
 
 def test_missing_source_file_fails_the_request_with_its_reason(  # type: ignore[no-untyped-def]

@@ -23,18 +23,13 @@ def bind_local_sites(
     from topology.models import StorageEndpoint
 
     endpoints = list(StorageEndpoint.objects.filter(is_active=True).order_by("name"))
-    network = None
     if long_haul:
         from .longhaul import plan_network, start_network
 
         network = start_network(state, plan_network())
-        issuer = ensure_issuer(state, address=network.net.host_address)
+        sites = start_long_haul_token_sites(state, network, extra_lines=extra_lines)
     else:
         issuer = ensure_issuer(state)
-    if network is not None:
-        tokens = {e.name: site_tokens(issuer, e.name, e.prefix) for e in endpoints}
-        sites = network.start_sites(extra_lines=extra_lines, tokens=tokens)
-    else:
         sites = {
             endpoint.name: ensure_token_site(
                 state, issuer, endpoint.name, base_path=endpoint.prefix, extra_lines=extra_lines
@@ -42,8 +37,27 @@ def bind_local_sites(
             for endpoint in endpoints
         }
     bind_endpoints(sites)
-    for name, site in sites.items():
-        StorageEndpoint.objects.filter(name=name).update(token_audience=site.audience)
+    return sites
+
+
+def start_long_haul_token_sites(
+    state: StateDir, network: Any, names: dict[str, str] | None = None, **options: Any
+) -> dict[str, LocalSite]:
+    """The long-haul ``network``'s sites (``LongHaul.start_sites``; ``names`` and ``options`` as its), each
+    enforcing tokens of the state's issuer, which listens at the host's address on the network's host link
+    (the sites reach it directly, as a site reaches SKA-IAM over the general internet rather than the data
+    path); each endpoint's audience in the database is its site's."""
+    from topology.models import StorageEndpoint
+
+    issuer = ensure_issuer(state, address=network.net.host_address)
+    prefixes = dict(
+        StorageEndpoint.objects.filter(name__in=network.plan.endpoints).values_list("name", "prefix")
+    )
+    tokens = {
+        endpoint: site_tokens(issuer, (names or {}).get(endpoint, endpoint), prefixes[endpoint])
+        for endpoint in network.plan.endpoints
+    }
+    sites: dict[str, LocalSite] = network.start_sites(names, tokens=tokens, **options)
     return sites
 
 
@@ -65,8 +79,8 @@ def ensure_token_site(
 
 
 def bind_endpoints(sites: dict[str, LocalSite], **extra: Any) -> None:
-    """Write each site's host and ports to the storage endpoint of that name (``extra``: other fields to
-    set on every one of them, e.g. ``tpc_scheme``)."""
+    """Write each site's host, ports and token audience to the storage endpoint of that name (``extra``:
+    other fields to set on every one of them, e.g. ``tpc_scheme``)."""
     from topology.models import StorageEndpoint
 
     for name, site in sites.items():
@@ -76,10 +90,11 @@ def bind_endpoints(sites: dict[str, LocalSite], **extra: Any) -> None:
         # host certificate carries IP:127.0.0.1 (a long-haul site's carries its namespace's address too), so
         # HTTPS third-party copy verifies it.
         endpoint.hostname, endpoint.root_port, endpoint.http_port = site.host, site.root_port, site.http_port
+        endpoint.token_audience = site.audience
         for key, value in extra.items():
             setattr(endpoint, key, value)
         endpoint.full_clean()
-        endpoint.save(update_fields=["hostname", "root_port", "http_port", *extra])
+        endpoint.save(update_fields=["hostname", "root_port", "http_port", "token_audience", *extra])
 
 
 def register_loopback_endpoints(

@@ -217,20 +217,23 @@ class LongHaul:
         names: dict[str, str] | None = None,
         *,
         pacing: bool = True,
-        tokens: Mapping[str, SiteTokens] | None = None,
+        tokens: Mapping[str, SiteTokens],
         **site_options: Any,
     ) -> dict[str, LocalSite]:
         """One XRootD server per endpoint in its site's namespace, reached at the namespace's address.
         ``names`` maps an endpoint to the local site's name (default: the endpoint's own name). Each site
         paces the connections reading its files at its path bottleneck (``pacing_bps``), as a deployed site
         is configured; ``pacing=False`` leaves them unpaced, for comparisons. ``tokens``: the token
-        configuration of each endpoint's site (the issuer must be reachable from the namespaces)."""
+        configuration of every endpoint's site (the issuer must be reachable from the namespaces); there is
+        no site without one (localnet/binding.py start_long_haul_token_sites makes them)."""
+        missing = sorted(set(self.plan.endpoints) - set(tokens))
+        if missing:
+            raise ValueError(f"no token configuration for the sites of {', '.join(missing)}")
         for endpoint in self.plan.endpoints:
             name = (names or {}).get(endpoint, endpoint)
             address = self.address(endpoint)
-            site_tokens = (tokens or {}).get(endpoint)
-            if site_tokens is not None:
-                self._reach_loopback_issuers(endpoint, site_tokens)
+            site_tokens = tokens[endpoint]
+            self._reach_loopback_issuers(endpoint, site_tokens)
             self.sites[endpoint] = ensure_site(
                 self.state,
                 name,

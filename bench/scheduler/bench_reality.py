@@ -32,8 +32,9 @@ Run (root: namespaces, TUN, routes):
         [--files 2] [--min-mib 16] [--max-mib 48] [--fit-from OTHER/result.json ...]
         [--out bench/scheduler/results/reality]
 
-Everything it starts (the network and its sites, the worker, PostgreSQL and Redis of its own state
-folder ``bench-reality``) is stopped by PID at the end, also on failure or Ctrl-C.
+Everything it starts (the network and its sites, which enforce the tokens of the state's issuer as every
+deployed site does, the issuer, the worker, PostgreSQL and Redis of its own state folder
+``bench-reality``) is stopped by PID at the end, also on failure or Ctrl-C.
 """
 
 from __future__ import annotations
@@ -167,11 +168,13 @@ def lane_job_rate_targets(runs: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
+    from django.conf import settings
     from django.db import transaction
 
     from campaigns.models import Campaign
     from campaigns.services import clean_up, create_campaign
-    from localnet.binding import bind_endpoints
+    from localnet.binding import bind_endpoints, start_long_haul_token_sites
+    from localnet.issuer import issuer_settings
     from localnet.longhaul import CAPACITY_SCALE, long_haul, plan_network
 
     user = prepare_database(state, args.src_budget_gbps * 1e9 if args.src_budget_gbps > 0 else None)
@@ -179,8 +182,14 @@ def run_real(args: argparse.Namespace, state: Any, out: Path) -> dict[str, Any]:
     plan.spec.cc = args.congestion_control
     samples: list[dict[str, Any]] = []
     with hystart(args.hystart), long_haul(state, plan) as network:
-        network.start_sites(names={e: f"BR-{e}" for e in ENDPOINTS}, pacing=args.pacing == "on")
+        # Its sites enforce tokens as every deployed one does: each copy, write and delete carries them.
+        start_long_haul_token_sites(
+            state, network, names={e: f"BR-{e}" for e in ENDPOINTS}, pacing=args.pacing == "on"
+        )
         bind_endpoints(network.sites, tpc_scheme=args.scheme)
+        issuer = issuer_settings(state)
+        assert issuer is not None, "the sites' issuer is not running"
+        settings.SRCNET_TOKENS = {**settings.SRCNET_TOKENS, **issuer.as_setting()}  # for its own deletes
         hop = network.net.spec.hops(network.site_of(SDP), network.site_of(UK))[0]
         assert hop == network.net.spec.hops(network.site_of(SDP), network.site_of(AU))[0]
         capacity = {lk.name: lk.rate_bps for lk in plan.spec.links}[hop.split(">")[0]]

@@ -81,8 +81,10 @@ def delete_verified(cleaned: set[int], campaign_id: int) -> int:
     destination): at every replica, the SDP's included. The rows stay for the score."""
     from XRootD import client
 
+    from campaigns.services import storage_token
     from replicas.choices import ProductState
     from replicas.models import DataProduct
+    from transfers.tokens import url_with_token
 
     removed = 0
     done = DataProduct.objects.filter(
@@ -92,8 +94,10 @@ def delete_verified(cleaned: set[int], campaign_id: int) -> int:
         for replica in product.replicas.all():
             endpoint = replica.endpoint
             fs = client.FileSystem(f"root://{endpoint.hostname}:{endpoint.root_port}")
+            token = storage_token(endpoint, f"storage.modify:/{product.scope}/{product.name}")
             for f in product.files.all():
-                status, _ = fs.rm(f"/{endpoint.prefix}{f.relative_path}".replace("//", "/"), timeout=10)
+                path = f"/{endpoint.prefix}{f.relative_path}".replace("//", "/")
+                status, _ = fs.rm(url_with_token(path, token), timeout=10)
                 removed += int(status.ok)
         cleaned.add(product.pk)
     return removed

@@ -68,11 +68,8 @@ def long_haul_topology(
     transactional_db, reference_topology, long_haul: LongHaul, settings, token_issuer
 ) -> LongHaul:  # type: ignore[no-untyped-def]
     from localnet.binding import bind_endpoints
-    from topology.models import StorageEndpoint
 
-    bind_endpoints(long_haul.sites)
-    for name, site in long_haul.sites.items():
-        StorageEndpoint.objects.filter(name=name).update(token_audience=site.audience)
+    bind_endpoints(long_haul.sites)  # host, ports and token audience
     # The platform's settings for this network, as the long-haul demo sets them: the push loop plans on
     # the capacities the emulator carries; simulated campaigns model its congestion control and MTU.
     for name, value in lh.platform_settings().items():

@@ -311,6 +311,7 @@ def _inventory(
         "srcnet_app_token_audience_style": "scope",
         "token_issuer_client_secret": "{{ vault_srcnet_token_client_secret }}",
         "token_issuer_admin_password": "{{ vault_srcnet_issuer_admin_password }}",
+        "token_issuer_rucio_client_secret": "{{ vault_srcnet_rucio_client_secret }}",
         "token_issuer_audiences": list(SITES),
         "token_issuer_tls_cert": str(pki) + "/{{ inventory_hostname }}.cert.pem",
         "token_issuer_tls_key": str(pki) + "/{{ inventory_hostname }}.key.pem",
@@ -327,6 +328,7 @@ def _inventory(
             "vault_srcnet_secret_key": secrets.token_urlsafe(48),
             "vault_srcnet_token_client_secret": secrets.token_hex(20),
             "vault_srcnet_issuer_admin_password": secrets.token_hex(16),
+            "vault_srcnet_rucio_client_secret": secrets.token_hex(20),
         }
     )
     vault.write_text("---\n" + yaml.safe_dump(secrets_))

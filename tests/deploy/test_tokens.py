@@ -267,6 +267,23 @@ def test_an_expired_token_is_refused(sites: Sites) -> None:
     assert "expired" in sites.journal_since("s1", since).lower()
 
 
+def test_rucios_client_gets_a_token_for_the_audience_it_names_and_the_site_takes_it(sites: Sites) -> None:
+    """Rucio's client of the deployed issuer (token_issuer_rucio_client_secret) asks as Rucio does: the
+    audience a parameter naming the site's host, offline_access beside the storage rights. Deployed sites
+    have host names of their own, so the token Rucio gets opens its site as it is."""
+    secret = sites.deployment.secrets["vault_srcnet_rucio_client_secret"]
+    argv = ["curl", "-sS", "--fail-with-body", "--max-time", "30", "--cacert", str(sites.deployment.ca_file)]
+    argv += ["-d", "grant_type=client_credentials", "-d", "client_id=rucio", "-d", f"client_secret={secret}"]
+    argv += ["-d", "audience=s1", "--data-urlencode", "scope=storage.read:/kept offline_access"]
+    answer = sites.deployment.fleet.lan_exec(
+        [*argv, f"{sites.deployment.issuer}/protocol/openid-connect/token"], timeout=60
+    )
+    token = str(json.loads(answer.stdout)["access_token"])
+    assert claims(token)["aud"] == [TRANSFER_CLIENT, "s1"] and claims(token)["azp"] == "rucio"
+    assert sites.get(sites.davs("s1", KEPT), token) == CONTENT
+    assert sites.http("GET", sites.davs("s2", KEPT), token) == "403"
+
+
 def test_an_http_third_party_copy_passes_the_sources_token_on(sites: Sites) -> None:
     """The pulling site (s2) gets the source's token in TransferHeaderAuthorization and presents it to s1;
     without it s1 refuses the same pull and no byte of the source reaches s2 (XRootD 5.5 leaves the empty

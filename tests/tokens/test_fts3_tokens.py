@@ -111,6 +111,21 @@ def _finished(context: Context, job_id: str) -> dict:  # type: ignore[type-arg]
     return wait_until(ended, timeout=120, what=f"job {job_id}")  # type: ignore[no-any-return]
 
 
+def _copied(  # type: ignore[no-untyped-def]
+    fts: Context, source: str, destination: str, source_token: str, destination_token: str, unmanaged=False
+) -> tuple[str, dict]:  # type: ignore[type-arg]
+    """One verified copy submitted with its two tokens, and its job's status once it ended."""
+    transfer = easy.new_transfer(
+        source,
+        destination,
+        checksum=f"ADLER32:{_adler32(CONTENT)}",
+        source_token=source_token,
+        destination_token=destination_token,
+    )
+    job_id = easy.submit(fts, easy.new_job([transfer], verify_checksum="both", unmanaged_tokens=unmanaged))
+    return job_id, _finished(fts, job_id)
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("unmanaged", [False, True], ids=["managed", "unmanaged"])
 def test_a_job_with_per_file_tokens_copies_with_them_and_keeps_them_sealed(
@@ -121,15 +136,7 @@ def test_a_job_with_per_file_tokens_copies_with_them_and_keeps_them_sealed(
 
     source, destination, folder = _product(token_bench)
     source_token, destination_token = _tokens(token_bench, folder)
-    transfer = easy.new_transfer(
-        source,
-        destination,
-        checksum=f"ADLER32:{_adler32(CONTENT)}",
-        source_token=source_token,
-        destination_token=destination_token,
-    )
-    job_id = easy.submit(fts, easy.new_job([transfer], verify_checksum="both", unmanaged_tokens=unmanaged))
-    status = _finished(fts, job_id)
+    job_id, status = _copied(fts, source, destination, source_token, destination_token, unmanaged)
     assert status["job_state"] == "FINISHED", status["files"][0].get("reason")
     copied = token_bench.sites["TOKEN-B"].local_path(f"{PREFIX}{folder}/product.fits")
     assert copied.read_bytes() == CONTENT
@@ -238,15 +245,7 @@ def test_rucio_style_tokens_for_the_storage_host_are_exchanged_for_the_storages_
     source, destination, folder = _product(token_bench)
     source_token, destination_token = _rucio_tokens(token_bench, rucio_client, folder)
     assert claims(source_token)["aud"] == ["srcnet-transfers", "127.0.0.1"]
-    transfer = easy.new_transfer(
-        source,
-        destination,
-        checksum=f"ADLER32:{_adler32(CONTENT)}",
-        source_token=source_token,
-        destination_token=destination_token,
-    )
-    job_id = easy.submit(fts, easy.new_job([transfer], verify_checksum="both"))
-    status = _finished(fts, job_id)
+    job_id, status = _copied(fts, source, destination, source_token, destination_token)
     assert status["job_state"] == "FINISHED", status["files"][0].get("reason")
     assert token_bench.sites["TOKEN-B"].local_path(f"{PREFIX}{folder}/product.fits").read_bytes() == CONTENT
     row = TransferFile.objects.select_related("source_token", "destination_token").get(job__job_id=job_id)

@@ -1,5 +1,5 @@
 """The Ansible token_issuer role makes the same realm as the local network's issuer (localnet/issuer.py):
-its realm template, client settings, Keycloak release and build options are compared with the Python ones,
+its realm template, Rucio's client (localnet/issuer_rucio.py), client settings, Keycloak release and build options are compared with the Python ones,
 so that a deployed issuer and the one every test runs against cannot drift apart."""
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ import yaml
 from localnet.issuer import (
     KEYCLOAK_VERSION,
     REALM,
+    RUCIO_CLIENT,
     TRANSFER_CLIENT,
     TRANSFER_CLIENT_ATTRIBUTES,
     VO_GROUP,
     realm_representation,
 )
+from localnet.issuer_rucio import rucio_client_representation
 from localnet.state import PROJECT_ROOT
 
 ROLE = PROJECT_ROOT / "ansible" / "roles" / "token_issuer"
@@ -30,12 +32,12 @@ def _defaults() -> dict[str, Any]:
     return yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
 
 
-def _render(**variables: Any) -> dict[str, Any]:
-    """templates/realm.json.j2 rendered with Ansible's two filters it uses (to_json, combine)."""
+def _render(template_name: str = "realm.json.j2", **variables: Any) -> dict[str, Any]:
+    """A template of the role rendered with Ansible's two filters it uses (to_json, combine)."""
     environment = jinja2.Environment(undefined=jinja2.StrictUndefined)
     environment.filters["to_json"] = json.dumps
     environment.filters["combine"] = lambda first, second: {**first, **second}
-    template = environment.from_string((ROLE / "templates" / "realm.json.j2").read_text())
+    template = environment.from_string((ROLE / "templates" / template_name).read_text())
     return json.loads(template.render(**variables))
 
 
@@ -50,6 +52,19 @@ def test_the_roles_realm_is_the_local_issuers_realm() -> None:
         token_issuer_client_attributes=defaults["token_issuer_client_attributes"],
     )
     assert rendered == realm_representation("s3cret-value", 900)
+
+
+def test_the_roles_rucio_client_is_the_local_rucios_client() -> None:
+    defaults = _defaults()
+    rendered = _render(
+        "rucio_client.json.j2",
+        token_issuer_rucio_client_id=defaults["token_issuer_rucio_client_id"],
+        token_issuer_rucio_client_secret="r-s3cret",
+        token_issuer_client_id=defaults["token_issuer_client_id"],
+    )
+    assert rendered == rucio_client_representation("r-s3cret")
+    assert defaults["token_issuer_rucio_client_id"] == RUCIO_CLIENT
+    assert defaults["token_issuer_rucio_client_secret"] == ""  # no client for Rucio unless asked for
 
 
 def test_a_secret_with_json_characters_stays_a_string() -> None:

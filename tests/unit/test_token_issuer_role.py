@@ -1,6 +1,7 @@
 """The Ansible token_issuer role makes the same realm as the local network's issuer (localnet/issuer.py):
-its realm template, Rucio's client (localnet/issuer_rucio.py), client settings, Keycloak release and build options are compared with the Python ones,
-so that a deployed issuer and the one every test runs against cannot drift apart."""
+its realm template, Rucio's client (localnet/issuer_rucio.py), client settings, Keycloak release and build
+options are compared with the Python ones, so that a deployed issuer and the one every test runs against
+cannot drift apart."""
 
 from __future__ import annotations
 

@@ -24,8 +24,11 @@ def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(  # ty
     # of about ten seconds would have its pace (looks spanning 4 s) written at its second beat only, which
     # can come after the copy's end (CI, 2026-11-27: the TPC took a second to open, the first beat had 3 s
     # of looks). A beat a second writes it while the copy still runs.
+    # And the copy lasts long enough for its looks to span four seconds after its destination file appears,
+    # which a third-party pull opens seconds after it starts: a 64 MiB copy (10.05 s in all) first showed
+    # bytes 5 s in and ended before its looks spanned 4 s (2026-11-28, the machine otherwise idle).
     fault_worker.start(SRCNET_TRANSFER_PROGRESS="0.5", SRCNET_TRANSFER_HEARTBEAT="1")
-    size = 64 * MIB  # about eight seconds at the source's 8 MB/s
+    size = 96 * MIB  # about twelve seconds at the source's 8 MB/s
     push_products(fault_net, 1, size=size)
     partway = wait_for(
         lambda: (

@@ -1,11 +1,16 @@
 """The TCP connections a process tree holds to one port, sampled with ``ss`` while something runs.
 
-The local XRootD sites run on loopback in the host's network namespace, so ``ss -tnpi`` sees both ends of
-every connection; a connection counts when a process of the tree owns its socket (``-p``), and its
-``bytes_received`` says whether data came over it."""
+The local XRootD sites run on loopback in the host's network namespace, so ``ss -tnie`` sees both ends of
+every connection; a connection counts when a process of the tree owns its socket (its inode, ``ino:``,
+among the sockets in the tree's ``/proc/<pid>/fd``), and its ``bytes_received`` says whether data came
+over it. The owners are found from the tree's own descriptors, not with ``ss -p``, which reads every
+process's descriptors on the machine: a sample then took long enough that a copy program living some
+50 ms (an XRootD pull whose data all went over its unpaced sub-streams) was missed in every sample of one
+run in two (2026-11-28, ``xrdcp-wan`` with 2 and 4 streams, the machine otherwise idle)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import threading
@@ -14,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-OWNER = re.compile(r'\("([^"]*)",pid=(\d+),fd=\d+\)')
+INODE = re.compile(r"\bino:(\d+)")
 RECEIVED = re.compile(r"\bbytes_received:(\d+)")
 
 
@@ -45,8 +50,27 @@ def process_tree(root: int) -> set[int]:
     return tree
 
 
-def parse(output: str, pids: set[int]) -> dict[str, Connection]:
-    """Connections in ``ss -tnpiH`` output owned by one of ``pids``, by local address."""
+def socket_owners(pids: set[int]) -> dict[int, tuple[int, str]]:
+    """The sockets the processes ``pids`` hold: inode -> (pid, command)."""
+    owners: dict[int, tuple[int, str]] = {}
+    for pid in pids:
+        try:
+            command = Path(f"/proc/{pid}/comm").read_text().strip()
+            descriptors = list(Path(f"/proc/{pid}/fd").iterdir())
+        except (FileNotFoundError, ProcessLookupError):  # the process ended meanwhile
+            continue
+        for descriptor in descriptors:
+            try:
+                target = os.readlink(descriptor)
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            if target.startswith("socket:["):
+                owners[int(target[8:-1])] = (pid, command)
+    return owners
+
+
+def parse(output: str, owners: dict[int, tuple[int, str]]) -> dict[str, Connection]:
+    """Connections in ``ss -tnieH`` output whose socket one of ``owners`` holds, by local address."""
     found: dict[str, Connection] = {}
     current: Connection | None = None
     for line in output.splitlines():
@@ -57,29 +81,27 @@ def parse(output: str, pids: set[int]) -> dict[str, Connection]:
             continue
         current = None
         fields = line.split()
-        for command, pid in OWNER.findall(line):
-            if int(pid) in pids and len(fields) >= 4:
-                current = found[fields[2]] = Connection(fields[2], int(pid), command)
-                break
+        inode = INODE.search(line)
+        if inode and int(inode.group(1)) in owners and len(fields) >= 4:
+            pid, command = owners[int(inode.group(1))]
+            current = found[fields[2]] = Connection(fields[2], pid, command)
     return found
 
 
 def sample(port: int, root_pid: int) -> dict[str, Connection]:
     """The tree's established connections to ``port`` now.
 
-    The tree is walked both before and after ``ss`` runs: a copy program that ends while ``ss`` scans
-    (which takes long on a busy machine: it reads every process's sockets) is in the first walk, one that
-    starts meanwhile in the second. Walked only after, a short copy's program was gone by then in every
-    sample of a loaded CI run, and its connections were not counted."""
-    before = process_tree(root_pid)
+    The tree and its sockets are read both before and after ``ss`` runs: a copy program that ends while
+    ``ss`` runs is in the first reading, one that starts (or opens a connection) meanwhile in the second."""
+    before = socket_owners(process_tree(root_pid))
     output = subprocess.run(
-        ["ss", "-tnpiH", "state", "established", f"( dport = :{port} )"],
+        ["ss", "-tnieH", "state", "established", f"( dport = :{port} )"],
         capture_output=True,
         text=True,
         check=True,
         timeout=10,
     ).stdout
-    return parse(output, before | process_tree(root_pid))
+    return parse(output, {**before, **socket_owners(process_tree(root_pid))})
 
 
 class ConnectionSampler:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from transfers.tokens import FTS_SCOPE
+
 from .issuer import (
     AUDIENCE_SCOPE_PREFIX,
     REALM,
@@ -32,8 +34,6 @@ from .issuer import (
 from .state import StateDir
 
 RUCIO_CLIENT_SECRET = "issuer-rucio-client-secret"
-# The scope Rucio asks for when it wants a token for an FTS3 endpoint (transfers/fts3/auth.py checks it).
-FTS_SCOPE = "fts"
 # The name Rucio's configuration gives the issuer ([oidc] admin_issuer, the key in idpsecrets.json).
 RUCIO_ISSUER_NAME = "srcnet"
 

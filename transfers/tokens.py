@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 REFRESH_AT_FRACTION = 0.25
 MIN_MARGIN_SECONDS = 10.0
 AUDIENCE_SCOPE_PREFIX = "aud:"
+# The scope a token must grant to be a credential at an FTS3 endpoint (Rucio asks its issuer for exactly
+# this one when it authenticates to FTS3 with a token; transfers/fts3/auth.py checks it).
+FTS_SCOPE = "fts"
 
 
 _TOKEN_IN_TEXT = re.compile(r"(authz=Bearer(?:%20|\s|\+))[^&\s'\"]+|(Bearer\s+)[A-Za-z0-9._~+/=-]{16,}")

@@ -17,9 +17,7 @@ from rest_framework.authtoken.models import Token
 
 from ..models import ClientIdentity, TokenIdentity
 from ..submitted_tokens import TokenRefused, verify_jwt
-
-# The scope an issuer's token must grant to be a credential here (Rucio asks for exactly this one).
-FTS_SCOPE = "fts"
+from ..tokens import FTS_SCOPE
 
 
 @dataclass(frozen=True)

@@ -1,52 +1,112 @@
-"""A TCP forwarder that runs inside a long-haul site's namespace: a connection to 127.0.0.1:<port> there is
-carried to <address>:<port> on the host. A site in its namespace then reaches a token issuer that the host
-serves on loopback, by the URL the issuer's tokens name (https://127.0.0.1:<port>/...): TLS passes through
-untouched, so the site verifies the issuer's certificate for 127.0.0.1 as on the host. This is the site's
-path to its issuer over the general internet, not the emulated data path (localnet/longhaul.py).
+"""A TCP forwarder that carries a site's connections to its token issuer from inside a network namespace.
 
-Run as a file (``python forwarder.py <port> <address>:<port>``): it imports nothing of the project."""
+The long-haul network (localnet/longhaul.py) runs it inside a site's namespace: a connection to
+127.0.0.1:<port> there is carried to <address>:<port> on the host, over the network's host link. The WAN
+measurement harness (bench/wan/xrdsite.py) has namespaces with no link to the host at all: there a pair of
+forwarders meet at a unix socket, which the shared file system carries across namespaces (one inside the
+namespace from 127.0.0.1:<port> to ``unix:<socket>``, one on the host from ``unix:<socket>`` to
+127.0.0.1:<port>). Either way a site reaches the issuer by the URL its tokens name
+(https://127.0.0.1:<port>/...) and TLS passes through untouched, so the site verifies the issuer's
+certificate for 127.0.0.1 as on the host. This is the site's path to its issuer over the general internet,
+not the emulated data path.
+
+Run as a file (``python forwarder.py LISTEN TARGET``, each ``<address>:<port>``, ``unix:<path>``, or for
+LISTEN a bare port on 127.0.0.1): it imports nothing of the project."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+from collections.abc import Awaitable, Callable
 
 CHUNK = 65536
+UNIX = "unix:"
+
+Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def parse_endpoint(text: str) -> tuple[str, int | None]:
+    """``(address, port)`` of ``<address>:<port>`` or a bare port (on 127.0.0.1); ``(path, None)`` of
+    ``unix:<path>``. ValueError names what is wrong."""
+    if text.startswith(UNIX):
+        path = text[len(UNIX) :]
+        if not path.startswith("/"):
+            raise ValueError(f"{text}: a unix socket is named by its absolute path")
+        return path, None
+    host, _, port = text.rpartition(":")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{text}: not <address>:<port>, a port or unix:<path>")
+    return host or "127.0.0.1", int(port)
+
+
+def connector(target: str) -> Callable[[], Awaitable[Streams]]:
+    """How to open a connection to ``target``."""
+    address, port = parse_endpoint(target)
+    if port is None:
+        return lambda: asyncio.open_unix_connection(address)
+    return lambda: asyncio.open_connection(address, port)
+
+
+async def _pipe(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, back: asyncio.StreamWriter
+) -> None:
+    """Carry one direction to its end, then half-close it (the other direction may still have data to
+    come back: a client that shuts its sending side waits for the answer); an error ends both (``back``
+    is the other direction's writer)."""
     try:
         while data := await reader.read(CHUNK):
             writer.write(data)
             await writer.drain()
-    except (ConnectionError, asyncio.IncompleteReadError):
-        pass
-    finally:
+        if writer.can_write_eof():
+            writer.write_eof()
+    except (ConnectionError, asyncio.IncompleteReadError, OSError):
         writer.close()
+        back.close()
 
 
-async def _serve(port: int, target_host: str, target_port: int) -> None:
+async def _serve(listen: str, target: str) -> None:
+    open_target = connector(target)
+
     async def carry(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            upstream_reader, upstream_writer = await asyncio.open_connection(target_host, target_port)
+            upstream_reader, upstream_writer = await open_target()
         except OSError as exc:
-            print(f"forwarder: {target_host}:{target_port} refused: {exc}", file=sys.stderr, flush=True)
+            print(f"forwarder: {target} refused: {exc}", file=sys.stderr, flush=True)
             writer.close()
             return
-        await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
+        await asyncio.gather(
+            _pipe(reader, upstream_writer, writer), _pipe(upstream_reader, writer, upstream_writer)
+        )
+        writer.close()
+        upstream_writer.close()
 
-    server = await asyncio.start_server(carry, "127.0.0.1", port)
-    print(f"forwarder: 127.0.0.1:{port} -> {target_host}:{target_port}", flush=True)
+    address, port = parse_endpoint(listen)
+    if port is None:
+        if os.path.exists(address):
+            os.unlink(address)  # a socket left by a forwarder that was killed
+        server = await asyncio.start_unix_server(carry, address)
+        os.chmod(address, 0o600)  # only this account's processes may use the issuer's path
+        shown = f"{UNIX}{address}"
+    else:
+        server = await asyncio.start_server(carry, address, port)
+        shown = f"{address}:{port}"
+    print(f"forwarder: {shown} -> {target}", flush=True)
     async with server:
         await server.serve_forever()
 
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: forwarder.py <port> <address>:<port>", file=sys.stderr)
+        print("usage: forwarder.py LISTEN TARGET  (each <address>:<port> or unix:<path>)", file=sys.stderr)
         return 2
-    host, _, target_port = argv[1].rpartition(":")
-    asyncio.run(_serve(int(argv[0]), host, int(target_port)))
+    try:
+        parse_endpoint(argv[0])
+        parse_endpoint(argv[1])
+    except ValueError as exc:
+        print(f"forwarder: {exc}", file=sys.stderr)
+        return 2
+    asyncio.run(_serve(argv[0], argv[1]))
     return 0
 
 

@@ -193,6 +193,23 @@ def token_lines(folder: Path) -> list[str]:
     ]
 
 
+def write_token_files(folder: Path, tokens: SiteTokens) -> list[str]:
+    """Write into ``folder`` the token plugin's configuration, an authorization database that grants nobody
+    anything (what an anonymous request meets) and the folder for the issuers' keys (``cache``, the
+    server's $XDG_CACHE_HOME); return the directives that load them (``token_lines``)."""
+    (folder / "scitokens.cfg").write_text(token_config(tokens))
+    (folder / "authdb").write_text("# No anonymous access: every request carries a token (scitokens.cfg).\n")
+    (folder / "cache").mkdir(exist_ok=True)
+    return token_lines(folder)
+
+
+def trusting(argv: list[str], bundle: Path) -> list[str]:
+    """``argv`` run in a mount namespace of its own in which ``bundle`` (``trust_bundle``) stands for the
+    system's CA bundle. ``sh -c '... exec "$@"'`` execs the program there: a recorded PID is the program's."""
+    mount = 'mount --bind "$0" ' + SYSTEM_CA_BUNDLE + ' && exec "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", mount, str(bundle), *argv]
+
+
 def trust_bundle(state: StateDir) -> Path:
     """The system's CA bundle and the local CA's certificate in one file. scitokens-cpp fetches an issuer's
     keys with libcurl, which reads only the system bundle: a token-enforcing site runs with this file mounted
@@ -265,12 +282,7 @@ def ensure_site(
     shutil.copyfile(key, folder / "hostkey.pem")
     (folder / "hostkey.pem").chmod(0o600)
     plugin = plugin_lines(state)
-    if tokens is not None:
-        (folder / "scitokens.cfg").write_text(token_config(tokens))
-        (folder / "authdb").write_text(
-            "# No anonymous access: every request carries a token (scitokens.cfg).\n"
-        )
-        (folder / "cache").mkdir(exist_ok=True)
+    token_directives = write_token_files(folder, tokens) if tokens is not None else []
     config = folder / "xrootd.cfg"
     config.write_text(
         render_config(
@@ -285,7 +297,7 @@ def ensure_site(
                 *(plugin_metrics_lines(state, name) if plugin else []),
                 *([pacing_line(pacing_bps)] if plugin and pacing_bps else []),
                 *summary_report_lines(state),
-                *(token_lines(folder) if tokens is not None else []),
+                *token_directives,
                 *(extra_lines or []),
             ],
         )
@@ -310,18 +322,7 @@ def ensure_site(
     if tokens is not None:
         # scitokens-cpp keeps the issuers' keys in $XDG_CACHE_HOME (the xrootd account has no home).
         env["XDG_CACHE_HOME"] = str(folder / "cache")
-        bundle = trust_bundle(state)
-        # `sh -c '... exec "$@"'` execs xrootd in the new mount namespace: the recorded PID is the server's.
-        argv[:0] = [
-            "unshare",
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            'mount --bind "$0" ' + SYSTEM_CA_BUNDLE + ' && exec "$@"',
-            str(bundle),
-        ]
+        argv = trusting(argv, trust_bundle(state))
     if netns:
         # `ip netns exec` execs xrootd: the PID recorded is the server's own.
         argv[:0] = ["ip", "netns", "exec", netns]

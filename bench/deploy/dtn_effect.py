@@ -71,7 +71,7 @@ def tcp_settings(path: wanpath.EmulatedPath) -> str:
 
 def measure(
     rtt_ms: float, seconds: int, ccs: list[str], tpc_bytes: int = 0, reads: list[str] | None = None,
-    loss: float = 0.0,
+    loss: float = 0.0, tokens: object = None,
 ) -> dict[str, object]:  # fmt: skip
     row: dict[str, object] = {"rtt_ms": rtt_ms, "rate_mbit": RATE_MBIT, "role_cc": "bbr", "queue": "1 BDP"}
     if loss:
@@ -92,7 +92,7 @@ def measure(
             if seconds:
                 row["before_gbps"] = {cc: round(iperf3(path, seconds, cc), 3) for cc in ccs}
             if tpc_bytes:
-                sites = TpcSites(path, tpc_bytes, reads, RATE_MBIT)
+                sites = TpcSites(path, tpc_bytes, reads, RATE_MBIT, tokens=tokens)
                 row["tpc_bytes"] = tpc_bytes
                 # Before the role the receiver's window (tcp_rmem max) is a few MiB, far below either
                 # reads setting (128 MiB or one BDP in flight): the first setting alone is measured.
@@ -168,10 +168,19 @@ def main() -> int:
         help="reads in flight of xrdcp-wan (repeatable): the xrootd_site role's, or one BDP; deployed",
     )  # fmt: skip
     parser.add_argument("--loss", type=float, default=0.0, help="random loss per segment, each direction")
+    parser.add_argument(
+        "--tpc-no-tokens", action="store_true",
+        help="the copy's sites enforce no token (by default: the local issuer's, as the role's sites do)",
+    )  # fmt: skip
     args = parser.parse_args()
     tpc_bytes = parse_size(args.tpc) if args.tpc else 0
+    tokens = None
+    if tpc_bytes and not args.tpc_no_tokens:
+        import wantokens  # bench/wan's, on the path dtn_tpc set
+
+        tokens = wantokens.WanIssuer.of_state()
     for rtt in args.rtt or [56.0, 300.0]:
-        row = measure(rtt, args.seconds, args.cc or ["bbr"], tpc_bytes, args.tpc_reads, args.loss)
+        row = measure(rtt, args.seconds, args.cc or ["bbr"], tpc_bytes, args.tpc_reads, args.loss, tokens)
         print(json.dumps(row), flush=True)
     return 0
 

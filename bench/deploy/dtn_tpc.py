@@ -6,7 +6,11 @@ client's ``xrdcp --tpc only`` (as the platform's workers ask for it: one stream,
 
 Reads in flight of the pulling program: ``deployed`` is the xrootd_site role's own line (``--inflight 16``,
 8 MiB chunks: 128 MiB per round trip); ``bdp`` sizes them to the path (``--bdp rate x RTT``, the plugin
-README's advice for long paths)."""
+README's advice for long paths).
+
+``tokens`` (a ``bench/wan/wantokens.WanIssuer``): both sites enforce that issuer's tokens, as the xrootd_site
+role's do, and each copy carries the source's read token and the destination's write token (asked for before
+the clock starts); None: sites without tokens, the baseline of what they cost."""
 
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "bench" / "wan")]
 
 import wanpath  # noqa: E402
+import wantokens  # noqa: E402
 import xrdsite  # noqa: E402
 from matrix import adler32_file as adler32  # noqa: E402  (bench/wan's, for the same files)
 
@@ -35,7 +40,9 @@ class TpcSites:
     """A plugin site at end B holding the source file, and one plugin site at end A per reads setting
     (each on ports of its own), started before the first copy and stopped by ``close()``."""
 
-    def __init__(self, path: wanpath.EmulatedPath, size: int, reads: list[str], rate_mbit: int) -> None:
+    def __init__(
+        self, path: wanpath.EmulatedPath, size: int, reads: list[str], rate_mbit: int, tokens: object = None
+    ) -> None:
         unknown = set(reads) - set(READS)
         if unknown:
             raise ValueError(f"unknown reads setting {sorted(unknown)}; known: {READS}")
@@ -44,7 +51,7 @@ class TpcSites:
         bdp = int(rate_mbit * 1e6 / 8 * path.config.rtt_ms / 1000)
         # Ports apart from the standard ones: the booted hosts in these namespaces are not XRootD sites.
         self.source = self._stack.enter_context(
-            xrdsite.XrootdSite(path, "b", port=1190, http_port=8190, plugin=True)
+            xrdsite.XrootdSite(path, "b", port=1190, http_port=8190, plugin=True, tokens=tokens)
         )
         self.destinations = {
             name: self._stack.enter_context(
@@ -55,6 +62,7 @@ class TpcSites:
                     http_port=8191 + i,
                     plugin=True,
                     tpc_bdp_bytes=bdp if name == "bdp" else None,
+                    tokens=tokens,
                 )
             )
             for i, name in enumerate(reads)
@@ -69,7 +77,7 @@ class TpcSites:
         """One TPC from B to the ``reads`` site at A: wall seconds of the client, Gbit/s, adler32 checked."""
         site = self.destinations[reads]
         name = f"dtn-tpc-{label}-{reads}.bin"
-        argv = ["xrdcp", "-f", "--tpc", "only", self.source.root_url(SOURCE_NAME), site.root_url(name)]
+        argv = ["xrdcp", "-f", "--tpc", "only", self.source.read_url(SOURCE_NAME), site.write_url(name)]
         sampler = _Sampler(self.path)
         sampler.start()
         servers = {"source": self.source.proc.pid, "destination": site.proc.pid}
@@ -86,13 +94,18 @@ class TpcSites:
         # CPU seconds of each server during the copy; the destination's include its finished xrdcp-wan.
         cpu = {k: round(_process_cpu(pid) - cpu_before[1][k], 1) for k, pid in servers.items()}
         if result.returncode != 0:
-            raise RuntimeError(f"TPC {label}/{reads} failed: {result.stderr[-2000:]} | {site.log_tail()}")
+            said = wantokens.redact(result.stderr[-2000:]) if self.source.tokens else result.stderr[-2000:]
+            raise RuntimeError(f"TPC {label}/{reads} failed: {said} | {site.log_tail()}")
         copied = site.local_path(name)
         if os.path.getsize(copied) != self.size or adler32(copied) != self.source_sum:
             raise RuntimeError(f"TPC {label}/{reads}: the copy differs from the source")
         os.unlink(copied)
         gbps = round(self.size * 8 / seconds / 1e9, 3)
-        row: dict[str, object] = {"seconds": round(seconds, 2), "gbps": gbps}
+        row: dict[str, object] = {
+            "seconds": round(seconds, 2),
+            "gbps": gbps,
+            "tokens": bool(self.source.tokens),
+        }
         row.update(sampler.data_phase(self.size))
         row["cpus_busy"] = round(busy / seconds / (os.cpu_count() or 1), 2)  # every process, all CPUs
         row["cpu_seconds"] = cpu

@@ -15,6 +15,10 @@ simultaneously (one xrdcp per file, all at once) and recursively (one
 ``xrdcp -r`` of the directory), as in the AENEAS tables.  ``--plugin off,on``
 runs every file cell against stock sites and against sites with the project's
 wanio plugin (bench/wan/xrdsite.py ``plugin=True``), back to back on the same path.
+The sites enforce WLCG tokens of the local network's issuer (bench/wan/wantokens.py)
+and every tool carries the tokens its copy needs, asked for before its clock starts
+(root:// in the URL, davix in the Authorization header); ``--tokens on,off`` runs
+each file cell against sites without tokens too, for what the tokens cost.
 
 Throughput is TCP payload (file bytes) per wall-clock second of the whole
 transfer including connection set-up, as a fraction of the emulated
@@ -163,8 +167,14 @@ def run_timed(argv, env=None, timeout=600):
     p.returncode = os.waitstatus_to_exitcode(status)
     reader.join(5)
     wall = time.monotonic() - t0
-    tail = (err[0] if err else b"").decode(errors="replace")[-400:]
+    tail = _without_tokens((err[0] if err else b"").decode(errors="replace"))[-400:]
     return p.returncode, wall, ru.ru_utime + ru.ru_stime, tail
+
+
+def _without_tokens(text: str) -> str:
+    """``text`` with any token it quotes (a tool's error may quote its URL) replaced by a marker."""
+    wantokens = sys.modules.get("wantokens")
+    return wantokens.redact(text) if wantokens is not None else text
 
 
 def adler32_file(name: str) -> str:
@@ -187,7 +197,7 @@ class Cell:
     """Runs the tools on one live path with two XRootD sites."""
 
     def __init__(self, path, sites, srcdir, args):
-        # sites: {"off": (site_a, site_b), "on": (site_a, site_b) with the plugin}
+        # sites: {(plugin, tokens): (site_a, site_b)}, each "on" or "off"
         self.path, self.sites, self.srcdir, self.args = path, sites, srcdir, args
         self.results = []
         self.ceiling = None
@@ -345,14 +355,14 @@ class Cell:
             )
         )
 
-    def file_tool(self, tool, size, nfiles=1, mode="single", plugin="off"):
+    def file_tool(self, tool, size, nfiles=1, mode="single", plugin="off", tokens="on"):
         src = [self.src_file(size, i) for i in range(nfiles)]
-        p, (sa, sb) = self.path, self.sites[plugin]
-        tag = f"{tool}-{size}-{mode}-{plugin}"
+        p, (sa, sb) = self.path, self.sites[plugin, tokens]
+        tag = f"{tool}-{size}-{mode}-{plugin}-{tokens}"
         if mode == "recursive":
-            return self.recursive(tool, size, nfiles, src, tag, plugin)
+            return self.recursive(tool, size, nfiles, src, tag, plugin, tokens)
         if tool == "xrdcp-up":
-            argvs = [p.cmd("a", ["xrdcp", "-f", s, sb.root_url(f"{tag}-{i}")]) for i, s in enumerate(src)]
+            argvs = [p.cmd("a", ["xrdcp", "-f", s, sb.write_url(f"{tag}-{i}")]) for i, s in enumerate(src)]
             direction, srv, env = "ab", [sb.proc.pid], XRD_ENV
             dst = [sb.local_path(f"{tag}-{i}") for i in range(nfiles)]
         elif tool == "xrdcp-down":
@@ -360,7 +370,7 @@ class Cell:
                 shutil.copyfile(s, sb.local_path(f"{tag}-{i}"))
                 shutil.chown(sb.local_path(f"{tag}-{i}"), "xrootd", "xrootd")
             dst = [os.path.join(self.srcdir, f"dl-{tag}-{i}") for i in range(nfiles)]
-            argvs = [p.cmd("a", ["xrdcp", "-f", sb.root_url(f"{tag}-{i}"), d]) for i, d in enumerate(dst)]
+            argvs = [p.cmd("a", ["xrdcp", "-f", sb.read_url(f"{tag}-{i}"), d]) for i, d in enumerate(dst)]
             direction, srv, env = "ba", [sb.proc.pid], XRD_ENV
         elif tool == "xrd-tpc":
             for i, s in enumerate(src):
@@ -370,7 +380,7 @@ class Cell:
             argvs = [
                 p.cmd(
                     "a",
-                    ["xrdcp", "-f", "--tpc", "only", sb.root_url(f"{tag}-{i}"), sa.root_url(f"{tag}-{i}")],
+                    ["xrdcp", "-f", "--tpc", "only", sb.read_url(f"{tag}-{i}"), sa.write_url(f"{tag}-{i}")],
                 )
                 for i in range(nfiles)
             ]
@@ -378,13 +388,16 @@ class Cell:
             dst = [sa.local_path(f"{tag}-{i}") for i in range(nfiles)]
         elif tool == "gfal-copy":
             argvs = [
-                p.cmd("a", ["gfal-copy", "-f", "file://" + s, sb.root_url(f"{tag}-{i}")])
+                p.cmd("a", ["gfal-copy", "-f", "file://" + s, sb.write_url(f"{tag}-{i}")])
                 for i, s in enumerate(src)
             ]
             direction, srv, env = "ab", [sb.proc.pid], GFAL_ENV
             dst = [sb.local_path(f"{tag}-{i}") for i in range(nfiles)]
         elif tool == "davix-put":
-            argvs = [p.cmd("a", ["davix-put", s, sb.http_url(f"{tag}-{i}")]) for i, s in enumerate(src)]
+            argvs = [
+                p.cmd("a", ["davix-put", *sb.bearer(f"{tag}-{i}", "write"), s, sb.http_url(f"{tag}-{i}")])
+                for i, s in enumerate(src)
+            ]
             direction, srv, env = "ab", [sb.proc.pid], XRD_ENV
             dst = [sb.local_path(f"{tag}-{i}") for i in range(nfiles)]
         elif tool == "davix-get":
@@ -392,7 +405,10 @@ class Cell:
                 shutil.copyfile(s, sb.local_path(f"{tag}-{i}"))
                 shutil.chown(sb.local_path(f"{tag}-{i}"), "xrootd", "xrootd")
             dst = [os.path.join(self.srcdir, f"dl-{tag}-{i}") for i in range(nfiles)]
-            argvs = [p.cmd("a", ["davix-get", sb.http_url(f"{tag}-{i}"), d]) for i, d in enumerate(dst)]
+            argvs = [
+                p.cmd("a", ["davix-get", *sb.bearer(f"{tag}-{i}", "read"), sb.http_url(f"{tag}-{i}"), d])
+                for i, d in enumerate(dst)
+            ]
             direction, srv, env = "ba", [sb.proc.pid], XRD_ENV
         else:
             raise ValueError(tool)
@@ -408,12 +424,14 @@ class Cell:
             files=nfiles,
             file_bytes=size,
             plugin=plugin,
+            tokens=tokens,
         )
         self.verify_and_clean(r, src, dst, [sb.local_path(f"{tag}-{i}") for i in range(nfiles)])
 
-    def recursive(self, tool, size, nfiles, src, tag, plugin):
-        """One `xrdcp -r` of a directory holding the batch's files."""
-        p, (sa, sb) = self.path, self.sites[plugin]
+    def recursive(self, tool, size, nfiles, src, tag, plugin, tokens):
+        """One `xrdcp -r` of a directory holding the batch's files, between sites without tokens (main says
+        why)."""
+        p, (sa, sb) = self.path, self.sites[plugin, tokens]
         names = [f"{tag}-{i}" for i in range(nfiles)]
         top = f"dir-{tag}"  # the directory copied; xrdcp -r recreates it inside the target
         cleanup = []
@@ -463,6 +481,7 @@ class Cell:
             files=nfiles,
             file_bytes=size,
             plugin=plugin,
+            tokens=tokens,
         )
         self.verify_and_clean(r, src, dst, [])
         for d in cleanup:
@@ -532,8 +551,18 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="100M,1G", help="single-file sizes")
     ap.add_argument("--batch", default="8x100M", help="NxSIZE many-file batch ('' = none)")
     ap.add_argument("--batch-tool", default="xrdcp-up", help="comma list of tools for the batch")
-    ap.add_argument("--batch-modes", default="consecutive,simultaneous,recursive")
+    ap.add_argument(
+        "--batch-modes",
+        default="consecutive,simultaneous",
+        help="and recursive (xrdcp -r), with --tokens off",
+    )
     ap.add_argument("--plugin", default="off", help="comma list: off (stock sites), on (wanio plugin)")
+    ap.add_argument(
+        "--tokens",
+        default="on",
+        help="comma list: on (sites enforce the local issuer's tokens, copies carry them), off (sites "
+        "enforce none: the baseline of what tokens cost)",
+    )
     ap.add_argument(
         "--plugin-bdp-factor",
         type=float,
@@ -564,9 +593,19 @@ def main(argv=None) -> int:
     plugins = [x for x in a.plugin.split(",") if x]
     if not plugins or any(x not in ("off", "on") for x in plugins):
         ap.error("--plugin takes off, on or off,on")
+    token_modes = [x for x in a.tokens.split(",") if x]
+    if not token_modes or any(x not in ("off", "on") for x in token_modes):
+        ap.error("--tokens takes on, off or on,off")
     modes = [m for m in a.batch_modes.split(",") if m]
     if any(m not in ("consecutive", "simultaneous", "recursive") for m in modes):
         ap.error("--batch-modes: consecutive, simultaneous, recursive")
+    if "recursive" in modes and token_modes != ["off"]:
+        # Seen with XRootD 5.5: xrdcp -r stats and lists a folder without the URL's opaque part or its
+        # -OS/-OD options, so a token-enforcing site refuses the copy before any file; a token on the
+        # connection (ztn) would need root:// over TLS, which these sites do not have.
+        ap.error(
+            "--batch-modes recursive needs --tokens off: xrdcp -r cannot give the folder it lists a token"
+        )
     batch = None
     if a.batch:
         n, s = a.batch.lower().split("x")
@@ -581,6 +620,11 @@ def main(argv=None) -> int:
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
         "cells": [],
     }
+    issuer = None
+    if "on" in token_modes:
+        import wantokens
+
+        issuer = wantokens.WanIssuer.of_state()
     srcdir = tempfile.mkdtemp(prefix="srcnet-wan-matrix-")
     os.chmod(srcdir, 0o755)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
@@ -595,10 +639,17 @@ def main(argv=None) -> int:
                 ):
                     bdp = int(path.config.bdp_bytes() * a.plugin_bdp_factor)
                     sites = {}
-                    for k, plugin in enumerate(plugins):
-                        # stock and plugin sites side by side: ports 1094/8080, 1095/8081
-                        kw = dict(port=1094 + k, http_port=8080 + k, plugin=plugin == "on", tpc_bdp_bytes=bdp)
-                        sites[plugin] = (
+                    kinds = [(plugin, tokens) for plugin in plugins for tokens in token_modes]
+                    for k, (plugin, tokens) in enumerate(kinds):
+                        # each kind of site side by side: ports 1094/8080, 1095/8081, ...
+                        kw = dict(
+                            port=1094 + k,
+                            http_port=8080 + k,
+                            plugin=plugin == "on",
+                            tpc_bdp_bytes=bdp,
+                            tokens=issuer if tokens == "on" else None,
+                        )
+                        sites[plugin, tokens] = (
                             stack.enter_context(XrootdSite(path, "a", **kw)),
                             stack.enter_context(XrootdSite(path, "b", **kw)),
                         )
@@ -609,13 +660,13 @@ def main(argv=None) -> int:
                         if tool == "iperf3":
                             continue
                         for size in sizes:
-                            for plugin in plugins:
-                                cell.file_tool(tool, size, plugin=plugin)
+                            for plugin, tokens in kinds:
+                                cell.file_tool(tool, size, plugin=plugin, tokens=tokens)
                     if batch:
                         for btool in a.batch_tool.split(","):
                             for mode in modes:
-                                for plugin in plugins:
-                                    cell.file_tool(btool, batch[1], batch[0], mode, plugin)
+                                for plugin, tokens in kinds:
+                                    cell.file_tool(btool, batch[1], batch[0], mode, plugin, tokens)
                     doc["cells"].extend(cell.results)
                 # write after every path so a partial run still leaves data
                 doc["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -629,20 +680,22 @@ def main(argv=None) -> int:
 
 def table(doc) -> str:
     rows = [
-        "| RTT ms | rate Mbit/s | tool | plugin | mode | size | files | Mbit/s | of bottleneck "
+        "| RTT ms | rate Mbit/s | tool | plugin | tokens | mode | size | files | Mbit/s | of bottleneck "
         "| vs iperf3 | plateau s | retrans / emu drops | emu late>1ms | CPU s/GB client/server/emu |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in doc["cells"]:
         cpu = c.get("cpu_s_per_gb") or {}
         size = c.get("file_bytes")
         late = c.get("late_frac")
         rows.append(
-            "| {} | {:g} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |".format(
+            "| {} | {:g} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |".format(
                 c["rtt_ms"],
                 c["rate_mbit"],
                 c["tool"],
                 c.get("plugin", "off") if c["tool"] != "iperf3" else "-",
+                # results from before the sites enforced tokens have no such field: they had none
+                c.get("tokens", "off") if c["tool"] != "iperf3" else "-",
                 c.get("mode", ""),
                 f"{size / 1e6:g} MB" if size else f"{c.get('seconds', 0):.0f} s",
                 c.get("files", 1),

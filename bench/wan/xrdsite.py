@@ -12,6 +12,16 @@ layer ``ofs.osslib ++`` and the ``xrdcp-wan`` TPC pull program, as
          XrootdSite(path, "b") as site:
         path.run_a(["xrdcp", "/tmp/f", site.root_url("f")], env=XRD_ENV, timeout=60)
 
+``tokens`` (a ``wantokens.WanIssuer``) makes the site enforce WLCG tokens as the
+platform's sites do (localnet/xrootd.py): no request without a token of that issuer
+for the site's audience (its address) is served, on either protocol; the site reaches
+the issuer through forwarders (``IssuerPath``, shared by the sites of a namespace).  ``read_url`` and
+``write_url`` then carry a token with just the scopes the copy needs, and
+``bearer`` gives HTTP clients theirs::
+
+    with XrootdSite(path, "b", tokens=WanIssuer.of_state()) as site:
+        path.run_a(["xrdcp", "/tmp/f", site.write_url("f")], env=XRD_ENV, timeout=60)
+
 The data directory is on the shared filesystem (namespaces only isolate the
 network), so the caller can create and check files directly at
 ``site.local_path(name)``.  xrootd refuses to run as root: it is started with
@@ -37,9 +47,10 @@ XRD_ENV = dict(
     XRD_STREAMTIMEOUT="600",
 )
 GFAL_ENV = dict(XRD_ENV, GFAL_PYTHONBIN="/usr/bin/python3")
-PLUGIN_BUILD = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "xrootd-plugins", "build"
-)
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PLUGIN_BUILD = os.path.join(PROJECT_ROOT, "xrootd-plugins", "build")
+# How a site reaches its token issuer from a namespace (IssuerPath): a script that imports nothing.
+FORWARDER = os.path.join(PROJECT_ROOT, "localnet", "forwarder.py")
 
 
 def plugin_built() -> bool:
@@ -62,6 +73,88 @@ xrd.protocol XrdHttp:{http_port} libXrdHttp.so
 """
 
 
+class IssuerPath:
+    """A site's way to its token issuer from a namespace with no link to the host: a forwarder in the
+    namespace from 127.0.0.1:<issuer port> to a unix socket, and one on the host from that socket to the
+    issuer (localnet/forwarder.py), both as the xrootd account, from a copy of the script that account can
+    read wherever the checkout lies. One per namespace and port, shared by the sites there (the second
+    could not bind the port) and stopped with the last of them."""
+
+    _open: dict[tuple[str, int], IssuerPath] = {}
+
+    def __init__(self, path, side: str, port: int, pw, timeout: float) -> None:
+        self.key, self.users = (path.ns(side), port), 0
+        self.folder = tempfile.mkdtemp(prefix=f"{path.name}-issuer{side}-")
+        os.chown(self.folder, pw.pw_uid, pw.pw_gid)
+        os.chmod(self.folder, 0o755)
+        script = os.path.join(self.folder, "forwarder.py")
+        shutil.copyfile(FORWARDER, script)
+        os.chmod(script, 0o644)
+        socket_path = os.path.join(self.folder, "issuer.sock")
+        drop = [
+            "setpriv",
+            f"--reuid={pw.pw_uid}",
+            f"--regid={pw.pw_gid}",
+            "--clear-groups",
+            sys.executable,
+            script,
+        ]
+        self.procs: list[subprocess.Popen] = []
+        try:
+            for where, ends in (("host", (f"unix:{socket_path}", f"127.0.0.1:{port}")),
+                                ("site", (f"127.0.0.1:{port}", f"unix:{socket_path}"))):  # fmt: skip
+                log_name = os.path.join(self.folder, f"forwarder-{where}.log")
+                with open(log_name, "ab") as log:
+                    argv = [*drop, *ends]
+                    options = dict(stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                    popen = subprocess.Popen if where == "host" else getattr(path, f"popen_{side}")
+                    self.procs.append(popen(argv, **options))
+                _wait_for_forwarder(self.procs[-1], log_name, timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def opened(cls, path, side: str, port: int, pw, timeout: float) -> IssuerPath:
+        """The namespace's path to the issuer on ``port``, started if it is not there yet; ``release`` it."""
+        key = (path.ns(side), port)
+        if key not in cls._open:
+            cls._open[key] = cls(path, side, port, pw, timeout)
+        cls._open[key].users += 1
+        return cls._open[key]
+
+    def release(self) -> None:
+        self.users -= 1
+        if self.users <= 0:
+            self._open.pop(self.key, None)
+            self.close()
+
+    def close(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.procs.clear()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _wait_for_forwarder(proc: subprocess.Popen, log_name: str, timeout: float) -> None:
+    """Until the forwarder says it listens; one that exited is reported with what it said."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(log_name, errors="replace") as f:
+            said = f.read()
+        if "forwarder: " in said and "->" in said:
+            return
+        if proc.poll() is not None:
+            raise RuntimeError(f"the forwarder to the issuer exited ({proc.returncode}): {said.strip()}")
+        time.sleep(0.05)
+    raise RuntimeError(f"the forwarder to the issuer did not start listening ({log_name})")
+
+
 class XrootdSite:
     def __init__(
         self,
@@ -74,6 +167,7 @@ class XrootdSite:
         plugin: bool = False,
         tpc_bdp_bytes: int | None = None,
         pacing_bytes_per_s: int | None = None,
+        tokens=None,
     ):
         if side not in ("a", "b"):
             raise ValueError("side must be 'a' or 'b'")
@@ -83,9 +177,11 @@ class XrootdSite:
         self.port, self.http_port = port, http_port
         self.user, self.start_timeout = user, start_timeout
         self.plugin, self.tpc_bdp_bytes, self.pacing = plugin, tpc_bdp_bytes, pacing_bytes_per_s
+        self.tokens = tokens
         self.host = path.ip_a if side == "a" else path.ip_b
         self.base = None
         self.proc = None
+        self.issuer_path: IssuerPath | None = None
 
     # -- URLs and files -------------------------------------------------
     def root_url(self, name: str) -> str:
@@ -93,6 +189,39 @@ class XrootdSite:
 
     def http_url(self, name: str) -> str:
         return f"http://{self.host}:{self.http_port}/{name.lstrip('/')}"
+
+    def read_url(self, name: str) -> str:
+        """``root_url``, with a token that reads ``name`` if the site enforces tokens."""
+        return self._with_token(self.root_url(name), self._scopes("read", name))
+
+    def write_url(self, name: str) -> str:
+        """``root_url``, with a token that creates (or overwrites) ``name`` if the site enforces tokens."""
+        return self._with_token(self.root_url(name), self._scopes("write", name))
+
+    def bearer(self, name: str, access: str) -> list[str]:
+        """The header options (``-H``, davix and curl alike) that give an HTTP request on ``name`` its token
+        for ``access`` (``read`` or ``write``); none when the site enforces no token."""
+        if self.tokens is None:
+            return []
+        return ["-H", f"Authorization: Bearer {self.token(self._scopes(access, name))}"]
+
+    def token(self, scopes: list[str]) -> str:
+        """A token for this site's audience with ``scopes``."""
+        if self.tokens is None:
+            raise RuntimeError(f"site {self.side} enforces no token")
+        return self.tokens.token(self.host, scopes)
+
+    def _scopes(self, access: str, name: str) -> list[str]:
+        import wantokens
+
+        return wantokens.read_scopes(name) if access == "read" else wantokens.write_scopes(name)
+
+    def _with_token(self, url: str, scopes: list[str]) -> str:
+        if self.tokens is None:
+            return url
+        import wantokens
+
+        return wantokens.url_with_token(url, self.token(scopes))
 
     def local_path(self, name: str) -> str:
         return os.path.join(self.data, name.lstrip("/"))
@@ -111,26 +240,53 @@ class XrootdSite:
         for d in (self.base, self.data, run):
             os.chown(d, pw.pw_uid, pw.pw_gid)
         os.chmod(self.base, 0o755)
-        cfg = os.path.join(self.base, "xrootd.cfg")
-        with open(cfg, "w") as f:
-            f.write(_CONFIG.format(port=self.port, http_port=self.http_port, data=self.data, run=run))
-            for line in self.plugin_lines():
-                f.write(line + "\n")
-        # The server logs to stderr, kept in xrootd.log: no -l, whose log-rotation thread races XRootD 5.5's
-        # start-up putenv calls (localnet/xrootd.py says how).
-        with open(os.path.join(self.base, "xrootd.log"), "ab") as log:
-            self.proc = self._popen(
-                ["xrootd", "-c", cfg, "-R", self.user, "-n", f"site{self.side}"],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        argv = [
+            "xrootd",
+            "-c",
+            os.path.join(self.base, "xrootd.cfg"),
+            "-R",
+            self.user,
+            "-n",
+            f"site{self.side}",
+        ]
+        env = None
         try:
+            lines = self.plugin_lines()
+            if self.tokens is not None:
+                lines += self._enforce_tokens(pw)
+                argv = self._trusting(argv)
+                # scitokens-cpp keeps the issuer's keys in $XDG_CACHE_HOME (the xrootd account has no home).
+                env = dict(os.environ, XDG_CACHE_HOME=os.path.join(self.base, "cache"))
+            with open(os.path.join(self.base, "xrootd.cfg"), "w") as f:
+                f.write(_CONFIG.format(port=self.port, http_port=self.http_port, data=self.data, run=run))
+                f.write("".join(line + "\n" for line in lines))
+            # The server logs to stderr, kept in xrootd.log: no -l, whose log-rotation thread races XRootD
+            # 5.5's start-up putenv calls (localnet/xrootd.py says how).
+            with open(os.path.join(self.base, "xrootd.log"), "ab") as log:
+                self.proc = self._popen(
+                    argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env
+                )
             self._wait_ports()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _enforce_tokens(self, pw) -> list[str]:
+        """Write the token plugin's files, start the forwarders to the issuer; the directives to load it."""
+        from pathlib import Path
+
+        from localnet.xrootd import write_token_files
+
+        lines = write_token_files(Path(self.base), self.tokens.site_tokens(self.host))
+        os.chown(os.path.join(self.base, "cache"), pw.pw_uid, pw.pw_gid)
+        self.issuer_path = IssuerPath.opened(self.path, self.side, self.tokens.port, pw, self.start_timeout)
+        return lines
+
+    def _trusting(self, argv: list[str]) -> list[str]:
+        from localnet.xrootd import trusting
+
+        return trusting(argv, self.tokens.bundle)
 
     def plugin_lines(self) -> list[str]:
         """Config lines that load the wanio plugin (none for a stock site)."""
@@ -197,6 +353,9 @@ class XrootdSite:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+        if self.issuer_path is not None:
+            self.issuer_path.release()
+            self.issuer_path = None
         if self.base:
             shutil.rmtree(self.base, ignore_errors=True)
             self.base = None

@@ -39,7 +39,8 @@ def register(nouns: Any) -> None:
         epilog="examples:\n  srcnet bench path SKA1-Low UKSRC --once\n"
         "  srcnet bench path SKA1-Mid UKSRC --rate-mbit 500 --size 200M\n"
         "  srcnet bench path SKA1-Low UKSRC --once --mtu 9000 --size 2G\n"
-        "  srcnet bench path SKA1-Low UKSRC --once --server stock --mode pull",
+        "  srcnet bench path SKA1-Low UKSRC --once --server stock --mode pull\n"
+        "  srcnet bench path SKA1-Low UKSRC --once --no-tokens   # what the tokens cost, by difference",
     )
     p.add_argument("source", metavar="FROM")
     p.add_argument("destination", metavar="TO")
@@ -63,6 +64,13 @@ def register(nouns: Any) -> None:
     p.add_argument(
         "--no-pacing", action="store_true", help="with --server plugin: do not pace the source's connections"
     )
+    p.add_argument(
+        "--no-tokens",
+        action="store_true",
+        help="sites that enforce no token, for comparison (by default both enforce the local network's "
+        "issuer's tokens, as the platform's sites do; either way they live only inside the path's "
+        "namespaces, for the measurement)",
+    )
     p.add_argument("--once", action="store_true", help="copy, report and tear down (else wait for Ctrl-C)")
     p.add_argument(
         "--record",
@@ -80,6 +88,17 @@ def _load(name: str) -> ModuleType:
     sys.path.insert(0, str(WAN_DIR))
     spec.loader.exec_module(module)
     return module
+
+
+def _issuer() -> Any:
+    """The local network's token issuer (bench/wan/wantokens.py), started if it is not running."""
+    wantokens = _load("wantokens")
+    try:
+        return wantokens.WanIssuer.of_state()
+    except (OSError, RuntimeError) as exc:
+        raise UnsuitableMachine(
+            f"the local token issuer did not start ({exc}): run scripts/bootstrap.sh, or use --no-tokens"
+        ) from exc
 
 
 def _size(text: str) -> int:
@@ -132,9 +151,12 @@ def path_cmd(ctx: Context, args: argparse.Namespace) -> int:
         ctx.info(f"srcnet: {rate:g} Mbit/s is below the plugin's lowest pacing rate: the source is not paced")
         pacing = None
     bdp = int(rate * 1e6 / 8 * float(topo["rtt_ms"]) / 1e3)
+    issuer = None if args.no_tokens else _issuer()
     with wanpath.emulated_path(rtt_ms=float(topo["rtt_ms"]), rate_mbit=rate, mtu=args.mtu) as path:
-        source = xrdsite.XrootdSite(path, "a", plugin=plugin, pacing_bytes_per_s=pacing)
-        destination = xrdsite.XrootdSite(path, "b", plugin=plugin, tpc_bdp_bytes=bdp if plugin else None)
+        source = xrdsite.XrootdSite(path, "a", plugin=plugin, pacing_bytes_per_s=pacing, tokens=issuer)
+        destination = xrdsite.XrootdSite(
+            path, "b", plugin=plugin, tpc_bdp_bytes=bdp if plugin else None, tokens=issuer
+        )
         try:
             source.start()
             destination.start()
@@ -149,6 +171,7 @@ def path_cmd(ctx: Context, args: argparse.Namespace) -> int:
                     "mode": args.mode,
                     "mtu": args.mtu,
                     "pacing_bytes_per_s": pacing,
+                    "tokens": issuer is not None,
                     # Whether the source's log shows the pacing applied to the connection it served.
                     "source_paced": source.paced_opens() > 0 if pacing else False,
                     "hystart": wanpath.tuning.cubic_hystart_enabled(),
@@ -194,18 +217,21 @@ def _copy_across(path: Any, source: Any, destination: Any, size: int, mode: str)
             fh.write(block[: min(remaining, len(block))])
             remaining -= len(block)
     os.chmod(source.local_path(name), 0o644)
-    target = destination.root_url(name) if mode == "tpc" else destination.local_path(name)
+    # The copy's tokens are asked for before the clock starts, as a worker holds them before it copies.
+    target = destination.write_url(name) if mode == "tpc" else destination.local_path(name)
     tpc = ["--tpc", "only"] if mode == "tpc" else []
+    origin = source.read_url(name)
     started = time.monotonic()
     copy = path.run_b(
-        ["xrdcp", "-f", "-s", *tpc, source.root_url(name), target],
+        ["xrdcp", "-f", "-s", *tpc, origin, target],
         capture_output=True,
         text=True,
         timeout=3600,
     )
     seconds = time.monotonic() - started
     if copy.returncode != 0:
-        raise TransferFailed(f"xrdcp failed: {copy.stderr.strip()[-300:]}")
+        # Its message may quote a URL, and a URL its token.
+        raise TransferFailed(f"xrdcp failed: {_load('wantokens').redact(copy.stderr.strip())[-300:]}")
     match = _adler32(source.local_path(name)) == _adler32(destination.local_path(name))
     return {
         "bytes": size,

@@ -21,6 +21,11 @@ def _namespaces() -> set[str]:
     return {line.split()[0] for line in out.splitlines() if line.startswith(ours)}
 
 
+@pytest.fixture(autouse=True)
+def _issuer_running(token_issuer):  # type: ignore[no-untyped-def]
+    """The session's issuer (the CLI's, by SRCNET_STATE) runs before the CLI asks it; the session stops it."""
+
+
 def _bench_lane(srcnet, *options: str) -> tuple[dict, str]:
     """`srcnet bench path SKA1-Low AUSRC` (7.5 ms) at 200 Mbit/s with these options: its JSON report and
     its stderr; it must succeed."""
@@ -45,6 +50,7 @@ def test_bench_path_copies_across_the_emulated_path_and_cleans_up(srcnet, topolo
     assert (report["mode"], report["server"], report["mtu"]) == ("tpc", "plugin", 1500)
     assert report["pacing_bytes_per_s"] == 25_000_000 and report["source_paced"] is True
     assert report["hystart"] in (True, False)
+    assert report["tokens"] is True  # both sites enforce the issuer's tokens, the copy carries them
     # Recorded where the planner's tuning model reads the lane's history.
     (measurement,) = PathMeasurement.objects.filter(source="SKA1-Low", destination="AUSRC")
     assert measurement.bytes == 8_000_000
@@ -69,7 +75,13 @@ def test_bench_path_with_the_stock_server_pulls_unpaced_over_jumbo_frames(srcnet
     assert (report["mode"], report["server"], report["mtu"]) == ("pull", "stock", 9000)
     assert report["adler32_match"] is True and report["bytes"] == 4_000_000
     assert report["pacing_bytes_per_s"] is None and report["source_paced"] is False
+    assert report["tokens"] is True
     assert _namespaces() == before
+
+
+def test_bench_path_without_tokens_copies_between_sites_that_enforce_none(srcnet, topology):
+    report, _ = _bench_lane(srcnet, "--size", "2M", "--server", "stock", "--no-tokens")
+    assert report["tokens"] is False and report["adler32_match"] is True
 
 
 @pytest.mark.parametrize(

@@ -55,3 +55,13 @@ def _no_leftovers():
     mine = f"{wanpath.PREFIX}{os.getpid()}-"
     left = [ns for ns in wanpath.list_namespaces() if ns.startswith(mine)]
     assert not left, f"namespaces left behind: {left}"
+
+
+@pytest.fixture(scope="session")
+def wan_issuer(test_state, token_issuer):
+    """The session's token issuer (tests/conftest.py), as the harness's sites trust it (wantokens.py)."""
+    from wantokens import WanIssuer
+
+    from localnet.xrootd import trust_bundle
+
+    return WanIssuer(token_issuer, trust_bundle(test_state))

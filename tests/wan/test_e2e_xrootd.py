@@ -1,5 +1,6 @@
-"""End to end: an XRootD server behind an emulated 300 ms path, xrdcp on the
-other side, adler32 checked on both ends (server's xrdadler32 vs zlib)."""
+"""End to end: a token-enforcing XRootD server behind an emulated 300 ms path, xrdcp on the other side with
+the tokens a copy needs, adler32 checked on both ends (server's xrdadler32 vs zlib); without a token nothing
+is read or written."""
 
 import os
 import zlib
@@ -16,39 +17,31 @@ def _adler32_file(name: str) -> str:
     return f"{value:08x}"
 
 
-def test_xrdcp_over_300ms_path_preserves_adler32(tmp_path):
+def test_xrdcp_over_300ms_path_preserves_adler32(tmp_path, wan_issuer):
     src = tmp_path / "product.bin"
     src.write_bytes(os.urandom(16 * 1024 * 1024))
     want = _adler32_file(src)
-    with emulated_path(rtt_ms=300, rate_mbit=200) as path, XrootdSite(path, "b") as site:
-        up = path.run_a(
-            ["xrdcp", "-f", "--cksum", "adler32:print", str(src), site.root_url("product.bin")],
-            capture_output=True,
-            text=True,
-            env=XRD_ENV,
-            timeout=60,
-        )
+    with emulated_path(rtt_ms=300, rate_mbit=200) as path, XrootdSite(path, "b", tokens=wan_issuer) as site:
+
+        def xrd(*argv: str):
+            return path.run_a(list(argv), capture_output=True, text=True, env=XRD_ENV, timeout=60)
+
+        # Without a token, or with one that only reads: nothing is stored.
+        for url in (site.root_url("product.bin"), site.read_url("product.bin")):
+            refused = xrd("xrdcp", "-f", str(src), url)
+            assert refused.returncode != 0 and not os.path.exists(site.local_path("product.bin"))
+        up = xrd("xrdcp", "-f", str(src), site.write_url("product.bin"))
         assert up.returncode == 0, up.stderr + site.log_tail()
         # Server-side checksum, computed by xrootd from the stored file.
-        remote = path.run_a(
-            ["xrdadler32", site.root_url("product.bin")],
-            capture_output=True,
-            text=True,
-            env=XRD_ENV,
-            timeout=30,
-        )
+        remote = xrd("xrdadler32", site.read_url("product.bin"))
         assert remote.returncode == 0, remote.stderr
         assert remote.stdout.split()[0] == want
         assert _adler32_file(site.local_path("product.bin")) == want
-        # And back across the path in the other direction.
+        # And back across the path in the other direction; anonymously: refused.
         back = tmp_path / "back.bin"
-        down = path.run_a(
-            ["xrdcp", "-f", site.root_url("product.bin"), str(back)],
-            capture_output=True,
-            text=True,
-            env=XRD_ENV,
-            timeout=60,
-        )
+        anonymous = xrd("xrdcp", "-f", site.root_url("product.bin"), str(back))
+        assert anonymous.returncode != 0 and not back.exists()
+        down = xrd("xrdcp", "-f", site.read_url("product.bin"), str(back))
         assert down.returncode == 0, down.stderr
         assert _adler32_file(back) == want
         stats = path.stats()

@@ -33,8 +33,8 @@ DESCRIPTIONS: dict[ExitCode, str] = {
     ExitCode.TRANSFER_FAILED: "`transfers watch`: every file ended, but at least one FAILED or was CANCELED.",
     ExitCode.TIMEOUT: "`transfers watch`: `--timeout` expired before every file ended.",
     ExitCode.ENVIRONMENT: (
-        "This machine cannot run the command (`bench path`: needs root, /dev/net/tun and, for plugin "
-        "sites, the built XRootD plugin)."
+        "This machine cannot run the command (`bench path`: needs root, /dev/net/tun, for plugin sites "
+        "the built XRootD plugin and, with tokens, a local token issuer that starts)."
     ),
     ExitCode.PROBLEMS_FOUND: "`tokens check`: at least one problem found (each printed with what to change).",
     ExitCode.INTERRUPTED: "Interrupted by Ctrl-C (SIGINT).",

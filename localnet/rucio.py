@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .issuer_rucio import RucioClient, rucio_oidc_files
-from .postgres import ensure_postgres
+from .postgres import RUCIO_DB_ROLE, admin_sql, ensure_postgres
 from .processes import ServiceError, port_open, run, running, start_daemon, stop_daemon
 from .rucio_daemons import start_daemons, stop_daemons
-from .state import PROJECT_ROOT, StateDir
+from .state import PROJECT_ROOT, RUCIO_DB_PASSWORD, StateDir
 from .users import RUCIO_ACCOUNT, chown_tree, grant_traversal, service_account
 
 RUCIO_VENV = Path(os.environ.get("SRCNET_RUCIO_VENV", str(PROJECT_ROOT / ".venv-rucio")))
@@ -103,26 +103,20 @@ def _site_packages() -> Path:
     return Path(out.stdout.strip())
 
 
-def _psql(port: int, database: str, sql: str) -> str:
-    argv = ["psql", "-tA", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]
-    return run([*argv, "-d", database, "-c", sql]).stdout.strip()
+def _ensure_database(state: StateDir, database: str) -> None:
+    """Rucio's database in the state's cluster, owned by Rucio's role (which ensure_postgres keeps)."""
+    if not admin_sql(state, "postgres", f"SELECT 1 FROM pg_database WHERE datname = '{database}'"):
+        admin_sql(state, "postgres", f"CREATE DATABASE {database} OWNER {RUCIO_DB_ROLE}")
 
 
-def _ensure_database(port: int, database: str) -> None:
-    if not _psql(port, "postgres", "SELECT 1 FROM pg_roles WHERE rolname = 'rucio'"):
-        _psql(port, "postgres", "CREATE ROLE rucio LOGIN PASSWORD 'rucio'")
-    if not _psql(port, "postgres", f"SELECT 1 FROM pg_database WHERE datname = '{database}'"):
-        _psql(port, "postgres", f"CREATE DATABASE {database} OWNER rucio")
-
-
-def _bootstrapped(port: int, database: str) -> bool:
+def _bootstrapped(state: StateDir, database: str) -> bool:
     query = (
         "SELECT 1 FROM information_schema.tables"
         " WHERE table_schema = 'rucio' AND table_name = 'alembic_version'"
     )
-    if not _psql(port, database, query):
+    if not admin_sql(state, database, query):
         return False
-    return bool(_psql(port, database, "SELECT 1 FROM rucio.accounts WHERE account = 'root'"))
+    return bool(admin_sql(state, database, "SELECT 1 FROM rucio.accounts WHERE account = 'root'"))
 
 
 def _credentials(folder: Path) -> dict[str, str]:
@@ -226,7 +220,8 @@ def ensure_rucio(
     url = f"http://127.0.0.1:{port}"
     creds = _credentials(folder)
     pg_port = ensure_postgres(state)
-    db_url = f"postgresql+psycopg://rucio:rucio@127.0.0.1:{pg_port}/{database}"
+    password = state.secret(RUCIO_DB_PASSWORD)
+    db_url = f"postgresql+psycopg://{RUCIO_DB_ROLE}:{password}@127.0.0.1:{pg_port}/{database}"
     site_packages = _site_packages()
     config, alembic_ini, client_config = (
         folder / "rucio.cfg",
@@ -275,11 +270,11 @@ def ensure_rucio(
     )
 
     def heartbeats() -> set[int]:
-        rows = _psql(pg_port, database, "SELECT DISTINCT pid FROM rucio.heartbeats")
+        rows = admin_sql(state, database, "SELECT DISTINCT pid FROM rucio.heartbeats")
         return {int(pid) for pid in rows.split()}
 
     def forget_heartbeats(pid: int) -> None:
-        _psql(pg_port, database, f"DELETE FROM rucio.heartbeats WHERE pid = {int(pid)}")
+        admin_sql(state, database, f"DELETE FROM rucio.heartbeats WHERE pid = {int(pid)}")
 
     def start_the_daemons() -> None:
         if daemons:
@@ -297,7 +292,7 @@ def ensure_rucio(
     if fresh:
         stop_daemons(state, daemon)
         stop_daemon(state, daemon, timeout=20)
-        _psql(pg_port, "postgres", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+        admin_sql(state, "postgres", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
     elif running(state, daemon) and port_open(port) and ping(url):
         if config_changed:
             # Daemons read their configuration once: those of an older one (another usercert) start again.
@@ -306,8 +301,8 @@ def ensure_rucio(
         return server
     stop_daemons(state, daemon)
     stop_daemon(state, daemon, timeout=20)
-    _ensure_database(pg_port, database)
-    if not _bootstrapped(pg_port, database):
+    _ensure_database(state, database)
+    if not _bootstrapped(state, database):
         # build_database() + create_base_vo() + create_root_account() (identity from [bootstrap]).
         proc = subprocess.run(
             [str(rucio_python()), str(RUCIO_VENV / "rucio" / "tools" / "bootstrap.py")],
@@ -318,7 +313,7 @@ def ensure_rucio(
             check=False,
         )
         (logdir / "bootstrap.log").write_text(proc.stdout + proc.stderr)
-        if proc.returncode != 0 or not _bootstrapped(pg_port, database):
+        if proc.returncode != 0 or not _bootstrapped(state, database):
             raise ServiceError(f"Rucio schema bootstrap failed: {proc.stderr.strip()[-2000:]}")
     argv = [
         str(RUCIO_VENV / "bin" / "gunicorn"),

@@ -24,7 +24,7 @@ from .processes import (
     wait_for_port,
 )
 from .redis import ensure_redis, redis_url, stop_redis
-from .state import DJANGO_SECRET_KEY, PROJECT_ROOT, StateDir
+from .state import DJANGO_SECRET_KEY, POSTGRES_PASSWORD, PROJECT_ROOT, StateDir
 from .users import chown_tree, drop_to, grant_traversal, service_account
 from .xrootd import known_sites, stop_site
 
@@ -58,6 +58,7 @@ def service_env(state: StateDir, name: str) -> dict[str, str]:
     # This state's broker, with its password (which the service account cannot read from the state): set,
     # not defaulted, as SRCNET_STATE is, so a process started for another state never reaches this one's.
     env["SRCNET_REDIS_URL"] = redis_url(state)
+    env["SRCNET_DB_PASSWORD"] = state.secret(POSTGRES_PASSWORD)  # its database's, as the broker's
     env.update(token_env(state))
     return env
 

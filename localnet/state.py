@@ -24,6 +24,9 @@ RUNTIME_FILE = "runtime.json"
 SECRETS_DIR = "secrets"
 DJANGO_SECRET_KEY = "django-secret-key"
 REDIS_PASSWORD = "redis-password"
+# The local PostgreSQL's passwords of the platform's role and of Rucio's (localnet/postgres.py).
+POSTGRES_PASSWORD = "postgres-srcnet-password"
+RUCIO_DB_PASSWORD = "postgres-rucio-password"
 # Service accounts the daemons drop to when started as root; they must be able to reach the state folder.
 SERVICE_USERS = ("postgres", "xrootd")
 

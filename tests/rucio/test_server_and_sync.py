@@ -195,17 +195,16 @@ def test_a_daemon_that_died_is_started_again_without_its_old_heartbeat(rucio_ser
     """A Rucio daemon caught by a PostgreSQL restart exits (seen in CI: tests/faults restarts the shared
     PostgreSQL). The next ensure_rucio starts it again, as systemd's Restart= would, and removes the dead
     one's heartbeat first: a judge-evaluator that counted it would take only half of the DIDs."""
-    from localnet.postgres import ensure_postgres
-    from localnet.rucio import _psql
+    from localnet.postgres import admin_sql
 
     name = "rucio-" + rucio_instance()
     evaluator = f"{name}.judge-evaluator"
     old = _daemon_pids(test_state, name)[evaluator]
-    database, port = rucio_server.database, ensure_postgres(test_state)
+    database = rucio_server.database
 
     def evaluator_heartbeats() -> set[int]:
-        rows = _psql(
-            port, database, "SELECT pid FROM rucio.heartbeats WHERE readable LIKE '%judge-evaluator%'"
+        rows = admin_sql(
+            test_state, database, "SELECT pid FROM rucio.heartbeats WHERE readable LIKE '%judge-evaluator%'"
         )
         return {int(pid) for pid in rows.split()}
 

@@ -26,10 +26,11 @@ from localnet.state import POSTGRES_PASSWORD, RUCIO_DB_PASSWORD, StateDir
 
 
 def _login(port: int, user: str, password: str | None, database: str = "postgres") -> None:
-    credentials = {} if password is None else {"password": password}
-    psycopg.connect(
-        host="127.0.0.1", port=port, user=user, dbname=database, connect_timeout=5, **credentials
-    ).close()
+    # No password at all: libpq sends none (PGPASSWORD and ~/.pgpass are not this test's).
+    conninfo = f"host=127.0.0.1 port={port} user={user} dbname={database} connect_timeout=5"
+    if password is not None:
+        conninfo += f" password={password}"
+    psycopg.connect(conninfo, passfile="/dev/null").close()
 
 
 @pytest.mark.parametrize("user", [DB_USER, RUCIO_DB_ROLE, "postgres"])

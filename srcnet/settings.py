@@ -11,7 +11,7 @@ import os
 import secrets
 from pathlib import Path
 
-from localnet.state import DJANGO_SECRET_KEY, REDIS_PASSWORD, runtime_for, secret_for
+from localnet.state import DJANGO_SECRET_KEY, POSTGRES_PASSWORD, REDIS_PASSWORD, runtime_for, secret_for
 from srcnet.workers import copy_slots
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -32,6 +32,11 @@ ALLOWED_HOSTS = _env("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",
 # Storage endpoints at loopback or link-local addresses are refused (topology/constants.py); the local
 # network, whose sites listen on loopback, allows them for its own processes (localnet.stack.service_env).
 SRCNET_ALLOW_LOCAL_STORAGE = _env("ALLOW_LOCAL_STORAGE", "0") == "1"
+# Failed sign-ins (identity.limits): this many for one account from one address, or for any accounts from
+# one address, within the window lock that account there, or that address, until the oldest leaves it.
+SRCNET_SIGN_IN_FAILURES_PER_ACCOUNT = int(_env("SIGN_IN_FAILURES_PER_ACCOUNT", "5"))
+SRCNET_SIGN_IN_FAILURES_PER_ADDRESS = int(_env("SIGN_IN_FAILURES_PER_ADDRESS", "20"))
+SRCNET_SIGN_IN_WINDOW_SECONDS = int(_env("SIGN_IN_WINDOW_SECONDS", "900"))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -56,6 +61,7 @@ INSTALLED_APPS = [
     "campaigns",
     "monitoring",
     "rules",
+    "identity",
 ]
 
 MIDDLEWARE = [
@@ -95,7 +101,9 @@ DATABASES = {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": _env("DB_NAME", "srcnet"),
         "USER": _env("DB_USER", "srcnet"),
-        "PASSWORD": _env("DB_PASSWORD", "srcnet"),
+        # A deployment's from its environment; on one machine, the local network's own (its processes get it
+        # in SRCNET_DB_PASSWORD): no built-in password, which the local PostgreSQL would refuse anyway.
+        "PASSWORD": _env("DB_PASSWORD", secret_for(POSTGRES_PASSWORD)),
         "HOST": _env("DB_HOST", "127.0.0.1"),
         "PORT": _env("DB_PORT", str(_ports.get("postgres", 5432))),
         "CONN_MAX_AGE": 60,

@@ -5,13 +5,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from identity.views import PortalLoginView, admin_login
 from monitoring.views import metrics
 
 from . import views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(template_name="srcnet/login.html"), name="login"),
+    # Both login pages refuse, for a while, an account or an address that failed too often (identity.limits).
+    path("login/", PortalLoginView.as_view(), name="login"),
+    path("admin/login/", admin_login, name="admin-login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("topology/", include("topology.urls")),

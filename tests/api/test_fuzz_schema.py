@@ -1,18 +1,23 @@
 """The REST API fuzzed from its own OpenAPI schema (schemathesis, bounded): whatever is sent, no answer is a
 server error, and every answer the schema documents matches it.
 
-Requests go through the WSGI application in-process as an operator (the role that reaches every write
-path), inside the test's transaction. The example count is bounded so the whole walk stays near a minute;
-SRCNET_FUZZ_EXAMPLES raises it for a longer local run."""
+Requests go through the WSGI application in-process, inside the test's transaction. Two walks:
+- the fixed one, as an operator (the role that reaches every write path), the same examples every run
+  (derandomized), so a regression shows as the same failure;
+- a fresh one each run, as each role (scientist, operator, admin), from a random seed printed in the
+  failure and in the run's header (``SRCNET_FUZZ_SEED=<seed>`` replays it): inputs no fixed run ever sent.
+The example counts are bounded so both walks stay near a few minutes; SRCNET_FUZZ_EXAMPLES and
+SRCNET_FUZZ_ROLE_EXAMPLES raise them for a longer local run."""
 
 from __future__ import annotations
 
 import os
+import random
 
 import pytest
 import schemathesis
 from drf_spectacular.generators import SchemaGenerator
-from hypothesis import HealthCheck, Phase
+from hypothesis import HealthCheck, Phase, seed
 from hypothesis import settings as hypothesis_settings
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
@@ -21,6 +26,9 @@ from schemathesis.specs.openapi.checks import content_type_conformance, response
 from srcnet.wsgi import application
 
 EXAMPLES = int(os.environ.get("SRCNET_FUZZ_EXAMPLES", "15"))
+ROLE_EXAMPLES = int(os.environ.get("SRCNET_FUZZ_ROLE_EXAMPLES", "5"))
+# A new seed every run unless one is given to replay a run (printed in the run's output and in each failure).
+SEED = int(os.environ.get("SRCNET_FUZZ_SEED") or random.SystemRandom().randrange(2**32))
 
 schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
 schema.app = application
@@ -40,10 +48,34 @@ def keep_the_test_connection():  # type: ignore[no-untyped-def]
     request_finished.connect(close_old_connections)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _say_the_seed(request) -> None:  # type: ignore[no-untyped-def]
+    # To the run's own output, past pytest's capture: the one line that replays this run's walk.
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\nREST API fuzzing as each role: SRCNET_FUZZ_SEED={SEED}", flush=True)
+
+
+ROLES = {
+    "scientist": {},
+    "operator": {"is_staff": True},
+    "admin": {"is_staff": True, "is_superuser": True},
+}
+
+
+def _token_of(django_user_model, role: str) -> str:  # type: ignore[no-untyped-def]
+    user, _ = django_user_model.objects.get_or_create(username=f"fuzz-{role}", defaults=ROLES[role])
+    return Token.objects.get_or_create(user=user)[0].key
+
+
 @pytest.fixture
 def operator_token(django_user_model, keep_the_test_connection) -> str:  # type: ignore[no-untyped-def]
-    user, _ = django_user_model.objects.get_or_create(username="fuzz-operator", defaults={"is_staff": True})
-    return Token.objects.get_or_create(user=user)[0].key
+    return _token_of(django_user_model, "operator")
+
+
+@pytest.fixture
+def role_tokens(django_user_model, keep_the_test_connection) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {role: _token_of(django_user_model, role) for role in sorted(ROLES)}
 
 
 @pytest.mark.django_db
@@ -60,3 +92,25 @@ def test_no_input_makes_the_api_fail_or_answer_off_schema(case, operator_token):
         headers={"Authorization": f"Token {operator_token}"},
         checks=[not_a_server_error, response_schema_conformance, content_type_conformance],
     )
+
+
+@pytest.mark.django_db
+@schema.parametrize()
+@hypothesis_settings(
+    max_examples=ROLE_EXAMPLES,
+    deadline=None,
+    phases=[Phase.generate],  # the schema's own examples are the fixed walk's
+    suppress_health_check=list(HealthCheck),
+)
+@seed(SEED)
+def test_no_input_from_any_role_makes_the_api_fail_or_answer_off_schema(case, role_tokens):
+    """Each generated request is sent as each role in turn (one set-up per operation, three answers)."""
+    for role, token in role_tokens.items():
+        try:
+            case.call_and_validate(
+                headers={"Authorization": f"Token {token}"},
+                checks=[not_a_server_error, response_schema_conformance, content_type_conformance],
+            )
+        except BaseException as exc:
+            exc.add_note(f"as the {role}; replay with SRCNET_FUZZ_SEED={SEED} (this run's seed)")
+            raise

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..choices import TERMINAL_JOB_STATES, AttemptState, FileState
-from ..models import LinkPause, TransferAttempt, TransferJob
+from ..models import LinkPause, TransferAttempt, TransferFile, TransferJob
 from .common import send_task
 from .outcomes import settle_job
 
@@ -18,15 +18,22 @@ CANCEL_REASON = "Job canceled by the user"
 def cancel_job(job: TransferJob, *, reason: str = CANCEL_REASON) -> TransferJob:
     """Cancel every file not finished. A copy that runs is stopped: its worker process is terminated
     after commit and the partial destination removed."""
+    # Locks in the order every writer of the service takes them: a copy's attempt, then its file, then its
+    # job (finish_attempt; the dispatcher locks waiting files, then marks their jobs ACTIVE). Job first, as
+    # this once did, met a dispatch holding the job's file and waiting for the job: a deadlock, and a 500.
+    running = list(
+        TransferAttempt.objects.select_for_update(of=("self",))
+        .filter(file__job_id=job.pk, state=AttemptState.RUNNING)
+        .select_related("file")
+        .order_by("id")
+    )
+    list(
+        TransferFile.objects.select_for_update(of=("self",)).filter(job_id=job.pk).order_by("id").values("id")
+    )
     job = TransferJob.objects.select_for_update().get(pk=job.pk)
     if job.state in TERMINAL_JOB_STATES:
         return job
     now = timezone.now()
-    running = list(
-        TransferAttempt.objects.select_for_update()
-        .filter(file__job=job, state=AttemptState.RUNNING)
-        .select_related("file")
-    )
     job.files.filter(state__in=(FileState.SUBMITTED, FileState.ACTIVE, FileState.NOT_USED)).update(
         state=FileState.CANCELED, reason=reason, finish_time=now
     )

@@ -58,7 +58,9 @@ def client_address(request: HttpRequest) -> str:
 
 
 def normalised(username: object) -> str:
-    return str(username or "").strip().lower()[:150]
+    """The user name as kept and compared: lower-cased, at most 150 characters, without NUL (which
+    PostgreSQL's text refuses; a request may carry anything)."""
+    return str(username or "").replace("\x00", "").strip().lower()[:150]
 
 
 def lock_for(address: str, username: object) -> Lock | None:

@@ -129,3 +129,15 @@ def test_a_failure_keeps_no_password_and_old_ones_are_dropped(alice):  # type: i
     (failure,) = SignInFailure.objects.all()
     assert (failure.username, failure.address, failure.place) == ("bob", ATTACKER, "portal")
     assert "hunter" not in str([getattr(failure, f.name) for f in SignInFailure._meta.fields])
+
+
+@pytest.mark.parametrize("username", ["al\x00ice", ["alice"], {"name": "alice"}, "x" * 5000])
+def test_any_user_name_is_counted_and_answered_without_a_server_error(alice, username):  # type: ignore[no-untyped-def]
+    """Found by the role fuzzing (seed 511300061): a NUL in the user name was a 500 at the token endpoint."""
+    client = Client(REMOTE_ADDR=ATTACKER)
+    token = client.post(
+        reverse("api-token"), {"username": username, "password": "guess"}, content_type="application/json"
+    )
+    assert token.status_code == 400
+    portal = client.post(reverse("login"), {"username": str(username), "password": "guess"})
+    assert portal.status_code == 200

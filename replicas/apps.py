@@ -6,4 +6,5 @@ class ReplicasConfig(AppConfig):
     verbose_name = "Data products and replicas"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401  (connects the transfer-completion receiver)
+        from . import rucio_membership, signals  # noqa: F401  (connect the transfer-completion and project
+        # membership receivers)

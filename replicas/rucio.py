@@ -35,6 +35,7 @@ from topology.models import NetworkPath, StorageEndpoint
 
 from .choices import ProductState, ReplicaState
 from .models import DataProduct, Replica, ReplicaPolicy
+from .rucio_access import dataset_access_meta
 from .rucio_metadata import ensure_datatype
 from .rucio_record import record_rules
 from .rucio_sync import (
@@ -142,6 +143,13 @@ class RucioAdapter:
     def ping(self) -> str:
         with self._errors(f"Rucio at {self.config.url} does not answer"):
             return str(self.client.ping()["version"])
+
+    def account_exists(self, name: str) -> bool:
+        try:
+            self.client.get_account(name)
+        except rucio_exc.AccountNotFound:
+            return False
+        return True
 
     def rse_exists(self, name: str) -> bool:
         try:
@@ -350,6 +358,8 @@ class RucioAdapter:
             meta = dataset_meta(product)
             if "datatype" in meta:
                 ensure_datatype(self.client, meta["datatype"])
+            # Until when the dataset is its project's alone: Rucio's server reads it (the policy package).
+            meta.update(dataset_access_meta(product))
             self.client.add_dataset(scope, dataset, files=specs, rse=source, meta=meta)
         return ProductDids(
             scope=scope,
@@ -385,6 +395,7 @@ class RucioAdapter:
                 f"{product.did} is already registered in Rucio with different files: "
                 f"missing {missing}, unexpected {unexpected}"
             )
+        self.sync_access(product)
         return ProductDids(
             scope=product.scope,
             dataset=product.name,
@@ -392,6 +403,21 @@ class RucioAdapter:
             source_rse=source,
             created=False,
         )
+
+    def sync_access(self, product: DataProduct) -> None:
+        """Bring the dataset's proprietary end in Rucio in step with the product's (an operator may have
+        changed it, or the dataset was registered before the platform wrote it)."""
+        from .rucio_access import access
+
+        want = dataset_access_meta(product).get(access.PROPRIETARY_UNTIL)
+        with self._errors(f"cannot keep the proprietary period of {product.did} in Rucio"):
+            have = self.client.get_metadata(product.scope, product.name, plugin="JSON").get(
+                access.PROPRIETARY_UNTIL
+            )
+            if want and have != want:
+                self.client.set_metadata(product.scope, product.name, access.PROPRIETARY_UNTIL, want)
+            elif not want and have:
+                self.client.delete_metadata(product.scope, product.name, access.PROPRIETARY_UNTIL)
 
     def product_replicas(self, product: DataProduct) -> dict[str, dict[str, str]]:
         """File DID -> {RSE: replica state} for every file of the product's dataset."""

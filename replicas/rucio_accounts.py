@@ -16,6 +16,7 @@ from typing import Any
 
 from .models import DataProduct
 from .rucio import RucioAdapter, RucioAdapterError
+from .rucio_access import sync_project_attributes
 from .rucio_sync import RULE_COMMENT_PREFIX
 
 ACCOUNT_MAX = 25
@@ -67,6 +68,8 @@ def ensure_account(adapter: RucioAdapter, user: Any, rses: Iterable[str]) -> str
         client.update_account(name, "status", "ACTIVE")
         if (client.get_account(name) or {}).get("email") != email:
             client.update_account(name, "email", email)
+        # Its projects, as Rucio's server reads them to let it ask for proprietary products (rucio_access).
+        sync_project_attributes(client, name, user)
         limits = client.get_local_account_limits(name) or {}
         for rse in sorted(set(rses)):
             if rse not in limits:

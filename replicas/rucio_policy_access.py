@@ -1,0 +1,1 @@
+../rucio/policy/ska_rucio_policy/access.py

@@ -10,7 +10,10 @@ import pytest
 from transfers.choices import FileState
 from transfers.models import TransferFile
 
-from .conftest import MIB, policy_to, push_products, wait_for
+from .conftest import MIB, SOURCE_PACING, policy_to, push_products, wait_for
+
+# The source's pacing in bytes per second (SOURCE_PACING is the plugin's directive value, "8m").
+SOURCE_BPS = int(SOURCE_PACING.rstrip("m")) * MIB
 
 # exclusive: it asserts the copy's pace, which a busy second worker would slow (tests/worker_stack.py).
 pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.exclusive]
@@ -43,8 +46,12 @@ def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(  # ty
     )
     pk, moved, seen_at = partway
     assert 0 < moved < size
-    # Once its looks span four seconds, the pace it keeps: about the source's 8 MB/s (the pacing holds
-    # for the connection), written while it is still copying.
+    # Once its looks span four seconds, the pace it keeps: of the order of the source's 8 MiB/s (the
+    # pacing holds for the connection), written while it is still copying. Not closer: the destination's
+    # size grows in bursts, since the sites' pull program keeps 16 reads of 8 MiB in flight (more than the
+    # file) over the one paced connection and writes in order, and a 4 s span can straddle a burst: 14.6
+    # MB/s was recorded for a copy of 8.0 MB/s overall (12.57 s for 96 MiB; whole run, 2026-11-28). What
+    # this bounds: a copy that is paced (not loopback's hundreds of MB/s) and moving.
     pace = wait_for(
         lambda: (
             TransferFile.objects.filter(pk=pk, state=FileState.ACTIVE, progress_bps__isnull=False)
@@ -54,7 +61,7 @@ def test_a_copy_records_its_progress_while_it_runs_and_its_size_once_done(  # ty
         30,
         "the copy's pace",
     )
-    assert 4e6 < pace < 12e6, pace_diagnosis(pace, pk, fault_worker, test_state)
+    assert 4e6 < pace < 2 * SOURCE_BPS, pace_diagnosis(pace, pk, fault_worker, test_state)
     # It grows while the copy runs, and ends as the file's size with no progress time left on it.
     wait_for(
         lambda: (

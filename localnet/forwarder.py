@@ -18,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 CHUNK = 65536
 UNIX = "unix:"
@@ -94,6 +96,24 @@ async def _serve(listen: str, target: str) -> None:
     print(f"forwarder: {shown} -> {target}", flush=True)
     async with server:
         await server.serve_forever()
+
+
+def wait_until_listening(
+    log: Path, alive: Callable[[], bool], name: str, *, since: int = 0, timeout: float = 10
+) -> None:
+    """Until the forwarder that writes ``log`` says it listens (its first line, after byte ``since``: a log
+    may be appended to); one that exited (``alive()`` false) is reported with its log's end (a port it may
+    not bind, a namespace that is gone). RuntimeError naming ``name`` otherwise."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        said = log.read_bytes()[since:].decode(errors="replace") if log.exists() else ""
+        if "forwarder: " in said and " -> " in said:
+            return
+        if not alive():
+            tail = " | ".join(said.strip().splitlines()[-2:])
+            raise RuntimeError(f"{name} exited at its start: {tail}")
+        time.sleep(0.05)
+    raise RuntimeError(f"{name} did not start listening within {timeout:.0f} s")
 
 
 def main(argv: list[str]) -> int:

@@ -16,18 +16,18 @@ with the rest, and another process can cut and restore its links (``python -m lo
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import sys
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
+from .forwarder import wait_until_listening
 from .pki import address_credentials
 from .processes import ServiceError, is_alive, start_daemon, stop_daemon
 from .state import PROJECT_ROOT, StateDir
@@ -270,7 +270,10 @@ class LongHaul:
             since = log.stat().st_size if log.exists() else 0  # the log is appended to
             pid = start_daemon(self.state, name, argv)
             self._forwarders.append(name)
-            _wait_for_forwarder(log, since, pid, name)
+            try:
+                wait_until_listening(log, functools.partial(is_alive, pid), name, since=since)
+            except RuntimeError as exc:
+                raise ServiceError(str(exc)) from exc
 
     def pacing_bps(self, endpoint: str) -> float | None:
         """What the endpoint's site sends at most per connection: the widest bottleneck (scaled) of its
@@ -296,21 +299,6 @@ class LongHaul:
 
 def _forwarder_name(endpoint: str, port: int) -> str:
     return f"issuer-path-{endpoint}-{port}"
-
-
-def _wait_for_forwarder(log: Path, since: int, pid: int, name: str, timeout: float = 10) -> None:
-    """Until the forwarder says it listens (its first line, after byte ``since`` of its log); one that exited
-    is reported with its log's end (a port it may not bind, a namespace that is gone)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        said = log.read_bytes()[since:].decode(errors="replace") if log.exists() else ""
-        if "forwarder: 127.0.0.1:" in said:
-            return
-        if not is_alive(pid):
-            tail = " | ".join(said.strip().splitlines()[-2:])
-            raise ServiceError(f"{name} exited at its start: {tail}")
-        time.sleep(0.05)
-    raise ServiceError(f"{name} did not start listening within {timeout:.0f} s")
 
 
 def start_network(state: StateDir, plan: Plan) -> LongHaul:

@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 # Fail fast instead of hanging for minutes if the server is not there yet.
 XRD_ENV = dict(
@@ -83,6 +84,8 @@ class IssuerPath:
     _open: dict[tuple[str, int], IssuerPath] = {}
 
     def __init__(self, path, side: str, port: int, pw, timeout: float) -> None:
+        from localnet.forwarder import wait_until_listening  # the project's root is on the path by now
+
         self.key, self.users = (path.ns(side), port), 0
         self.folder = tempfile.mkdtemp(prefix=f"{path.name}-issuer{side}-")
         os.chown(self.folder, pw.pw_uid, pw.pw_gid)
@@ -109,7 +112,13 @@ class IssuerPath:
                     options = dict(stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
                     popen = subprocess.Popen if where == "host" else getattr(path, f"popen_{side}")
                     self.procs.append(popen(argv, **options))
-                _wait_for_forwarder(self.procs[-1], log_name, timeout)
+                proc = self.procs[-1]
+                wait_until_listening(
+                    Path(log_name),
+                    lambda proc=proc: proc.poll() is None,
+                    f"{where} forwarder",
+                    timeout=timeout,
+                )
         except BaseException:
             self.close()
             raise
@@ -139,20 +148,6 @@ class IssuerPath:
                 proc.wait()
         self.procs.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _wait_for_forwarder(proc: subprocess.Popen, log_name: str, timeout: float) -> None:
-    """Until the forwarder says it listens; one that exited is reported with what it said."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(log_name, errors="replace") as f:
-            said = f.read()
-        if "forwarder: " in said and "->" in said:
-            return
-        if proc.poll() is not None:
-            raise RuntimeError(f"the forwarder to the issuer exited ({proc.returncode}): {said.strip()}")
-        time.sleep(0.05)
-    raise RuntimeError(f"the forwarder to the issuer did not start listening ({log_name})")
 
 
 class XrootdSite:

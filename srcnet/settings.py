@@ -364,3 +364,38 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": _env("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- A deployment: HTTPS only, and nothing left to a default ----------------------------------------------
+# The Ansible role srcnet_app sets SRCNET_DEPLOYED=1 in /etc/srcnet/srcnet.env; the role control_plane's
+# gunicorn speaks TLS itself (no proxy in front), so request.is_secure() holds without a forwarded header.
+# `srcnet-manage check --deploy --fail-level WARNING` is clean with these (tests/deploy/test_site.py,
+# test_the_control_plane_speaks_https_only; docs/security.md, "HTTPS only").
+SRCNET_DEPLOYED = _env("DEPLOYED", "0") == "1"
+if SRCNET_DEPLOYED:
+    from django.core.exceptions import ImproperlyConfigured
+
+    # The random per-process key above would sign each web server process's sessions differently and lose
+    # them at every restart: a deployment has its vault's key or does not start.
+    if not _env("SECRET_KEY", ""):
+        raise ImproperlyConfigured(
+            "SRCNET_SECRET_KEY is not set: a deployment (SRCNET_DEPLOYED=1) signs sessions and "
+            "password-reset links with its vault's key (srcnet_app_secret_key in /etc/srcnet/srcnet.env) "
+            "and will not start with a random key of its own"
+        )
+    DEBUG = False
+    SECURE_SSL_REDIRECT = True
+    # A year; browsers then refuse plain HTTP to this host and its subdomains. "preload" only consents to
+    # browsers' preload lists: a domain enters one when its owner submits it (hstspreload.org), not before.
+    SECURE_HSTS_SECONDS = 365 * 24 * 3600
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+    SECURE_REFERRER_POLICY = "same-origin"
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # The https:// origins the portal's forms are posted from (the role: each allowed host at the web port).
+    CSRF_TRUSTED_ORIGINS = [origin for origin in _env("CSRF_TRUSTED_ORIGINS", "").split(",") if origin]
+    # drf-spectacular adds the API schema's own warnings (views it cannot describe) to `check --deploy`:
+    # they concern the API's documentation, not how the deployment is secured, and would hide a real
+    # deployment warning among them. `manage.py spectacular` still reports them.
+    SPECTACULAR_SETTINGS["ENABLE_DJANGO_DEPLOY_CHECK"] = False

@@ -44,6 +44,9 @@ STORAGE_PREFIX = "/srcnet/"
 # The token issuer the token_issuer role runs on cp (the realm and port are the role's defaults).
 ISSUER_HOST = "cp"
 ISSUER_PORT = 9443
+# The control plane's web server (role control_plane): HTTPS only, on the role's default port.
+CONTROL_PLANE_HOST = "cp"
+WEB_PORT = 8000
 TRANSFER_CLIENT = "srcnet-transfers"
 RECAP = re.compile(
     r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)", re.M
@@ -77,6 +80,19 @@ class Deployment:
     @property
     def issuer(self) -> str:
         return f"https://{self.host(ISSUER_HOST).address}:{ISSUER_PORT}/realms/srcnet"
+
+    @property
+    def web(self) -> str:
+        """The control plane's base URL (its certificate, of the test's CA, names this address)."""
+        return f"https://{self.host(CONTROL_PLANE_HOST).address}:{WEB_PORT}"
+
+    def curl(self, *argv: str, timeout: float = 60, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """curl from the hosts' network, trusting the deployment's CA only (the certificate is verified)."""
+        return self.fleet.lan_exec(
+            ["curl", "-sS", "--max-time", "30", "--cacert", str(self.ca_file), *argv],
+            timeout=timeout,
+            check=check,
+        )
 
     def host(self, name: str) -> BootedHost:
         return self.fleet.hosts[name]
@@ -176,7 +192,8 @@ class Deployment:
 
 
 def _pki(folder: Path, hosts: dict[str, BootedHost]) -> None:
-    """A throw-away CA and a host certificate per storage site naming its address (and its name)."""
+    """A throw-away CA and a host certificate per storage site, the issuer and the control plane, naming its
+    address (and its name)."""
     folder.mkdir(parents=True)
 
     def openssl(*args: str) -> None:
@@ -288,6 +305,8 @@ def _inventory(
         "xrootd_site_plugin_library": str(PLUGIN_BUILD / "libXrdWanIO-5.so"),
         "xrootd_site_plugin_tpc_program": str(PLUGIN_BUILD / "xrdcp-wan"),
         "control_plane_bind_address": cp,
+        "control_plane_tls_cert": str(pki) + "/{{ inventory_hostname }}.cert.pem",
+        "control_plane_tls_key": str(pki) + "/{{ inventory_hostname }}.key.pem",
         "control_plane_topology_file": str(_topology(folder.parent / "topology.yaml", fleet)),
         # Two copies at once (COPY_SLOTS below) and two processes for the control tasks (srcnet/workers.py).
         "platform_worker_concurrency": 4,
@@ -431,7 +450,7 @@ def deployment() -> Iterator[Deployment]:
         archive = release_archive(workdir / "wheelhouse")
         digest = subprocess.run(["sha256sum", str(archive)], capture_output=True, text=True, check=True)
         release = "0.1.0-" + digest.stdout[:12]
-        _pki(workdir / "pki", {n: fleet.hosts[n] for n in [*SITES, ISSUER_HOST]})
+        _pki(workdir / "pki", {n: fleet.hosts[n] for n in sorted({*SITES, ISSUER_HOST, CONTROL_PLANE_HOST})})
         vault: dict[str, str] = {}
         inventory = _inventory(workdir / "inventory", fleet, workdir / "pki", archive, release, vault)
         fleet.boot()

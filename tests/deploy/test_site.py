@@ -1,16 +1,20 @@
 """ansible/site.yml on six booted Debian 12 hosts: bad input stops the run before any host changes; the
 first run deploys the platform, the second changes nothing; the DTN tuning is applied and persistent; the
-deployed Prometheus scrapes every target, with the platform's alert rules loaded."""
+deployed Prometheus scrapes every target, with the platform's alert rules loaded; the control plane speaks
+HTTPS only, with the deployment's settings (check --deploy clean, HSTS, secure cookies)."""
 
 from __future__ import annotations
 
 import json
+import re
+import secrets
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import CENTRE, LAYOUT, SITES, TELESCOPE, Deployment, PlaybookRun
+from .conftest import CENTRE, CONTROL_PLANE_HOST, LAYOUT, SITES, TELESCOPE, WEB_PORT, Deployment, PlaybookRun
 
 pytestmark = pytest.mark.timeout(1500)
 
@@ -30,6 +34,8 @@ BUFFER_BYTES = 2 * 375_000_000
         # A site trusting a plain-HTTP issuer (scitokens-cpp would refuse it, and so would every copy).
         ("xrootd_site_token_issuers=http://issuer.example.org/realms/srcnet", "xrootd_site_token_issuers"),
         ("token_issuer_token_lifetime=5", "token_issuer_token_lifetime"),
+        # Shorter than the 50 characters Django's check --deploy asks of a secret key (security.W009).
+        ("srcnet_app_secret_key=" + "k" * 49, "srcnet_app_secret_key"),
         # The example vault's placeholder, long enough for every other rule.
         (
             "srcnet_app_secret_key=change-me-a-long-random-string-of-50-characters-or-more",
@@ -102,7 +108,6 @@ def test_dtn_buffers_from_the_platforms_topology_export(deployment: Deployment, 
     """The DTNs sized from the deployed control plane's paths (GET /api/topology/paths/) instead of the
     inventory's figures: the same 10 Gbit/s 300 ms path, so the same buffers, now recorded as taken from
     the export's path; a site the export has no path for fails before any change, naming the variable."""
-    cp = deployment.host("cp").address
     token = deployment.ssh(
         "cp",
         ["srcnet-manage", "shell", "-c",
@@ -110,10 +115,8 @@ def test_dtn_buffers_from_the_platforms_topology_export(deployment: Deployment, 
          "u, _ = get_user_model().objects.get_or_create(username='dtn-export'); "
          "print(Token.objects.get_or_create(user=u)[0].key)"],
     ).stdout.split()[-1]  # fmt: skip
-    export = deployment.fleet.lan_exec(
-        ["curl", "-sS", "--fail", "-H", f"Authorization: Token {token}",
-         f"http://{cp}:8000/api/topology/paths/?limit=1000"],
-        timeout=30,
+    export = deployment.curl(
+        "--fail", "-H", f"Authorization: Token {token}", f"{deployment.web}/api/topology/paths/?limit=1000"
     ).stdout  # fmt: skip
     paths_file = deployment.fleet.workdir / "paths.json"
     paths_file.write_text(export)
@@ -229,22 +232,8 @@ def test_prometheus_scrapes_every_target_and_loads_the_alert_rules(
 
 
 def test_the_portal_serves_its_static_files(deployment: Deployment, deployed: object) -> None:
-    url = f"http://{deployment.host('cp').address}:8000/static/srcnet/portal.css"
-    answer = deployment.fleet.lan_exec(
-        [
-            "curl",
-            "-sS",
-            "--fail",
-            "--max-time",
-            "10",
-            "-o",
-            "/dev/null",
-            "-w",
-            "%{http_code} %{content_type}",
-            url,
-        ],
-        timeout=30,
-    )
+    url = f"{deployment.web}/static/srcnet/portal.css"
+    answer = deployment.curl("--fail", "-o", "/dev/null", "-w", "%{http_code} %{content_type}", url)
     assert answer.stdout.split()[0] == "200" and answer.stdout.split()[1].startswith("text/css"), (
         answer.stdout
     )
@@ -253,3 +242,117 @@ def test_the_portal_serves_its_static_files(deployment: Deployment, deployed: ob
         "cp", ["readlink", "-f", "/opt/srcnet/current/static/srcnet/portal.css"]
     ).stdout
     assert collected.startswith(f"/opt/srcnet/releases/{deployment.release}/static/"), collected
+
+
+def test_the_control_plane_speaks_https_only(deployment: Deployment, deployed: object) -> None:
+    """The portal, the REST API and the FTS3 endpoint over HTTPS only (issue 31; docs/security.md): Django's
+    check --deploy is clean on the deployed settings; the web port answers no plain HTTP and is gunicorn's
+    only port; its certificate verifies with the platform CA for the host's name and address (and not for
+    another name, nor without that CA); an answer carries HSTS, and a portal sign-in's session and CSRF
+    cookies are Secure; the FTS3 endpoint still reads a client certificate from the connection."""
+    check = deployment.ssh(
+        CONTROL_PLANE_HOST, ["srcnet-manage", "check", "--deploy", "--fail-level", "WARNING"], check=False
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "System check identified no issues" in check.stdout, check.stdout + check.stderr
+
+    cp = deployment.host(CONTROL_PLANE_HOST).address
+    plain = deployment.fleet.lan_exec(
+        ["curl", "-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", f"http://{cp}:{WEB_PORT}/api/"],
+        timeout=30, check=False,
+    )  # fmt: skip
+    # No HTTP answer at all (gunicorn takes the request for a TLS handshake and drops it), not a redirect.
+    assert plain.returncode != 0 and plain.stdout.strip() == "000", (
+        plain.returncode,
+        plain.stdout,
+        plain.stderr,
+    )
+    listening = deployment.ssh(CONTROL_PLANE_HOST, ["ss", "-Hltnp"]).stdout
+    web_ports = {line.split()[3] for line in listening.splitlines() if '"gunicorn"' in line}
+    assert web_ports == {f"{cp}:{WEB_PORT}"}, listening
+
+    # The certificate names the host (cp) and its address; curl trusts the deployment's CA only.
+    by_name = deployment.curl(
+        "--resolve", f"{CONTROL_PLANE_HOST}:{WEB_PORT}:{cp}", "-o", "/dev/null", "-w", "%{http_code}",
+        f"https://{CONTROL_PLANE_HOST}:{WEB_PORT}/api/", check=False,
+    )  # fmt: skip
+    assert by_name.returncode == 0 and by_name.stdout in {"200", "401", "403"}, (
+        by_name.stdout,
+        by_name.stderr,
+    )
+    other_name = deployment.curl(
+        "--resolve", f"elsewhere.example.org:{WEB_PORT}:{cp}", f"https://elsewhere.example.org:{WEB_PORT}/api/",
+        check=False,
+    )  # fmt: skip
+    assert other_name.returncode == 60, (
+        other_name.returncode,
+        other_name.stderr,
+    )  # CURLE_PEER_FAILED_VERIFICATION
+    without_ca = deployment.fleet.lan_exec(
+        ["curl", "-sS", "--max-time", "10", f"{deployment.web}/api/"], timeout=30, check=False
+    )
+    assert without_ca.returncode == 60, (without_ca.returncode, without_ca.stderr)
+
+    # A portal sign-in: HSTS on every answer, the CSRF cookie and the session cookie Secure (and HttpOnly).
+    password = secrets.token_urlsafe(18)
+    deployment.ssh(
+        CONTROL_PLANE_HOST,
+        ["srcnet-manage", "shell", "-c",
+         "from django.contrib.auth import get_user_model; "
+         "u, _ = get_user_model().objects.get_or_create(username='tls-check'); "
+         f"u.set_password('{password}'); u.save()"],
+    )  # fmt: skip
+    jar = deployment.fleet.workdir / "tls-check-cookies"
+    login = f"{deployment.web}/login/"
+    form = deployment.curl("--fail", "-c", str(jar), "-D", "-", "-o", "/dev/null", login).stdout
+    signed_in = deployment.curl(
+        "-b", str(jar), "-c", str(jar), "-D", "-", "-o", "/dev/null", "--referer", login,
+        "--data-urlencode", f"csrfmiddlewaretoken={_cookie(jar, 'csrftoken')}",
+        "--data-urlencode", "username=tls-check", "--data-urlencode", f"password={password}", login,
+    ).stdout  # fmt: skip
+    assert signed_in.split()[1] == "302", signed_in  # to the portal: the password was taken
+    for answer in (form, signed_in):
+        assert re.search(
+            r"^strict-transport-security: max-age=31536000; includeSubDomains; preload\r?$",
+            answer,
+            re.I | re.M,
+        ), answer
+    cookies = {
+        line.split("=", 1)[0].split(":", 1)[1].strip(): line
+        for line in (form + signed_in).splitlines()
+        if line.lower().startswith("set-cookie:")
+    }
+    assert {"csrftoken", "sessionid"} <= set(cookies), cookies
+    assert all(re.search(r";\s*Secure\b", line, re.I) for line in cookies.values()), cookies
+    assert re.search(r";\s*HttpOnly\b", cookies["sessionid"], re.I), cookies
+
+    # The FTS3 endpoint on the same port asks for a client certificate and reads the verified one: a
+    # certificate of the platform CA is named (403 until registered), then taken as its user's.
+    pki = deployment.ca_file.parent
+    client = (
+        "--cert",
+        str(pki / f"{CONTROL_PLANE_HOST}.cert.pem"),
+        "--key",
+        str(pki / f"{CONTROL_PLANE_HOST}.key.pem"),
+    )
+    whoami = f"{deployment.web}/fts3/whoami"
+    refused = deployment.curl(*client, "-w", "\n%{http_code}", whoami, check=False).stdout
+    assert refused.endswith("\n403") and f"/CN={CONTROL_PLANE_HOST} is not registered" in refused, refused
+    deployment.ssh(
+        CONTROL_PLANE_HOST,
+        ["srcnet-manage", "shell", "-c",
+         "from django.contrib.auth import get_user_model; from transfers.models import ClientIdentity; "
+         "u = get_user_model().objects.get(username='tls-check'); "
+         f"ClientIdentity.objects.get_or_create(dn='/CN={CONTROL_PLANE_HOST}', defaults={{'user': u}})"],
+    )  # fmt: skip
+    me = json.loads(deployment.curl(*client, "--fail", whoami).stdout)
+    assert (me["user_dn"], me["method"]) == (f"/CN={CONTROL_PLANE_HOST}", "certificate"), me
+
+
+def _cookie(jar: Path, name: str) -> str:
+    """A cookie's value from curl's cookie jar (Netscape format: the name and value are the last fields)."""
+    for line in jar.read_text().splitlines():
+        fields = line.split("\t")
+        if len(fields) == 7 and fields[5] == name:
+            return fields[6]
+    raise AssertionError(f"no {name} cookie in {jar}")

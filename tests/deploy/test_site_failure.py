@@ -60,9 +60,9 @@ def _workers_answering(deployment: Deployment, *, expected: set[str], within: fl
 
 
 def _portal_answers(deployment: Deployment) -> str:
-    url = f"http://{deployment.host('cp').address}:8000/static/srcnet/portal.css"
-    argv = ["curl", "-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", url]
-    return deployment.fleet.lan_exec(argv, timeout=30, check=False).stdout.strip()
+    url = f"{deployment.web}/static/srcnet/portal.css"
+    argv = ["--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", url]
+    return deployment.curl(*argv, timeout=30, check=False).stdout.strip()
 
 
 def _failed_hosts(run: PlaybookRun) -> set[str]:

@@ -51,11 +51,10 @@ def _manage_shell(deployment: Deployment, code: str) -> str:
 
 
 def _api(deployment: Deployment, token: str, method: str, path: str, body: object | None = None) -> object:
-    url = f"http://{deployment.host('cp').address}:8000{path}"
-    argv = ["curl", "-sS", "--fail-with-body", "-X", method, "-H", f"Authorization: Token {token}"]
+    argv = ["--fail-with-body", "-X", method, "-H", f"Authorization: Token {token}"]
     if body is not None:
         argv += ["-H", "Content-Type: application/json", "--data", json.dumps(body)]
-    answer = deployment.fleet.lan_exec([*argv, url], timeout=60)
+    answer = deployment.curl(*argv, f"{deployment.web}{path}")
     return json.loads(answer.stdout)
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import ssl
 import time
 import urllib.request
 from pathlib import Path
 
+from localnet.stack import web_ca, web_url
 from localnet.state import StateDir
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -67,11 +69,13 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=15.0, help="the deployment's scrape interval (s)")
     args = parser.parse_args()
     state = StateDir.named(args.state)
-    url = f"http://127.0.0.1:{state.port('web')}/metrics"
+    url = f"{web_url(state)}/metrics"
+    # The web server speaks HTTPS only, with the local network's CA.
+    tls = ssl.create_default_context(cafile=str(web_ca(state)))
     web0, pg0 = usage(state)
     started = time.monotonic()
     for _ in range(args.scrapes):
-        with urllib.request.urlopen(url, timeout=30) as answer:
+        with urllib.request.urlopen(url, timeout=30, context=tls) as answer:
             answer.read()
     span = time.monotonic() - started
     web1, pg1 = usage(state)

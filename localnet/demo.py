@@ -39,7 +39,7 @@ def run_demo(
     fail_one: bool = False,
     long_haul: bool = False,
 ) -> int:
-    from .stack import down, ensure_core, ensure_web, ensure_workers
+    from .stack import down, ensure_core, ensure_web, ensure_workers, web_ca, web_url
 
     state = StateDir.named(state_name)
     interrupted = False
@@ -84,11 +84,13 @@ def run_demo(
             products_per_telescope, rucio_context, fail_one=fail_one, tokens=_sdp_tokens(state)
         )
         _print_summary(rows)
-        base = f"http://127.0.0.1:{web_port}"
+        # HTTPS only, with the local network's own CA (a browser asks once; curl --cacert; requests verify=).
+        base, ca = web_url(state), web_ca(state)
         print(f"\nportal:  {base}/  (user 'operator', password 'operator')")
         print(f"API:     {base}/api/   schema {base}/api/schema/   docs {base}/api/docs/")
         print(f"map:     {base}/topology/map/   campaigns: {base}/campaigns/ (start a data challenge)")
-        print(f"CLI:     SRCNET_URL={base} SRCNET_TOKEN={token} srcnet products list")
+        print(f"CA:      {ca}  (the local network's: the web server's certificate is signed by it)")
+        print(f"CLI:     REQUESTS_CA_BUNDLE={ca} SRCNET_URL={base} SRCNET_TOKEN={token} srcnet products list")
         if failed:
             print(f"\n{failed} product(s) FAILED", file=sys.stderr)
         if once:

@@ -6,26 +6,17 @@ host (``SRCNET_FTS3_TOKEN_AUDIENCES``), the ``fts3`` client with a bearer token.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from .pki import host_credentials
+from .pki import service_key as copy_service_key
 from .processes import port_open, running, start_daemon, wait_for_port
 from .stack import VENV_BIN, metrics_multiproc_dir, platform_process
 from .state import PROJECT_ROOT, StateDir
-from .users import chown_tree
 
 
 def service_key(state: StateDir, account: str | None) -> Path:
-    """The host key as the service's account may read it: a copy of its own (0600), as a production host
-    gives its service its own copy of the host key."""
-    _, key = host_credentials(state)
-    copy = state.sub("fts3") / "hostkey.pem"
-    shutil.copyfile(key, copy)
-    copy.chmod(0o600)
-    if account is not None:
-        chown_tree(copy, account)
-    return copy
+    """The host key as the FTS3 service's account may read it (a copy of its own)."""
+    return copy_service_key(state, account, "fts3")
 
 
 # The host the local FTS3 services listen on, and so the audience Rucio's conveyor asks tokens for.

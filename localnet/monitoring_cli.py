@@ -35,7 +35,8 @@ def _up(args: argparse.Namespace) -> int:
 
     state = StateDir.named(args.state)
     ports = state.read_runtime().get("ports", {})
-    web = f"http://127.0.0.1:{ports['web']}" if running(state, "web") and "web" in ports else None
+    # Both over HTTPS, scraped with the local CA (ensure_monitoring gives Prometheus its certificate).
+    web = f"https://127.0.0.1:{ports['web']}" if running(state, "web") and "web" in ports else None
     fts3 = f"https://127.0.0.1:{ports['fts3']}" if running(state, "fts3") and "fts3" in ports else None
     monitoring = ensure_monitoring(state, args.state, control_plane=web, fts3=fts3, interval=args.interval)
     print(json.dumps({**asdict(monitoring), "control_plane": web, "fts3": fts3}, indent=2))

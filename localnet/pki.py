@@ -1,15 +1,18 @@
-"""A throw-away certificate authority and host certificate for the local sites.
+"""A throw-away certificate authority and host certificate for the local sites, the token issuer, the FTS3
+service and the web server.
 
 XRootD 5.5 loads its HTTP third-party-copy handler only when TLS is configured, so even a loopback
-network needs certificates. Clients trust the CA through ``X509_CERT_DIR``.
+network needs certificates. Clients trust the CA through ``X509_CERT_DIR`` (or its ``ca.pem``).
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from .processes import run
 from .state import StateDir
+from .users import chown_tree
 
 
 def ensure_pki(state: StateDir) -> Path:
@@ -82,6 +85,23 @@ def _sign(pki: Path, csr: Path, ext: Path, out: Path) -> None:
 def host_credentials(state: StateDir) -> tuple[Path, Path]:
     folder = state.path / "pki"
     return folder / "hostcert.pem", folder / "hostkey.pem"
+
+
+def ca_certificate(state: StateDir) -> Path:
+    """The local CA's certificate: what an HTTPS client of the local network verifies against."""
+    return state.path / "pki" / "ca.pem"
+
+
+def service_key(state: StateDir, account: str | None, service: str) -> Path:
+    """The host key as ``service``'s account may read it: a copy of its own (0600) in the service's folder,
+    as a production host gives each service its own copy of the host key."""
+    _, key = host_credentials(state)
+    copy = state.sub(service) / "hostkey.pem"
+    shutil.copyfile(key, copy)
+    copy.chmod(0o600)
+    if account is not None:
+        chown_tree(copy, account)
+    return copy
 
 
 def _request(subject: str, key: Path, csr: Path) -> None:

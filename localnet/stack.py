@@ -11,7 +11,7 @@ from pathlib import Path
 
 from srcnet.workers import worker_concurrency
 
-from .pki import ensure_pki
+from .pki import ca_certificate, ensure_pki, host_credentials, service_key
 from .postgres import ensure_postgres, stop_postgres
 from .processes import (
     ServiceError,
@@ -171,11 +171,23 @@ def ensure_workers(state: StateDir, name: str, *, concurrency: int | None = None
     return start_daemon(state, "celery-worker", argv, env=env, cwd=PROJECT_ROOT, user=account)
 
 
-def ensure_web(state: StateDir, name: str) -> int:
-    port = state.port("web")
-    if running(state, "web") and port_open(port):
-        return port
-    argv = [
+def web_url(state: StateDir) -> str:
+    """The local web server's base URL (HTTPS only; verify with ``web_ca``)."""
+    return f"https://127.0.0.1:{state.port('web')}"
+
+
+def web_ca(state: StateDir) -> Path:
+    """The CA the local web server's certificate is verified against (the local network's)."""
+    return ca_certificate(state)
+
+
+def web_argv(state: StateDir, port: int, account: str | None, *, service: str = "web") -> list[str]:
+    """gunicorn serving the portal, the REST API and the FTS3 endpoint over HTTPS only, as a deployment does
+    (role control_plane): the local host certificate (localhost, 127.0.0.1), the key a copy of its own for
+    ``service``'s account; there is no plain-HTTP listener."""
+    ensure_pki(state)
+    cert, _ = host_credentials(state)
+    return [
         str(VENV_BIN / "gunicorn"),
         # Stopped by PID: no control socket (its default path is under $HOME).
         "--no-control-socket",
@@ -185,12 +197,24 @@ def ensure_web(state: StateDir, name: str) -> int:
         "2",
         "--timeout",
         "120",
+        "--certfile",
+        str(cert),
+        "--keyfile",
+        str(service_key(state, account, service)),
         "--access-logfile",
         "-",
         "srcnet.wsgi:application",
     ]
+
+
+def ensure_web(state: StateDir, name: str) -> int:
+    """Start the web server unless it runs; return its port (``web_url``: HTTPS)."""
+    port = state.port("web")
+    if running(state, "web") and port_open(port):
+        return port
     env, account = platform_process(state, name)
     env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_multiproc_dir(state, "web", account))
+    argv = web_argv(state, port, account)
     pid = start_daemon(state, "web", argv, env=env, cwd=PROJECT_ROOT, user=account)
     wait_for_port(port, pid=pid, what="gunicorn", timeout=30)
     return port

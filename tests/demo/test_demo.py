@@ -82,7 +82,7 @@ def test_demo_pushes_every_product_and_stops_everything(mode):
     # One product per telescope, two files each, every one verified at both ends.
     assert len(rows) == 4, proc.stdout
     assert all(line.endswith(" ok") for line in rows), proc.stdout
-    assert "portal:  http://127.0.0.1:" in proc.stdout and "/api/schema/" in proc.stdout
+    assert "portal:  https://127.0.0.1:" in proc.stdout and "/api/schema/" in proc.stdout
     # The worker and the web server ran as the unprivileged service account, never as root.
     if os.geteuid() == 0:
         assert re.search(r"celery worker pid \d+ \(as srcnet\)", proc.stderr), proc.stderr[-3000:]
@@ -110,5 +110,5 @@ def test_demo_once_exits_non_zero_when_a_product_fails():
     assert ".part1.ms" in broken[0] and "FAILED" in broken[0] and "SOURCE" in broken[0], broken[0]
     assert "1 product(s) FAILED" in proc.stderr
     # The summary and the URLs are still printed, and everything is stopped.
-    assert "portal:  http://127.0.0.1:" in proc.stdout
+    assert "portal:  https://127.0.0.1:" in proc.stdout
     assert_everything_stopped(state_name)

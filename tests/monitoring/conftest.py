@@ -21,7 +21,7 @@ from localnet.monitoring import (
     stop_monitoring,
 )
 from localnet.processes import stop_pid, wait_for_port
-from localnet.stack import VENV_BIN, metrics_multiproc_dir, platform_process, spawn_platform_process
+from localnet.stack import metrics_multiproc_dir, platform_process, spawn_platform_process, web_argv
 from localnet.state import StateDir, free_port
 
 
@@ -36,36 +36,30 @@ def serving(
     env: dict[str, str] | None = None,
     account: str | None = None,
     stop_timeout: float = 10.0,
+    scheme: str = "http",
 ) -> Iterator[str]:
     """A platform process started as the service account, waited for on ``port``, stopped by its PID
-    afterwards; yields ``http://127.0.0.1:<port>``. ``env``/``account``: the platform's unless given."""
+    afterwards; yields ``<scheme>://127.0.0.1:<port>``. ``env``/``account``: the platform's unless given."""
     if env is None:
         env, account = platform_process(test_state, test_state.path.name)
     proc = spawn_platform_process(argv, env, account, test_state.sub("log") / log_name)
     try:
         wait_for_port(port, pid=proc.pid, what=what, timeout=30)
-        yield f"http://127.0.0.1:{port}"
+        yield f"{scheme}://127.0.0.1:{port}"
     finally:
         stop_pid(proc.pid, timeout=stop_timeout)
 
 
 @pytest.fixture
 def control_plane(test_state: StateDir, django_db_setup) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    """The control plane's web server (gunicorn, two workers, as localnet runs it) on the test database."""
+    """The control plane's web server (gunicorn, two workers, HTTPS only with the state's CA, as localnet runs
+    it) on the test database; yields its https:// URL."""
     env, account = platform_process(test_state, test_state.path.name)
     env["SRCNET_DB_NAME"] = str(settings.DATABASES["default"]["NAME"])
     env["SRCNET_METRICS_WORKER_PING_TIMEOUT"] = "0.2"
     env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_multiproc_dir(test_state, "pytest-web", account))
     port = free_port()
-    argv = [
-        str(VENV_BIN / "gunicorn"),
-        "--no-control-socket",
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--workers",
-        "2",
-        "srcnet.wsgi:application",
-    ]
+    argv = web_argv(test_state, port, account, service="pytest-web")
     with serving(
         test_state,
         argv,
@@ -75,6 +69,7 @@ def control_plane(test_state: StateDir, django_db_setup) -> Iterator[str]:  # ty
         env=env,
         account=account,
         stop_timeout=20,
+        scheme="https",
     ) as url:
         yield url
 

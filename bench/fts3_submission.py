@@ -127,8 +127,8 @@ def main() -> int:
         import requests
         from django.contrib.auth import get_user_model
         from django.core.management import call_command
-        from rest_framework.authtoken.models import Token
 
+        from identity.tokens import issue
         from transfers.models import TransferJob
         from transfers.tokens import TokenClient
 
@@ -143,10 +143,10 @@ def main() -> int:
             client.fetch_new(["storage.create:/ska", "storage.modify:/ska"], AUDIENCES["BENCH-SRC"]).value,
         )
         user, _ = get_user_model().objects.get_or_create(username="bench", defaults={"is_staff": True})
-        token, _ = Token.objects.get_or_create(user=user)
+        key = issue(user, name="fts3 submission bench", scope="fts3", days=1)[1]
         url = ensure_fts3(state, args.state)
         session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {token.key}"
+        session.headers["Authorization"] = f"Bearer {key}"
         session.trust_env = False  # a CA bundle named in the environment must not replace the local CA
         session.verify = str(state.path / "pki" / "ca.pem")
         session.get(f"{url}/whoami", timeout=30).raise_for_status()

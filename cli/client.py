@@ -27,7 +27,7 @@ class Client:
         self.session.headers["Accept"] = "application/json"
         self.session.headers["User-Agent"] = "srcnet-cli/0.1"
         if config.token:
-            self.session.headers["Authorization"] = f"Token {config.token}"
+            self.session.headers["Authorization"] = f"Bearer {config.token}"
 
     def url(self, path: str) -> str:
         if path.startswith(("http://", "https://")):

@@ -1,6 +1,7 @@
 from django.contrib import admin
 
-from .models import SignInFailure
+from .models import ApiToken, SignInFailure
+from .tokens import revoke
 
 
 @admin.register(SignInFailure)
@@ -18,3 +19,26 @@ class SignInFailureAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
         return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Every account's personal tokens: an admin reads and revokes them (the key is never stored, so never
+    shown); tokens are made by their owners (the API, ``manage.py api_token``)."""
+
+    list_display = ("name", "user", "scope", "prefix", "created", "expires", "last_used", "revoked")
+    list_filter = ("scope",)
+    search_fields = ("name", "user__username", "prefix")
+    readonly_fields = [f.name for f in ApiToken._meta.fields]
+    actions = ["revoke_selected"]
+
+    def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke_selected(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
+        revoked = sum(revoke(token, request.user) for token in queryset)
+        self.message_user(request, f"{revoked} token(s) revoked.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -26,3 +27,42 @@ class SignInFailure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.username} from {self.address} at {self.place}, {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class TokenScope(models.TextChoices):
+    """What a personal API token opens; each within what its owner's role allows (srcnet.roles)."""
+
+    READ = "read", "read: everything the account may see, and no change"
+    RULES = "rules", "rules: read, and make and remove the account's own rules and subscriptions"
+    OPERATE = "operate", "operate: everything the account's role allows through the REST API"
+    FTS3 = "fts3", "fts3: the FTS3 endpoint only (submit, follow and cancel transfer jobs)"
+
+
+class ApiToken(models.Model):
+    """A personal API token. Only a digest of its key is kept: the key is shown once, when it is made, and a
+    stolen database opens nothing. It expires, is limited to one scope, and is revoked (kept, for the record)
+    rather than deleted."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    scope = models.CharField(max_length=8, choices=TokenScope.choices)
+    # SHA-256 of the key, hex: the keys are 256 random bits, so a slow password hash would add nothing but
+    # cost on every request, and a digest can be looked up directly.
+    digest = models.CharField(max_length=64, unique=True)
+    # The key's first characters, to recognise it in a list (never enough to use it).
+    prefix = models.CharField(max_length=16)
+    created = models.DateTimeField(auto_now_add=True)
+    expires = models.DateTimeField()
+    last_used = models.DateTimeField(null=True, blank=True)
+    last_used_from = models.GenericIPAddressField(null=True, blank=True)
+    revoked = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["user", "revoked", "expires"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}..., {self.scope}) of {self.user}"

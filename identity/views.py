@@ -8,11 +8,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.request import Request
-from rest_framework.response import Response
 
-from .limits import Lock, client_address, forget_failures, lock_for, refused
+from .limits import Lock, client_address, lock_for, refused
 from .models import SignInPlace
 
 
@@ -45,17 +42,3 @@ def admin_login(request: HttpRequest, extra_context: dict[str, Any] | None = Non
             response["Retry-After"] = str(lock.seconds)
             return response
     return admin.site.login(request, extra_context)
-
-
-class LimitedObtainAuthToken(ObtainAuthToken):
-    """DRF's token endpoint (a user name and password for the user's API token), with the same limits."""
-
-    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        username = request.data.get("username") if hasattr(request.data, "get") else None
-        lock = _lock(request._request, username, SignInPlace.API_TOKEN)
-        if lock is not None:
-            body = {"detail": lock.message(), "retry_after": lock.seconds}
-            return Response(body, status=429, headers={"Retry-After": str(lock.seconds)})
-        response = super().post(request, *args, **kwargs)
-        forget_failures(request._request, username)  # it answered a token: the password matched
-        return response

@@ -18,6 +18,8 @@ from .processes import ServiceError, account_of, read_pid
 from .state import StateDir
 
 SUMMARY_TIMEOUT_S = float(os.environ.get("SRCNET_DEMO_TIMEOUT", "600"))
+# The name of the operator token each demo prints for the CLI (the previous one is revoked).
+DEMO_TOKEN_NAME = "demo CLI"
 
 
 def _say(message: str) -> None:
@@ -125,8 +127,9 @@ def _start_monitoring(state: StateDir, state_name: str, base: str) -> None:
 def _prepare_database(state: StateDir, *, long_haul: bool = False) -> str:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from rest_framework.authtoken.models import Token
 
+    from identity.models import ApiToken
+    from identity.tokens import issue, revoke
     from topology.management.commands.import_topology import REFERENCE
     from topology.services.importer import import_topology
 
@@ -152,8 +155,10 @@ def _prepare_database(state: StateDir, *, long_haul: bool = False) -> str:
     if created:
         scientist.set_password("scientist")
         scientist.save()
-    token, _ = Token.objects.get_or_create(user=operator)
-    return str(token.key)
+    # The CLI's token for this demo (a week); the one an earlier demo printed is revoked.
+    for earlier in ApiToken.objects.filter(user=operator, name=DEMO_TOKEN_NAME, revoked__isnull=True):
+        revoke(earlier, operator)
+    return issue(operator, name=DEMO_TOKEN_NAME, scope="operate", days=7)[1]
 
 
 def _use_the_issuer(state: StateDir) -> None:

@@ -11,6 +11,8 @@ class AuditAction(models.TextChoices):
     CANCEL_JOB = "cancel_job", "Cancel a job"
     REROUTE_PRODUCT = "reroute_product", "Re-route a product"
     EDIT_POLICY = "edit_policy", "Create or edit a replica policy"
+    ISSUE_TOKEN = "issue_token", "Make a personal API token"
+    REVOKE_TOKEN = "revoke_token", "Revoke a personal API token"
 
 
 class TargetType(models.TextChoices):
@@ -18,3 +20,4 @@ class TargetType(models.TextChoices):
     JOB = "job", "Transfer job"
     PRODUCT = "product", "Data product"
     POLICY = "policy", "Replica policy"
+    TOKEN = "token", "Personal API token"

@@ -81,7 +81,8 @@ def visible_jobs(user: Any, queryset: QuerySet, job_prefix: str = "") -> QuerySe
 def visible_events(user: Any, queryset: QuerySet) -> QuerySet:  # type: ignore[type-arg]
     """Audit events without those about a product ``user`` may not see: the product's own events
     (``target_type`` product, its id in ``target_id``) and the events of the jobs that move it (their
-    ``details.product``)."""
+    ``details.product``), and other accounts' token events (which name a token and the address it was made
+    from)."""
     hidden_rows = hidden_products(user)
     if hidden_rows is None:
         return queryset
@@ -92,6 +93,7 @@ def visible_events(user: Any, queryset: QuerySet) -> QuerySet:  # type: ignore[t
     dids = hidden_dids(user)
     return (
         queryset.exclude(target_type="product", target_id__in=hidden)
+        .exclude(Q(target_type="token") & ~Q(user_id=getattr(user, "pk", None)))
         .alias(product_did=KeyTextTransform("product", "details"))
         .filter(Q(product_did__isnull=True) | ~Q(product_did__in=dids))
     )

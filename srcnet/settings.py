@@ -37,6 +37,14 @@ SRCNET_ALLOW_LOCAL_STORAGE = _env("ALLOW_LOCAL_STORAGE", "0") == "1"
 SRCNET_SIGN_IN_FAILURES_PER_ACCOUNT = int(_env("SIGN_IN_FAILURES_PER_ACCOUNT", "5"))
 SRCNET_SIGN_IN_FAILURES_PER_ADDRESS = int(_env("SIGN_IN_FAILURES_PER_ADDRESS", "20"))
 SRCNET_SIGN_IN_WINDOW_SECONDS = int(_env("SIGN_IN_WINDOW_SECONDS", "900"))
+# Personal API tokens (identity/tokens.py): their default and longest lifetimes, and how many live tokens one
+# account may hold.
+SRCNET_API_TOKEN_DEFAULT_DAYS = int(_env("API_TOKEN_DEFAULT_DAYS", "30"))
+SRCNET_API_TOKEN_MAX_DAYS = int(_env("API_TOKEN_MAX_DAYS", "365"))
+SRCNET_API_TOKENS_PER_ACCOUNT = int(_env("API_TOKENS_PER_ACCOUNT", "50"))
+# The audiences a token issuer's JWT must name to open the REST API (identity/issuer_tokens.py); empty: the
+# API takes no issuer tokens.
+SRCNET_API_TOKEN_AUDIENCES = _env("API_TOKEN_AUDIENCES", "").split()
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -46,7 +54,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     # Celery beat's schedule in the database: the periodic tasks below and recurring campaigns.
@@ -134,10 +141,14 @@ LOGIN_REDIRECT_URL = "/"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # Personal API tokens and token issuers' JWTs (identity/authentication.py), then the portal's session.
+        "identity.authentication.PlatformTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["srcnet.api.permissions.ReadAnyAuthenticatedWriteStaff"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "srcnet.api.permissions.TokenScoped",
+        "srcnet.api.permissions.ReadAnyAuthenticatedWriteStaff",
+    ],
     "DEFAULT_PARSER_CLASSES": [
         "srcnet.api.parsers.BoundedJSONParser",
         "rest_framework.parsers.FormParser",

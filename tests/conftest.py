@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from identity.tokens import issue
 from localnet.binding import ensure_token_site
 from localnet.issuer import LocalIssuer, ensure_issuer, local_audience, stop_issuer
 from localnet.processes import pid_file, stop_pid
@@ -154,8 +154,8 @@ def scientist(django_user_model):  # type: ignore[no-untyped-def]
 
 def _client_for(user) -> APIClient:  # type: ignore[no-untyped-def]
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    key = issue(user, name="test", scope="operate")[1]
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
     return client
 
 

@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from projects.visibility import visible_events
-from srcnet.api.permissions import OperatorsOnly
+from srcnet.api.permissions import OperatorsOnly, TokenScoped
 from topology.models import Link, NetworkPath, Site
 
 from .. import selectors
@@ -64,7 +64,7 @@ def link_detail(request: Request, pk: int) -> Response:
 
 
 @api_view(["GET"])
-@permission_classes([OperatorsOnly])
+@permission_classes([TokenScoped, OperatorsOnly])
 def token_check(request: Request) -> Response:
     """The token doctor (transfers/token_doctor.py): ``?target=SOURCE:DESTINATION`` (a lane), an endpoint's
     name, or nothing for every lane of the plan. 200 with ``ok`` and the findings; 400 naming ``target``

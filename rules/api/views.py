@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, permissions, status, viewsets
+from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from srcnet.api.permissions import AnyAccount, TokenScoped
 from srcnet.roles import is_operator
 
 from ..models import Rule, Subscription
@@ -39,7 +40,8 @@ class RuleViewSet(
 
     queryset = Rule.objects.all()
     serializer_class = RuleSerializer
-    permission_classes = [permissions.IsAuthenticated]
+    permission_classes = [TokenScoped, AnyAccount]
+    token_scope = "rules"
     filterset_fields = ["activity"]
     ordering_fields = ["created", "id"]
 
@@ -73,7 +75,8 @@ class SubscriptionViewSet(
 
     queryset = Subscription.objects.all()
     serializer_class = SubscriptionSerializer
-    permission_classes = [permissions.IsAuthenticated]
+    permission_classes = [TokenScoped, AnyAccount]
+    token_scope = "rules"
     ordering_fields = ["created", "id"]
 
     def get_queryset(self) -> QuerySet[Subscription]:

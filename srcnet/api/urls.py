@@ -1,22 +1,17 @@
 """The REST API's URL tree: one router per app under /api/<app>/."""
 
 from django.urls import include, path
-from rest_framework.parsers import FormParser, MultiPartParser
 
-from identity.views import LimitedObtainAuthToken
+from identity.api.views import PasswordTokenView
 
-from .parsers import BoundedJSONParser
 from .views import status
 
 urlpatterns = [
     path("", status, name="api-status"),
-    # DRF's token view brings its own parsers: the bounded JSON one replaces its JSON parser. Failed
-    # sign-ins are limited there as on the login pages (identity.limits).
-    path(
-        "token/",
-        LimitedObtainAuthToken.as_view(parser_classes=(FormParser, MultiPartParser, BoundedJSONParser)),
-        name="api-token",
-    ),
+    # A personal token for a user name and password; failed sign-ins are limited there as on the login
+    # pages (identity.limits).
+    path("token/", PasswordTokenView.as_view(), name="api-token"),
+    path("identity/", include("identity.api.urls")),
     path("topology/", include("topology.api.urls")),
     path("projects/", include("projects.api.urls")),
     path("replicas/", include("replicas.api.urls")),

@@ -15,8 +15,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from srcnet.roles import Role, grant_submit_transfers
 from tests.conftest import register_storage
 from transfers.models import TransferJob
@@ -33,8 +33,8 @@ ADMIN_ONLY = (
 )
 # Anyone may ask for a token with a username and a password.
 OPEN = ("/api/token/",)
-# Any account makes and removes its own rules (another's is a 404, as if it did not exist).
-ANY_ACCOUNT = ("/api/rules/",)
+# Any account makes and removes its own rules and API tokens (another's is a 404, as if it did not exist).
+ANY_ACCOUNT = ("/api/rules/", "/api/identity/tokens/")
 
 
 def required_role(path: str) -> Role:
@@ -78,8 +78,8 @@ def api_client(role: Role) -> Client:
     user = account(role)
     if user is None:
         return Client()
-    token, _ = Token.objects.get_or_create(user=user)
-    return Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    key = issue(user, name="test", scope="operate")[1]
+    return Client(HTTP_AUTHORIZATION=f"Bearer {key}")
 
 
 OPERATIONS = write_operations()
@@ -116,8 +116,8 @@ LINK = {"symbolicname": "ab", "source": "root://a:1", "destination": "root://b:1
 def fts_client(user) -> Client:  # type: ignore[no-untyped-def]
     if user is None:
         return Client()
-    token, _ = Token.objects.get_or_create(user=user)
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+    key = issue(user, name="test", scope="fts3")[1]
+    return Client(HTTP_AUTHORIZATION=f"Bearer {key}")
 
 
 @pytest.fixture
@@ -332,7 +332,7 @@ def test_user_management_is_the_admins():
         client = portal_client(role)
         response = client.get("/admin/auth/user/add/")
         assert response.status_code == status, role
-        listed = client.get("/admin/authtoken/tokenproxy/")
+        listed = client.get("/admin/identity/apitoken/")
         assert listed.status_code == status, role
 
 

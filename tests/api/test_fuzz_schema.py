@@ -19,10 +19,10 @@ import schemathesis
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, Phase, seed
 from hypothesis import settings as hypothesis_settings
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
+from identity.tokens import issue
 from srcnet.wsgi import application
 
 EXAMPLES = int(os.environ.get("SRCNET_FUZZ_EXAMPLES", "15"))
@@ -65,7 +65,7 @@ ROLES = {
 
 def _token_of(django_user_model, role: str) -> str:  # type: ignore[no-untyped-def]
     user, _ = django_user_model.objects.get_or_create(username=f"fuzz-{role}", defaults=ROLES[role])
-    return Token.objects.get_or_create(user=user)[0].key
+    return issue(user, name="fuzz", scope="operate")[1]
 
 
 @pytest.fixture

@@ -146,6 +146,7 @@ def test_a_list_predicts_every_replica_in_the_same_number_of_queries(operator_cl
         Replica.objects.create(product=product, endpoint=au, state="copying")
 
     add(0)
+    _list_queries(operator_client)  # the token's use is recorded once a minute: not in the counted lists
     one, results = _list_queries(operator_client)
     assert len(results) == 1
     for index in range(1, 5):

@@ -94,7 +94,7 @@ def test_an_address_spraying_passwords_over_accounts_is_locked_after_twenty(alic
     _, locked = _portal(ATTACKER, "alice", PASSWORD)
     assert locked.status_code == 429
     assert "Too many failed sign-ins for your address" in locked.content.decode()
-    assert _token(NEIGHBOUR, "alice", PASSWORD).status_code == 200  # another address is not
+    assert _token(NEIGHBOUR, "alice", PASSWORD).status_code == 201  # another address is not
 
 
 def test_the_api_token_endpoint_has_the_same_limit(alice):  # type: ignore[no-untyped-def]
@@ -108,7 +108,7 @@ def test_the_api_token_endpoint_has_the_same_limit(alice):  # type: ignore[no-un
     # The failures count wherever they happened: the portal is locked for that account there as well.
     assert _portal(ATTACKER, "alice", PASSWORD)[1].status_code == 429
     answer = _token(NEIGHBOUR, "alice", PASSWORD)
-    assert answer.status_code == 200 and answer.json()["token"]
+    assert answer.status_code == 201 and answer.json()["token"]
 
 
 def test_the_admin_login_has_the_same_limit(alice):  # type: ignore[no-untyped-def]

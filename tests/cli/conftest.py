@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from cli.main import main
+from identity.tokens import issue
 
 REFERENCE_TOPOLOGY = Path(__file__).resolve().parents[2] / "topology" / "data" / "reference.yaml"
 
@@ -35,12 +35,12 @@ Runner = Callable[..., Result]
 
 @pytest.fixture
 def operator_token(transactional_db, operator) -> str:  # type: ignore[no-untyped-def]
-    return Token.objects.create(user=operator).key
+    return issue(operator, name="cli", scope="operate")[1]
 
 
 @pytest.fixture
 def scientist_token(transactional_db, scientist) -> str:  # type: ignore[no-untyped-def]
-    return Token.objects.create(user=scientist).key
+    return issue(scientist, name="cli", scope="operate")[1]
 
 
 @pytest.fixture

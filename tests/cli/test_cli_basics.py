@@ -94,9 +94,9 @@ def test_no_token_exits_5(srcnet):
 
 
 def test_wrong_token_exits_5(srcnet):
-    result = srcnet("sites", "list", token="0" * 40)
+    result = srcnet("sites", "list", token="srcnet_" + "0" * 43)
     assert result.code == ExitCode.AUTH
-    assert "not authenticated: Invalid token." in result.err
+    assert "not authenticated: Unknown token." in result.err
 
 
 def test_token_flag_overrides_the_environment(srcnet, operator_token):

@@ -111,12 +111,12 @@ def test_dtn_buffers_from_the_platforms_topology_export(deployment: Deployment, 
     token = deployment.ssh(
         "cp",
         ["srcnet-manage", "shell", "-c",
-         "from django.contrib.auth import get_user_model; from rest_framework.authtoken.models import Token; "
+         "from django.contrib.auth import get_user_model; from identity.tokens import issue; "
          "u, _ = get_user_model().objects.get_or_create(username='dtn-export'); "
-         "print(Token.objects.get_or_create(user=u)[0].key)"],
+         "print(issue(u, name='dtn export', scope='read', days=1)[1])"],
     ).stdout.split()[-1]  # fmt: skip
     export = deployment.curl(
-        "--fail", "-H", f"Authorization: Token {token}", f"{deployment.web}/api/topology/paths/?limit=1000"
+        "--fail", "-H", f"Authorization: Bearer {token}", f"{deployment.web}/api/topology/paths/?limit=1000"
     ).stdout  # fmt: skip
     paths_file = deployment.fleet.workdir / "paths.json"
     paths_file.write_text(export)

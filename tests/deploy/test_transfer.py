@@ -80,9 +80,9 @@ def test_products_are_pushed_by_the_push_loop_on_both_workers(
 
     token = _manage_shell(
         deployment,
-        "from django.contrib.auth import get_user_model; from rest_framework.authtoken.models import Token; "
+        "from django.contrib.auth import get_user_model; from identity.tokens import issue; "
         "u, _ = get_user_model().objects.get_or_create(username='sdp-deploy', defaults={'is_staff': True}); "
-        "print(Token.objects.get_or_create(user=u)[0].key)",
+        "print(issue(u, name='sdp', scope='operate', days=1)[1])",
     )
     ids = {}
     for name in names:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from transfers.models import ActivityShare, LinkLimit, StorageElementLimit
 from transfers.services.dispatch import DEFAULT_SE_MAX_ACTIVE, _se_caps
 
@@ -19,8 +19,8 @@ NOWHERE = "root://nowhere.example.org:1094"
 
 
 def _client(user: Any) -> Client:
-    token, _ = Token.objects.get_or_create(user=user)
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+    token = issue(user, name="test", scope="fts3")[1]
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from schedulers.embedded_transfertool import EmbeddedTransfertool
 from schedulers.enforcement import enforce_links
 from schedulers.fts3_transfertool import Fts3Transfertool
@@ -83,8 +83,8 @@ def _exercise(tool: Transfertool) -> None:
 
 
 def test_fts3_transfertool_configures_the_service_through_its_rest_api(live_server, scheduler_account):
-    token, _ = Token.objects.get_or_create(user=scheduler_account)
-    _exercise(Fts3Transfertool(f"{live_server.url}/fts3", token=token.key, verify=False))
+    token = issue(scheduler_account, name="test", scope="fts3")[1]
+    _exercise(Fts3Transfertool(f"{live_server.url}/fts3", token=token, verify=False))
 
 
 def test_embedded_transfertool_configures_the_same(db):
@@ -92,8 +92,8 @@ def test_embedded_transfertool_configures_the_same(db):
 
 
 def test_an_account_without_the_config_role_is_refused_and_changes_nothing(live_server, operator):
-    token, _ = Token.objects.get_or_create(user=operator)
-    tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token.key, verify=False)
+    token = issue(operator, name="test", scope="fts3")[1]
+    tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token, verify=False)
     with pytest.raises(TransfertoolError, match="may not change the service's configuration"):
         tool.set_link_config(LinkConfig(A, B, 1, 3))
     assert not LinkLimit.objects.exists()
@@ -102,8 +102,8 @@ def test_an_account_without_the_config_role_is_refused_and_changes_nothing(live_
 def test_a_real_fts3_is_told_its_own_storage_element_names(live_server, scheduler_account):
     """FTS3 names a storage element scheme://host: without this service's word on ports, the tool sends
     what FTS3 expects (and this service, whose sites differ only by port, refuses it, naming the field)."""
-    token, _ = Token.objects.get_or_create(user=scheduler_account)
-    tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token.key, verify=False)
+    token = issue(scheduler_account, name="test", scope="fts3")[1]
+    tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token, verify=False)
     tool.context.get_endpoint_info().pop("srcnet")
     assert tool.storage_element("root://a.example.org:1094//srcnet/f") == "root://a.example.org"
     with pytest.raises(TransfertoolError, match=re.escape("source: 'root://a.example.org' is neither")):

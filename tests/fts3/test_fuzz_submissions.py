@@ -15,8 +15,8 @@ import pytest
 from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from topology.services.storage_urls import StorageRegistry
 from transfers.models import TransferFile, TransferJob
 
@@ -91,8 +91,8 @@ def mutated_submission(draw: st.DrawFn) -> Any:
 
 @pytest.fixture
 def fts(operator) -> Client:  # type: ignore[no-untyped-def]
-    token, _ = Token.objects.get_or_create(user=operator)
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+    token = issue(operator, name="test", scope="fts3")[1]
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 @settings(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import requests
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from localnet.pki import ensure_client_cert
 from transfers.models import ClientIdentity
 
@@ -30,8 +30,8 @@ def test_certificate_identity_and_tokens(https_fts3, test_state, operator, recor
     assert submitted.status_code == 200 and "job_id" in submitted.json()
     assert requests.get(f"{https_fts3}/whoami", cert=str(stranger), verify=ca, timeout=30).status_code == 403
     assert requests.get(f"{https_fts3}/whoami", verify=ca, timeout=30).status_code == 401
-    token, _ = Token.objects.get_or_create(user=operator)
+    token = issue(operator, name="test", scope="fts3")[1]
     bearer = requests.get(
-        f"{https_fts3}/whoami", headers={"Authorization": f"Bearer {token.key}"}, verify=ca, timeout=30
+        f"{https_fts3}/whoami", headers={"Authorization": f"Bearer {token}"}, verify=ca, timeout=30
     )
     assert bearer.status_code == 200 and bearer.json()["method"] == "oauth2"

@@ -8,8 +8,8 @@ from datetime import datetime
 
 import pytest
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from transfers.choices import FileState, JobState, JobType
 from transfers.fts3.submission import deterministic_job_id
 from transfers.models import TransferFile, TransferJob
@@ -22,8 +22,8 @@ DATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$")
 
 @pytest.fixture
 def fts(operator) -> Client:  # type: ignore[no-untyped-def]
-    token, _ = Token.objects.get_or_create(user=operator)
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+    token = issue(operator, name="test", scope="fts3")[1]
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def submit(client: Client, payload: dict, path: str = "/fts3/jobs"):  # type: ignore[no-untyped-def]
@@ -262,12 +262,12 @@ def test_authentication(client, fts, scientist):
     assert client.get("/fts3/whoami").status_code == 401
     assert client.post("/fts3/jobs", RUCIO_SUBMISSION, content_type="application/json").status_code == 401
     stranger = Client(HTTP_AUTHORIZATION="Bearer not-a-token")
-    assert stranger.get("/fts3/whoami").status_code == 403
+    assert stranger.get("/fts3/whoami").status_code == 401  # not a credential: authenticate
     # A scientist may not submit (the workers copy with the service's credentials), and does not see (or
     # cancel) an operator's job.
     job_id = submit(fts, RUCIO_SUBMISSION).json()["job_id"]
-    token, _ = Token.objects.get_or_create(user=scientist)
-    other = Client(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+    token = issue(scientist, name="test", scope="fts3")[1]
+    other = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     refused = submit(other, RUCIO_SUBMISSION)
     assert refused.status_code == 403 and "may not submit" in refused.json()["message"]
     assert TransferJob.objects.count() == 1

@@ -8,8 +8,8 @@ import json
 import pytest
 from fts3.rest.client import easy
 from fts3.rest.client.context import Context
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.transfertool import JobParams, TransferRequest
 from tests.conftest import wait_until
@@ -22,8 +22,8 @@ MIB = 1024 * 1024
 
 @pytest.fixture
 def fts_context(live_server, operator):  # type: ignore[no-untyped-def]
-    token, _ = Token.objects.get_or_create(user=operator)
-    return Context(f"{live_server.url}/fts3", fts_access_token=token.key, verify=False), token.key
+    token = issue(operator, name="test", scope="fts3")[1]
+    return Context(f"{live_server.url}/fts3", fts_access_token=token, verify=False), token
 
 
 def _final_state(context: Context, job_id: str, timeout: float = 180) -> dict:  # type: ignore[type-arg]

@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 import requests
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from schedulers.embedded_transfertool import EmbeddedTransfertool
 from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.transfertool import (
@@ -82,14 +82,14 @@ def _exercise(tool: Transfertool, xrootd_sites) -> None:  # type: ignore[no-unty
 def test_fts3_transfertool_cancels_reprioritises_and_queries_in_bulk_over_http(
     celery_worker, xrootd_sites, live_server, operator
 ):
-    token, _ = Token.objects.get_or_create(user=operator)
-    tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token.key, verify=False)
+    token = issue(operator, name="test", scope="fts3")[1]
+    tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token, verify=False)
     _exercise(tool, xrootd_sites)
     # The 207 is really what the endpoint answers for such a bulk query (the client raises on it; the
     # transfertool reads the entries instead).
     ids = ",".join([str(TransferJob.objects.earliest("created").job_id), UNKNOWN])
     answer = requests.get(
-        f"{live_server.url}/fts3/jobs/{ids}", headers={"Authorization": f"Bearer {token.key}"}, timeout=30
+        f"{live_server.url}/fts3/jobs/{ids}", headers={"Authorization": f"Bearer {token}"}, timeout=30
     )
     assert answer.status_code == 207
     assert [e["http_status"] for e in answer.json()] == ["200 Ok", "404 Not Found"]

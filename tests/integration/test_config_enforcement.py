@@ -6,8 +6,8 @@ limits the endpoint refuses moves nothing: the cycle's error names the field."""
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from replicas.choices import ProductState
 from replicas.services import FileSpec, register_product
 from schedulers.fts3_transfertool import Fts3Transfertool
@@ -31,8 +31,8 @@ FILES = 6
 def https_tool(https_fts3, scheduler_account, test_state):  # type: ignore[no-untyped-def]
     """The platform's FTS3 transfertool at the standalone service, verifying its certificate, with the
     scheduler's service account."""
-    token, _ = Token.objects.get_or_create(user=scheduler_account)
-    return Fts3Transfertool(https_fts3, token=token.key, verify=str(test_state.path / "pki" / "ca.pem"))
+    token = issue(scheduler_account, name="test", scope="fts3")[1]
+    return Fts3Transfertool(https_fts3, token=token, verify=str(test_state.path / "pki" / "ca.pem"))
 
 
 def test_the_loop_sets_link_limits_over_https_and_the_services_admission_obeys_them(

@@ -10,8 +10,8 @@ that the replica is still COPYING after the job ended), and only ``poll_external
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import Replica
 from replicas.services import FileSpec, register_product
@@ -37,9 +37,9 @@ MIB = 1024 * 1024
 def external_fts3(settings, live_server, scheduler_account):  # type: ignore[no-untyped-def]
     """The platform's transfertool set to "fts3", at the embedded service's REST endpoint over HTTP, with
     the scheduler's service account (it submits, and sets link limits through /config/links)."""
-    token, _ = Token.objects.get_or_create(user=scheduler_account)
+    token = issue(scheduler_account, name="test", scope="fts3")[1]
     url = f"{live_server.url}/fts3"
-    settings.SRCNET_TRANSFERTOOL = {"KIND": "fts3", "FTS3_URL": url, "FTS3_TOKEN": token.key, "FTS3_CA": "0"}
+    settings.SRCNET_TRANSFERTOOL = {"KIND": "fts3", "FTS3_URL": url, "FTS3_TOKEN": token, "FTS3_CA": "0"}
     return url
 
 

@@ -4,8 +4,8 @@ service (its REST protocol, over HTTP, with the platform's FTS3 transfertool), h
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import PolicyShare, Replica, ReplicaPolicy
 from replicas.services import FileSpec, register_product
@@ -48,8 +48,8 @@ def test_the_loop_pushes_by_priority_and_learns_the_lane(
             priority=priority,
             files=[FileSpec("f.ms", 2 * MIB, checksum)],
         )
-    token, _ = Token.objects.get_or_create(user=scheduler_account)
-    tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token.key, verify=False)
+    token = issue(scheduler_account, name="test", scope="fts3")[1]
+    tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token, verify=False)
     order: list[int] = []
     per_cycle = []
     # One copy in flight per lane (2 MiB files on the reference topology's 100 Gbit/s lane would otherwise
@@ -109,8 +109,8 @@ def test_two_replicas_make_a_second_verified_copy_from_the_first_src(
         telescope=telescope,
         files=[FileSpec(f, 3 * MIB, c) for f, c in checksums.items()],
     )
-    token, _ = Token.objects.get_or_create(user=scheduler_account)
-    tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token.key, verify=False)
+    token = issue(scheduler_account, name="test", scope="fts3")[1]
+    tool = Fts3Transfertool(f"{live_server.url}/fts3", token=token, verify=False)
 
     cycle = push_cycle(transfertool=tool)
     assert cycle.error == "" and [(e["role"], e["lane"]) for e in cycle.submitted] == [

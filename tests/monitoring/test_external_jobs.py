@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from schedulers.external import settle_external_job
 from schedulers.models import ExternalJob
 from topology.models import StorageEndpoint
@@ -42,13 +42,13 @@ def push_metadata(destination: str, planned_bps: float, streams: int, arrival_in
 
 def submitted_to_the_platform(operator, metadata: dict[str, Any]) -> str:  # type: ignore[no-untyped-def]
     """A job posted to the platform's own FTS3 endpoint as the fts3 client posts it; its id."""
-    token, _ = Token.objects.get_or_create(user=operator)
+    token = issue(operator, name="test", scope="fts3")[1]
     sdp, uk = (StorageEndpoint.objects.get(name=n) for n in ("SKA1-LOW_SDP", "UKSRC_DISK"))
     payload = deep.deepcopy(FTS3_CLIENT_SUBMISSION)
     payload["params"]["job_metadata"] = metadata
     payload["files"][0]["sources"] = [f"root://{sdp.hostname}:{sdp.root_port}//srcnet/ska/obs-9/f.ms"]
     payload["files"][0]["destinations"] = [f"root://{uk.hostname}:{uk.root_port}//srcnet/ska/obs-9/f.ms"]
-    answer = Client(HTTP_AUTHORIZATION=f"Bearer {token.key}").post(
+    answer = Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(
         "/fts3//jobs", payload, content_type="application/json"
     )
     assert answer.status_code == 200, answer.content

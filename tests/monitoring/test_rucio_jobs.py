@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from django.test import Client, override_settings
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
+from identity.tokens import issue
 from replicas.choices import ProductState
 from schedulers.models import PlannedRule
 from topology.models import StorageEndpoint
@@ -76,8 +76,8 @@ def metrics() -> dict:  # type: ignore[type-arg]
 
 
 def test_the_conveyors_jobs_count_with_their_plan(reference_topology, operator) -> None:  # type: ignore[no-untyped-def]
-    token, _ = Token.objects.get_or_create(user=operator)
-    fts = Client(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+    token = issue(operator, name="test", scope="fts3")[1]
+    fts = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     planned = product("obs-7", telescope="SKA1-Low", size=GIB, state=ProductState.PLACING, deadline_in=None)
     unplanned = product("sci-1", telescope="SKA1-Low", size=GIB, state=ProductState.PLACED, deadline_in=None)
     predicted = timezone.now() + timedelta(seconds=30)
@@ -145,8 +145,8 @@ def test_the_plans_are_read_with_the_same_queries_however_many_rules(reference_t
 
     from monitoring.selectors import lanes_in_flight
 
-    token, _ = Token.objects.get_or_create(user=operator)
-    fts = Client(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+    token = issue(operator, name="test", scope="fts3")[1]
+    fts = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
     def rules(numbers: range) -> None:
         for n in numbers:

@@ -406,16 +406,16 @@ def test_a_rucio_rules_copy_arrives_when_its_links_queue_at_the_fts3_endpoint_dr
     reference_topology, operator
 ) -> None:
     from django.test import Client
-    from rest_framework.authtoken.models import Token
 
+    from identity.tokens import issue
     from replicas.models import Replica
     from schedulers.arrivals import copy_arrivals
     from schedulers.models import PlannedRule
     from tests.monitoring.test_rucio_jobs import rucio_job
     from topology.models import StorageEndpoint
 
-    token, _ = Token.objects.get_or_create(user=operator)
-    fts = Client(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+    token = issue(operator, name="test", scope="fts3")[1]
+    fts = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     uk = StorageEndpoint.objects.get(name="UKSRC_DISK")
     _measured(("SKA1-Low", "UKSRC"), 800e6)
     ahead, mine, waiting = _product("ahead", 3, GB), _product("sci-mine", 3, GB), _product("sci-wait", 3, GB)

@@ -19,8 +19,8 @@ from django.conf import settings
 from fts3.rest.client import easy
 from fts3.rest.client.context import Context
 from fts3.rest.client.exceptions import ClientError
-from rest_framework.authtoken.models import Token as ApiToken
 
+from identity.tokens import issue
 from localnet.issuer_rucio import RucioClient
 from localnet.processes import stop_pid
 from localnet.stack import platform_process, spawn_platform_process, wait_for_worker, worker_argv
@@ -70,8 +70,8 @@ def token_worker(token_bench: TokenBench, test_state: StateDir, django_db_setup)
 @pytest.fixture
 def fts(live_server, operator, token_bench: TokenBench, endpoints: None, settings) -> Context:  # type: ignore[no-untyped-def]
     settings.SRCNET_TOKENS = token_settings(token_bench)
-    key, _ = ApiToken.objects.get_or_create(user=operator)
-    return Context(f"{live_server.url}/fts3", fts_access_token=key.key, verify=False)
+    key = issue(operator, name="test", scope="fts3")[1]
+    return Context(f"{live_server.url}/fts3", fts_access_token=key, verify=False)
 
 
 def _adler32(data: bytes) -> str:

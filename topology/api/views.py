@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from srcnet.api.parsers import BoundedJSONParser
-from srcnet.api.permissions import ReadAnyAuthenticatedWriteStaff
+from srcnet.api.permissions import ReadAnyAuthenticatedWriteStaff, TokenScoped
 
 from .. import filtersets
 from ..models import (
@@ -114,7 +114,7 @@ class NetworkPathViewSet(viewsets.ModelViewSet):
 @extend_schema(request={"application/x-yaml": OpenApiTypes.STR}, responses={200: s.ImportResultSerializer})
 @api_view(["POST"])
 @parser_classes([PlainTextParser, BoundedJSONParser])
-@permission_classes([ReadAnyAuthenticatedWriteStaff])
+@permission_classes([TokenScoped, ReadAnyAuthenticatedWriteStaff])
 def import_view(request: Request) -> Response:
     """Import a topology file (YAML in the body): all of it, or nothing, with the line of any error."""
     data = request.data

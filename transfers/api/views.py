@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from projects.visibility import visible_jobs
-from srcnet.api.permissions import ReadAnyAuthenticatedWriteAdmin
+from srcnet.api.permissions import ReadAnyAuthenticatedWriteAdmin, TokenScoped
 
 from .. import filtersets
 from ..models import (
@@ -59,7 +59,7 @@ class TransferFileViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class LinkLimitViewSet(viewsets.ModelViewSet):
-    permission_classes = [ReadAnyAuthenticatedWriteAdmin]
+    permission_classes = [TokenScoped, ReadAnyAuthenticatedWriteAdmin]
     queryset = LinkLimit.objects.all()
     serializer_class = s.LinkLimitSerializer
     filterset_class = filtersets.LinkLimitFilterSet
@@ -68,7 +68,7 @@ class LinkLimitViewSet(viewsets.ModelViewSet):
 class StorageElementLimitViewSet(viewsets.ModelViewSet):
     """Inbound/outbound caps per storage element ('*' is the default row), as FTS3's /config/se."""
 
-    permission_classes = [ReadAnyAuthenticatedWriteAdmin]
+    permission_classes = [TokenScoped, ReadAnyAuthenticatedWriteAdmin]
     queryset = StorageElementLimit.objects.all()
     serializer_class = s.StorageElementLimitSerializer
     filterset_fields = ["storage_element"]
@@ -77,7 +77,7 @@ class StorageElementLimitViewSet(viewsets.ModelViewSet):
 class ActivityShareViewSet(viewsets.ModelViewSet):
     """Weights of activities sharing a link's slots, as FTS3's /config/activity_shares."""
 
-    permission_classes = [ReadAnyAuthenticatedWriteAdmin]
+    permission_classes = [TokenScoped, ReadAnyAuthenticatedWriteAdmin]
     queryset = ActivityShare.objects.all()
     serializer_class = s.ActivityShareSerializer
     filterset_fields = ["activity"]

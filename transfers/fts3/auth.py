@@ -1,5 +1,5 @@
-"""Who is calling the FTS3 endpoint: a bearer token (the platform's API tokens, or a JWT of a trusted token
-issuer) or a client certificate.
+"""Who is calling the FTS3 endpoint: a bearer token (a personal API token of scope ``fts3``, or a JWT of a
+trusted token issuer) or a client certificate.
 
 Real FTS3 authenticates X.509 client certificates (Rucio's conveyor sends ``[conveyor] usercert``) and
 OAuth2 bearer tokens: the ``fts3`` client's ``fts_access_token``, and the issuer's token that Rucio's
@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
-from rest_framework.authtoken.models import Token
 
-from ..models import ClientIdentity, TokenIdentity
-from ..submitted_tokens import TokenRefused, verify_jwt
+from identity.issuer_tokens import IssuerTokenRefused, account_of, looks_like_jwt, scopes_of
+from identity.models import TokenScope
+from identity.tokens import live_token, record_use, why_refused
+
+from ..models import ClientIdentity
 from ..tokens import FTS_SCOPE
 
 
@@ -67,17 +69,24 @@ def _peer_certificate(request: Any) -> dict[str, Any] | None:
 
 
 def authenticate(request: Any) -> Caller:
-    """The caller, or AuthError: 401 without credentials, 403 with credentials we do not know."""
+    """The caller, or AuthError: 401 without a valid credential, 403 with one we do not know or that does not
+    open this endpoint (a personal token of another scope than ``fts3``)."""
     header = request.META.get("HTTP_AUTHORIZATION", "")
     if header:
         scheme, _, key = header.partition(" ")
-        if scheme.lower() != "bearer" or not key.strip():
+        key = key.strip()
+        if scheme.lower() != "bearer" or not key:
             raise AuthError("Authorization must be 'Bearer <token>'", 401)
-        if key.strip().count(".") == 2:
-            return issuer_token_caller(key.strip())
-        token = Token.objects.select_related("user").filter(key=key.strip()).first()
-        if token is None or not token.user.is_active:
-            raise AuthError("Unknown or revoked token", 403)
+        if looks_like_jwt(key):
+            return issuer_token_caller(key)
+        token = live_token(key)
+        if token is None:
+            raise AuthError(why_refused(key), 401)
+        if token.scope != TokenScope.FTS3:
+            raise AuthError(
+                f"This token's scope is {token.scope!r}: the FTS3 endpoint takes tokens of scope 'fts3'", 403
+            )
+        record_use(token, request.META.get("REMOTE_ADDR"))
         return Caller(token.user, token_dn(token.user.get_username()), "oauth2")
     peer = _peer_certificate(request)
     if peer:
@@ -90,31 +99,15 @@ def authenticate(request: Any) -> Caller:
 
 
 def issuer_token_caller(value: str) -> Caller:
-    """The caller a token issuer's JWT names: signed by a trusted issuer, in its lifetime, meant for this
-    endpoint (an audience of SRCNET_FTS3_TOKEN_AUDIENCES), granting ``fts``, its subject registered
-    (TokenIdentity). 401 for a token that is not a valid credential here, 403 for a valid one of nobody we
-    know or without the scope."""
+    """The caller a token issuer's JWT names (identity.issuer_tokens), meant for this endpoint (an audience
+    of SRCNET_FTS3_TOKEN_AUDIENCES) and granting ``fts``."""
     from django.conf import settings
 
     accepted = [str(a) for a in getattr(settings, "SRCNET_FTS3_TOKEN_AUDIENCES", [])]
-    if not accepted:
-        raise AuthError("This endpoint takes no issuer tokens (SRCNET_FTS3_TOKEN_AUDIENCES is empty)", 401)
     try:
-        claims = verify_jwt(value)
-    except TokenRefused as refused:
-        raise AuthError(f"The token is refused: {refused}", 401) from refused
-    audiences = claims.get("aud") or []
-    audiences = [audiences] if isinstance(audiences, str) else [str(a) for a in audiences]
-    if not set(audiences) & set(accepted):
-        raise AuthError(
-            f"The token is refused: its audience {', '.join(audiences) or '(none)'} is not this endpoint's"
-            f" ({', '.join(accepted)})",
-            401,
-        )
-    if FTS_SCOPE not in str(claims.get("scope", "")).split():
+        user, claims = account_of(value, audiences=accepted, endpoint="FTS3 endpoint")
+    except IssuerTokenRefused as refused:
+        raise AuthError(str(refused), refused.status) from refused
+    if FTS_SCOPE not in scopes_of(claims):
         raise AuthError(f"The token does not grant the {FTS_SCOPE!r} scope", 403)
-    issuer, subject = str(claims["iss"]).rstrip("/"), str(claims.get("sub", ""))
-    identity = TokenIdentity.objects.select_related("user").filter(issuer=issuer, subject=subject).first()
-    if identity is None or not identity.user.is_active:
-        raise AuthError(f"The token subject {subject!r} of {issuer} is not registered", 403)
-    return Caller(identity.user, subject, "oauth2")
+    return Caller(user, str(claims.get("sub", "")), "oauth2")

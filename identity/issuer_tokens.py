@@ -1,0 +1,62 @@
+"""A token issuer's JWT presented to the platform (the REST API or the FTS3 endpoint): whose it is.
+
+The token must be signed by a trusted issuer (``SRCNET_TOKENS["TRUSTED_ISSUERS"]``), within its lifetime,
+meant for the endpoint (one of its audiences), and its subject registered to an account
+(``transfers.models.TokenIdentity``: made at the account's single sign-on, or by an admin with
+``manage.py fts3_identity --issuer``). What it may do is its scopes' business, judged by the caller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transfers.models import TokenIdentity
+from transfers.submitted_tokens import TokenRefused, verify_jwt
+
+# The REST API's scopes in an issuer's tokens, narrowest first (identity.models.TokenScope's names).
+API_SCOPES = {"srcnet.read": "read", "srcnet.rules": "rules", "srcnet.operate": "operate"}
+
+
+class IssuerTokenRefused(Exception):
+    """401: not a valid credential here; 403: a valid one, of nobody known or without the scope."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def looks_like_jwt(value: str) -> bool:
+    return value.count(".") == 2
+
+
+def scopes_of(claims: dict[str, Any]) -> list[str]:
+    return str(claims.get("scope", "")).split()
+
+
+def account_of(value: str, *, audiences: list[str], endpoint: str) -> tuple[Any, dict[str, Any]]:
+    """The active account an issuer token names and its claims, or IssuerTokenRefused."""
+    if not audiences:
+        raise IssuerTokenRefused(f"The {endpoint} takes no issuer tokens (no audience is configured)", 401)
+    try:
+        claims = verify_jwt(value)
+    except TokenRefused as refused:
+        raise IssuerTokenRefused(f"The token is refused: {refused}", 401) from refused
+    named = claims.get("aud") or []
+    named = [named] if isinstance(named, str) else [str(a) for a in named]
+    if not set(named) & set(audiences):
+        raise IssuerTokenRefused(
+            f"The token is refused: its audience {', '.join(named) or '(none)'} is not the {endpoint}'s"
+            f" ({', '.join(audiences)})",
+            401,
+        )
+    issuer, subject = str(claims["iss"]).rstrip("/"), str(claims.get("sub", ""))
+    identity = TokenIdentity.objects.select_related("user").filter(issuer=issuer, subject=subject).first()
+    if identity is None or not identity.user.is_active:
+        raise IssuerTokenRefused(f"The token subject {subject!r} of {issuer} is not registered", 403)
+    return identity.user, claims
+
+
+def api_scope(claims: dict[str, Any]) -> str | None:
+    """The broadest REST API scope the token grants (``read``, ``rules``, ``operate``), or None."""
+    granted = [API_SCOPES[s] for s in scopes_of(claims) if s in API_SCOPES]
+    order = list(API_SCOPES.values())
+    return max(granted, key=order.index) if granted else None

@@ -8,6 +8,7 @@ from typing import Any
 
 import requests
 
+from . import credentials, signon
 from .config import Config
 from .errors import ApiError, AuthError, ConnectionFailed, NotFound, ValidationFailed, format_field_errors
 
@@ -26,8 +27,21 @@ class Client:
         self.session = session or requests.Session()
         self.session.headers["Accept"] = "application/json"
         self.session.headers["User-Agent"] = "srcnet-cli/0.1"
+        if config.ca_bundle:
+            self.session.verify = config.ca_bundle
         if config.token:
             self.session.headers["Authorization"] = f"Bearer {config.token}"
+        self._signed_on = False
+
+    def _use_sign_on(self) -> None:
+        """Without a token: the access token of the sign-on kept for this server, renewed if need be."""
+        self._signed_on = True
+        kept = credentials.load(self.config.config_dir, self.config.url)
+        if kept is None:
+            return
+        if signon.fresh(self.session, kept):
+            credentials.save(self.config.config_dir, self.config.url, kept)
+        self.session.headers["Authorization"] = f"Bearer {kept.access_token}"
 
     def url(self, path: str) -> str:
         if path.startswith(("http://", "https://")):
@@ -46,6 +60,8 @@ class Client:
         headers: Mapping[str, str] | None = None,
     ) -> requests.Response:
         url = self.url(path)
+        if not self.config.token and not self._signed_on:
+            self._use_sign_on()
         try:
             response = self.session.request(
                 method,
@@ -55,6 +71,8 @@ class Client:
                 data=data,
                 headers=dict(headers or {}),
                 timeout=self.config.http_timeout,
+                # SRCNET_CA_BUNDLE outright (requests would let REQUESTS_CA_BUNDLE win over the session's).
+                verify=self.session.verify,
             )
         except requests.ConnectionError as exc:
             raise ConnectionFailed(self._unreachable(url, exc)) from exc
@@ -126,7 +144,8 @@ class Client:
             return ValidationFailed("invalid request: " + "; ".join(lines), body=body, status=status)
         if status == 401:
             return AuthError(
-                f"not authenticated: {detail or 'no valid token'} (set SRCNET_TOKEN or pass --token)",
+                f"not authenticated: {detail or 'no valid token'}"
+                " (set SRCNET_TOKEN or pass --token, or run `srcnet auth login`)",
                 body=body,
                 status=status,
             )

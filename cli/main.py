@@ -11,6 +11,7 @@ from typing import TextIO
 
 from .client import Client
 from .commands import (
+    auth,
     bench,
     campaigns,
     jobs,
@@ -47,6 +48,7 @@ NOUNS = (
     bench,
     campaigns,
     tokens,
+    auth,
 )
 
 

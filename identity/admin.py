@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import ApiToken, SignInFailure
+from .models import ApiToken, GroupMapping, SignInFailure
 from .tokens import revoke
 
 
@@ -42,3 +42,12 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke_selected(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
         revoked = sum(revoke(token, request.user) for token in queryset)
         self.message_user(request, f"{revoked} token(s) revoked.")
+
+
+@admin.register(GroupMapping)
+class GroupMappingAdmin(admin.ModelAdmin):
+    """The sign-on issuer's groups and what they give here (identity.sso): taken at every sign-on."""
+
+    list_display = ("group", "role", "project")
+    list_filter = ("role",)
+    search_fields = ("group", "project__code")

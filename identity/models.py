@@ -66,3 +66,44 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}..., {self.scope}) of {self.user}"
+
+
+class MappedRole(models.TextChoices):
+    SCIENTIST = "scientist", "scientist"
+    OPERATOR = "operator", "operator"
+    ADMIN = "admin", "admin"
+
+
+class GroupMapping(models.Model):
+    """What a group of the sign-on issuer (``wlcg.groups``, as SKA-IAM names them: ``/ska/operators``) gives
+    its members here: a role, and optionally membership of a project. An admin edits these; an account
+    signing on gets the broadest role and exactly the mapped projects its groups give, at every sign-on. An
+    account none of whose groups is mapped is refused."""
+
+    group = models.CharField(
+        max_length=255, help_text="The group as the issuer names it, e.g. /ska/operators"
+    )
+    role = models.CharField(max_length=10, choices=MappedRole.choices, default=MappedRole.SCIENTIST)
+    project = models.ForeignKey(
+        "projects.Project",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="group_mappings",
+        help_text="Members of the group are members of this project (and of no mapped project they leave)",
+    )
+
+    class Meta:
+        ordering = ["group", "role"]
+        constraints = [
+            models.UniqueConstraint(fields=["group", "role", "project"], name="group_mapping_unique"),
+            models.UniqueConstraint(
+                fields=["group", "role"],
+                condition=models.Q(project__isnull=True),
+                name="group_mapping_unique_role",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        project = f" and project {self.project}" if self.project_id else ""
+        return f"{self.group} -> {self.role}{project}"

@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from .processes import ServiceError, account_of, read_pid
@@ -68,6 +69,7 @@ def run_demo(
         django.setup()
         token = _prepare_database(state, long_haul=long_haul)
         _use_the_issuer(state)
+        person = _offer_sign_on(state)
         rucio_context = None
         if rucio:
             # Before the worker starts: it follows this Rucio server's rules (prepare sets its environment).
@@ -76,6 +78,7 @@ def run_demo(
             rucio_context = demo_rucio.prepare(state, state_name)
         worker_pid = ensure_workers(state, state_name)
         web_port = ensure_web(state, state_name)
+        _say_where_to_sign_on(web_url(state), web_ca(state))
         ready_in = time.monotonic() - started
         web_pid = read_pid(state, "web")
         _say(
@@ -88,11 +91,16 @@ def run_demo(
         _print_summary(rows)
         # HTTPS only, with the local network's own CA (a browser asks once; curl --cacert; requests verify=).
         base, ca = web_url(state), web_ca(state)
-        print(f"\nportal:  {base}/  (user 'operator', password 'operator')")
+        print(
+            f"\nportal:  {base}/  (sign on at the local issuer as '{person[0]}', password '{person[1]}'; ",
+            end="",
+        )
+        print("the local admin: user 'operator', password 'operator')")
         print(f"API:     {base}/api/   schema {base}/api/schema/   docs {base}/api/docs/")
         print(f"map:     {base}/topology/map/   campaigns: {base}/campaigns/ (start a data challenge)")
         print(f"CA:      {ca}  (the local network's: the web server's certificate is signed by it)")
         print(f"CLI:     REQUESTS_CA_BUNDLE={ca} SRCNET_URL={base} SRCNET_TOKEN={token} srcnet products list")
+        print(f"         or SRCNET_CA_BUNDLE={ca} SRCNET_URL={base} srcnet auth login  (as '{person[0]}')")
         if failed:
             print(f"\n{failed} product(s) FAILED", file=sys.stderr)
         if once:
@@ -159,6 +167,35 @@ def _prepare_database(state: StateDir, *, long_haul: bool = False) -> str:
     for earlier in ApiToken.objects.filter(user=operator, name=DEMO_TOKEN_NAME, revoked__isnull=True):
         revoke(earlier, operator)
     return issue(operator, name=DEMO_TOKEN_NAME, scope="operate", days=7)[1]
+
+
+def _offer_sign_on(state: StateDir) -> tuple[str, str]:
+    """Single sign-on at the state's issuer for its web server (started after this), a scientist to sign on
+    as, and the admin's first mappings (the VO's members scientists, its operators operators)."""
+    from identity.models import GroupMapping
+
+    from .issuer import ensure_issuer, issuer_address
+    from .issuer_sso import DEMO_MAPPINGS, DEMO_PERSON, ensure_person, offer_sign_on
+    from .stack import web_url
+
+    issuer = ensure_issuer(state, address=issuer_address(state))
+    offer_sign_on(state, issuer, web_url(state))
+    ensure_person(issuer, *DEMO_PERSON, groups=["/ska"])
+    for group, role in DEMO_MAPPINGS:
+        GroupMapping.objects.get_or_create(group=group, role=role, project=None)
+    _say(f"single sign-on at {issuer.url} for the portal and the CLI (as {DEMO_PERSON[0]!r})")
+    return DEMO_PERSON
+
+
+def _say_where_to_sign_on(base: str, ca: Path) -> None:
+    """What the web server itself says of its sign-on (so the demo shows it was configured, not assumed)."""
+    import requests
+
+    answer = requests.get(f"{base}/api/identity/sign-on/", verify=str(ca), timeout=30)
+    if answer.status_code == 200:
+        _say(f"the portal and the CLI sign on at {answer.json()['issuer']} (web server's own answer)")
+    else:
+        _say(f"the web server offers no single sign-on ({answer.status_code}): local passwords only")
 
 
 def _use_the_issuer(state: StateDir) -> None:

@@ -67,12 +67,17 @@ def token_env(state: StateDir) -> dict[str, str]:
     """The settings that point the platform's processes at the state's token issuer (docs/tokens.md), once
     it has one (localnet/issuer.py); nothing before."""
     from .issuer import issuer_settings
+    from .issuer_sso import sign_on_env
 
     issuer = issuer_settings(state)
     if issuer is None:
         return {}
-    # srcnet/settings.py reads SRCNET_TOKEN_<KEY> into SRCNET_TOKENS[<KEY>].
-    return {f"SRCNET_TOKEN_{key}": value for key, value in issuer.as_setting().items()}
+    # srcnet/settings.py reads SRCNET_TOKEN_<KEY> into SRCNET_TOKENS[<KEY>]; single sign-on through the same
+    # issuer where the state offers it (the demo's: localnet/issuer_sso.py offer_sign_on).
+    return {
+        **{f"SRCNET_TOKEN_{key}": value for key, value in issuer.as_setting().items()},
+        **sign_on_env(state),
+    }
 
 
 def platform_process(state: StateDir, name: str) -> tuple[dict[str, str], str | None]:

@@ -45,6 +45,20 @@ SRCNET_API_TOKENS_PER_ACCOUNT = int(_env("API_TOKENS_PER_ACCOUNT", "50"))
 # The audiences a token issuer's JWT must name to open the REST API (identity/issuer_tokens.py); empty: the
 # API takes no issuer tokens.
 SRCNET_API_TOKEN_AUDIENCES = _env("API_TOKEN_AUDIENCES", "").split()
+# Single sign-on through the token issuer (identity/oidc.py, identity/sso.py): the portal's confidential
+# client (authorization code with PKCE) and the CLI's public one (device code). Without ISSUER and
+# CLIENT_ID there is none, and local passwords serve everyone; with them, only admins' (identity/backends.py).
+SRCNET_SSO = {
+    "ISSUER": _env("SSO_ISSUER", ""),
+    "CLIENT_ID": _env("SSO_CLIENT_ID", ""),
+    "CLIENT_SECRET": _env("SSO_CLIENT_SECRET", ""),
+    "CA_FILE": _env("SSO_CA_FILE", ""),
+    "SCOPES": _env("SSO_SCOPES", "openid profile email"),
+    "GROUPS_CLAIM": _env("SSO_GROUPS_CLAIM", "wlcg.groups"),
+    "CLI_CLIENT_ID": _env("SSO_CLI_CLIENT_ID", ""),
+    "NAME": _env("SSO_NAME", "SKA-IAM"),
+}
+AUTHENTICATION_BACKENDS = ["identity.backends.LocalPasswordBackend"]
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from identity.views import PortalLoginView, admin_login
+from identity.views import PortalLoginView, admin_login, sso_callback, sso_login
 from monitoring.views import metrics
 
 from . import views
@@ -14,6 +14,9 @@ urlpatterns = [
     path("", views.home, name="home"),
     # Both login pages refuse, for a while, an account or an address that failed too often (identity.limits).
     path("login/", PortalLoginView.as_view(), name="login"),
+    # Single sign-on through the token issuer (identity/oidc.py): off (404) unless SRCNET_SSO_ISSUER is set.
+    path("sso/login/", sso_login, name="sso-login"),
+    path("sso/callback/", sso_callback, name="sso-callback"),
     path("admin/login/", admin_login, name="admin-login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

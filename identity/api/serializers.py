@@ -54,6 +54,13 @@ class ApiTokenRequestSerializer(serializers.Serializer):
     expires_in_days = serializers.IntegerField(required=False, min_value=1)
 
 
+class SignOnSerializer(serializers.Serializer):
+    issuer = serializers.CharField()
+    cli_client_id = serializers.CharField()
+    audience = serializers.CharField()
+    scopes = serializers.ListField(child=serializers.CharField())
+
+
 class PasswordTokenRequestSerializer(ApiTokenRequestSerializer):
     """``POST /api/token/``: a user name and password for a new token (the bootstrap admin's, and accounts
     with local passwords)."""

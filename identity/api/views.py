@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import authenticate
 from django.db.models import QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import api_view, authentication_classes, permission_classes
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -20,14 +22,17 @@ from rest_framework.views import APIView
 from srcnet.api.permissions import AnyAccount, TokenScoped
 from srcnet.roles import is_admin
 
+from ..issuer_tokens import API_SCOPES
 from ..limits import client_address, forget_failures, lock_for, refused
 from ..models import ApiToken, SignInPlace
+from ..sso import sso_settings
 from ..tokens import Grant, TokenError, issue, revoke
 from .serializers import (
     ApiTokenRequestSerializer,
     ApiTokenSerializer,
     NewApiTokenSerializer,
     PasswordTokenRequestSerializer,
+    SignOnSerializer,
 )
 
 
@@ -85,6 +90,28 @@ class ApiTokenViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         revoke(token, request.user)
         token.refresh_from_db()
         return Response(ApiTokenSerializer(token).data)
+
+
+@extend_schema(responses={200: SignOnSerializer})
+@api_view(["GET"])
+@permission_classes([AllowAny])
+@authentication_classes([])
+def sign_on(request: Request) -> Response:
+    """``GET /api/identity/sign-on/``: where the CLI signs on (public, as an issuer's discovery document is):
+    the issuer, the CLI's client, the audience and scopes its tokens need here."""
+    conf = sso_settings()
+    audiences = [str(a) for a in getattr(settings, "SRCNET_API_TOKEN_AUDIENCES", [])]
+    if not conf.enabled or not conf.cli_client_id or not audiences:
+        return Response(
+            {"detail": "Single sign-on is not configured here: use a personal API token."}, status=404
+        )
+    body = {
+        "issuer": conf.issuer,
+        "cli_client_id": conf.cli_client_id,
+        "audience": audiences[0],
+        "scopes": list(API_SCOPES),
+    }
+    return Response(body)
 
 
 class PasswordTokenView(APIView):

@@ -44,9 +44,10 @@ def scientist_token(transactional_db, scientist) -> str:  # type: ignore[no-unty
 
 
 @pytest.fixture
-def srcnet(live_server, operator_token) -> Runner:  # type: ignore[no-untyped-def]
+def srcnet(live_server, operator_token, tmp_path) -> Runner:  # type: ignore[no-untyped-def]
     """``srcnet(*argv, token=..., url=..., stderr=...)``: main() in-process against the live server;
-    the operator's token unless ``token`` says otherwise (None: no token at all)."""
+    the operator's token unless ``token`` says otherwise (None: no token at all). Its sign-on folder is the
+    test's own (never the account's ~/.config/srcnet)."""
 
     def run(
         *argv: str,
@@ -54,7 +55,7 @@ def srcnet(live_server, operator_token) -> Runner:  # type: ignore[no-untyped-de
         url: str | None = None,
         stderr: io.StringIO | None = None,
     ) -> Result:
-        env = {"SRCNET_URL": url or live_server.url}
+        env = {"SRCNET_URL": url or live_server.url, "SRCNET_CONFIG_DIR": str(tmp_path / "srcnet-config")}
         if token is not None:
             env["SRCNET_TOKEN"] = token
         out, err = io.StringIO(), stderr if stderr is not None else io.StringIO()

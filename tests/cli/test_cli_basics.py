@@ -90,7 +90,7 @@ def test_no_token_exits_5(srcnet):
     assert result.code == ExitCode.AUTH == 5
     assert result.out == ""
     assert "srcnet: not authenticated: Authentication credentials were not provided." in result.err
-    assert "(set SRCNET_TOKEN or pass --token)" in result.err
+    assert "(set SRCNET_TOKEN or pass --token, or run `srcnet auth login`)" in result.err
 
 
 def test_wrong_token_exits_5(srcnet):

@@ -83,6 +83,9 @@ def test_demo_pushes_every_product_and_stops_everything(mode):
     assert len(rows) == 4, proc.stdout
     assert all(line.endswith(" ok") for line in rows), proc.stdout
     assert "portal:  https://127.0.0.1:" in proc.stdout and "/api/schema/" in proc.stdout
+    # Its web server offers single sign-on at the state's issuer (its own answer, asked by the demo).
+    assert re.search(r"the portal and the CLI sign on at https://127\.0\.0\.1:\d+/realms/srcnet", proc.stderr)
+    assert "srcnet auth login  (as 'alice')" in proc.stdout
     # The worker and the web server ran as the unprivileged service account, never as root.
     if os.geteuid() == 0:
         assert re.search(r"celery worker pid \d+ \(as srcnet\)", proc.stderr), proc.stderr[-3000:]

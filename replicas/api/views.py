@@ -38,6 +38,9 @@ class DataProductViewSet(
         ),
     )
     serializer_class = s.DataProductSerializer
+    # A product's files and names never change once registered: PATCH the fields that may (priority, deadline,
+    # proprietary_until); a PUT of the whole product could never succeed, so it is not offered.
+    http_method_names = ["get", "post", "patch", "head", "options"]
     filterset_class = filtersets.DataProductFilterSet
     ordering_fields = ["created", "name", "priority"]
 

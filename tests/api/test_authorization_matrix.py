@@ -237,8 +237,9 @@ READ_ONLY = {
     "campaigns:score",
     "campaigns:file",
 }
-# Not the portal's pages: the sign-in pages, the landing redirect, Prometheus' /metrics (its own token).
-OUTSIDE = {"home", "login", "logout", "metrics"}
+# Not the portal's pages: the sign-in pages (single sign-on's too), the landing redirect, Prometheus'
+# /metrics (its own token).
+OUTSIDE = {"home", "login", "logout", "metrics", "sso-login", "sso-callback"}
 URL_VALUES = {"int": "987654", "uuid": str(uuid.UUID(int=7)), "action": "stop", "filename": "report.json"}
 
 

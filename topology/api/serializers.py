@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
 from rest_framework import serializers
 
 from srcnet.api.serializers import ValidatedModelSerializer, name_field
@@ -212,7 +213,14 @@ class NetworkPathSerializer(serializers.ModelSerializer):
             "links": [h.link.name for h in instance.hops.all()],
             **validated_data,
         }
-        return self._save(instance.name, data)
+        name = validated_data.get("name", instance.name)
+        with transaction.atomic():  # a rename and the new hops together, or neither
+            if name != instance.name:  # a rename (it was dropped without a word before)
+                if NetworkPath.objects.filter(name=name).exists():
+                    raise serializers.ValidationError({"name": "A path with this name exists."})
+                instance.name = name
+                instance.save(update_fields=["name"])
+            return self._save(name, data)
 
 
 class ImportResultSerializer(serializers.Serializer):

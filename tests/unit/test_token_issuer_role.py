@@ -1,6 +1,7 @@
 """The Ansible token_issuer role makes the same realm as the local network's issuer (localnet/issuer.py):
-its realm template, Rucio's client (localnet/issuer_rucio.py), client settings, Keycloak release and build
-options are compared with the Python ones, so that a deployed issuer and the one every test runs against
+its realm template, Rucio's client (localnet/issuer_rucio.py), the sign-on clients and the REST API's scopes
+(localnet/issuer_sso.py), client settings, Keycloak release and build options are compared with the Python
+ones, so that a deployed issuer and the one every test runs against
 cannot drift apart."""
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ from localnet.issuer import (
     realm_representation,
 )
 from localnet.issuer_rucio import rucio_client_representation
+from localnet.issuer_sso import (
+    API_SCOPES,
+    CLI_CLIENT,
+    PORTAL_CLIENT,
+    cli_client_representation,
+    portal_client_representation,
+)
 from localnet.state import PROJECT_ROOT
 
 ROLE = PROJECT_ROOT / "ansible" / "roles" / "token_issuer"
@@ -66,6 +74,39 @@ def test_the_roles_rucio_client_is_the_local_rucios_client() -> None:
     assert rendered == rucio_client_representation("r-s3cret")
     assert defaults["token_issuer_rucio_client_id"] == RUCIO_CLIENT
     assert defaults["token_issuer_rucio_client_secret"] == ""  # no client for Rucio unless asked for
+
+
+def test_the_roles_sign_on_clients_are_the_local_issuers() -> None:
+    defaults = _defaults()
+    uris = ["https://cp1.example.org:8000/sso/callback/", "https://10.0.0.5:8000/sso/callback/"]
+    portal = _render(
+        "sso_portal_client.json.j2",
+        token_issuer_sso_portal_client_id=defaults["token_issuer_sso_portal_client_id"],
+        token_issuer_sso_portal_client_secret="p-s3cret",
+        token_issuer_sso_redirect_uris=uris,
+    )
+    assert portal == portal_client_representation("p-s3cret", uris)
+    cli = _render(
+        "sso_cli_client.json.j2",
+        token_issuer_sso_cli_client_id=defaults["token_issuer_sso_cli_client_id"],
+        token_issuer_sso_api_scopes=defaults["token_issuer_sso_api_scopes"],
+        token_issuer_sso_api_audience="https://cp1.example.org:8000",
+    )
+    assert cli == cli_client_representation("https://cp1.example.org:8000")
+    assert defaults["token_issuer_sso_portal_client_id"] == PORTAL_CLIENT
+    assert defaults["token_issuer_sso_cli_client_id"] == CLI_CLIENT
+    assert tuple(defaults["token_issuer_sso_api_scopes"]) == API_SCOPES
+    assert defaults["token_issuer_sso_portal_client_secret"] == ""  # no sign-on clients unless asked for
+
+
+def test_the_sign_on_client_ids_are_the_applications_defaults() -> None:
+    """The srcnet_app role names the same clients the token_issuer role makes."""
+    app_defaults = PROJECT_ROOT / "ansible" / "roles" / "srcnet_app" / "defaults" / "main.yml"
+    app = yaml.safe_load(app_defaults.read_text())
+    defaults = _defaults()
+    assert app["srcnet_app_sso_client_id"] == defaults["token_issuer_sso_portal_client_id"]
+    assert app["srcnet_app_sso_cli_client_id"] == defaults["token_issuer_sso_cli_client_id"]
+    assert app["srcnet_app_sso_issuer"] == ""  # no sign-on unless asked for
 
 
 def test_a_secret_with_json_characters_stays_a_string() -> None:

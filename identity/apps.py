@@ -6,4 +6,5 @@ class IdentityConfig(AppConfig):
     verbose_name = "Sign-in"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401  (connects the receivers of Django's sign-in signals)
+        # Django's sign-in signals' receivers, and the schema extension of the token authentication.
+        from . import schema, signals  # noqa: F401

@@ -36,8 +36,11 @@ def scopes_of(claims: dict[str, Any]) -> list[str]:
     return str(claims.get("scope", "")).split()
 
 
-def account_of(value: str, *, audiences: list[str], endpoint: str) -> tuple[Any, dict[str, Any]]:
-    """The active account an issuer token names and its claims, or IssuerTokenRefused."""
+def account_of(
+    value: str, *, audiences: list[str], endpoint: str, sign_on: bool = False
+) -> tuple[Any, dict[str, Any]]:
+    """The active account an issuer token names and its claims, or IssuerTokenRefused. With ``sign_on`` (the
+    REST API), a person of the sign-on issuer gets their account as at the portal's sign-on."""
     if not audiences:
         raise IssuerTokenRefused(f"The {endpoint} takes no issuer tokens (no audience is configured)", 401)
     try:
@@ -53,12 +56,12 @@ def account_of(value: str, *, audiences: list[str], endpoint: str) -> tuple[Any,
             401,
         )
     issuer, subject = str(claims["iss"]).rstrip("/"), str(claims.get("sub", ""))
-    sign_on = sso_settings()
-    if sign_on.enabled and issuer == sign_on.issuer and _first_sight(claims):
+    conf = sso_settings()
+    if sign_on and conf.enabled and issuer == conf.issuer and _first_sight(claims):
         # A person of the sign-on issuer: their account and role from the token's groups, as at the
         # portal's sign-on (once per token: its groups do not change while it lives).
         try:
-            return account_for(issuer, claims, groups_of(claims, sign_on.groups_claim)), claims
+            return account_for(issuer, claims, groups_of(claims, conf.groups_claim)), claims
         except NoAccess as refused:
             raise IssuerTokenRefused(f"The token gives no access here: {refused}", 403) from refused
     identity = TokenIdentity.objects.select_related("user").filter(issuer=issuer, subject=subject).first()

@@ -86,15 +86,21 @@ def account_for(issuer: str, claims: dict[str, Any], groups: list[str]) -> Any:
     subject = str(claims.get("sub") or "")
     if not subject:
         raise NoAccess("the issuer named no subject")
+    registered = TokenIdentity.objects.select_related("user").filter(issuer=issuer, subject=subject).first()
+    if registered is not None and not registered.sign_on:
+        # An identity an admin registered (a service account's): its account is as the admin set it.
+        if not registered.user.is_active:
+            raise NoAccess(f"the account {registered.user.username} is disabled")
+        return registered.user
     mappings = list(GroupMapping.objects.filter(group__in=groups))
     if not mappings:
         raise NoAccess(f"none of the groups {', '.join(groups) or '(none)'} gives access to this platform")
-    identity = TokenIdentity.objects.select_related("user").filter(issuer=issuer, subject=subject).first()
+    identity = registered
     if identity is None:
         preferred = str(claims.get("preferred_username") or claims.get("email") or subject)
         user = get_user_model().objects.create_user(_free_username(preferred, subject))
         user.set_unusable_password()  # signs on through the issuer only
-        TokenIdentity.objects.create(issuer=issuer, subject=subject, user=user)
+        TokenIdentity.objects.create(issuer=issuer, subject=subject, user=user, sign_on=True)
         log.info("account %s made for %s of %s", user.username, subject, issuer)
     else:
         user = identity.user

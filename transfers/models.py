@@ -322,6 +322,9 @@ class TokenIdentity(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="token_identities"
     )
+    # Made by single sign-on (identity/sso.py): the account's role and projects follow the issuer's groups.
+    # An identity an admin registered (a service's, fts3_identity) keeps the account as the admin set it.
+    sign_on = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["issuer", "subject"]

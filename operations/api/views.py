@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import api_view, permission_classes
 from rest_framework.request import Request
@@ -33,29 +35,34 @@ class AuditEventViewSet(viewsets.ReadOnlyModelViewSet):
         return visible_events(self.request.user, super().get_queryset())
 
 
+@extend_schema(responses={200: OpenApiTypes.OBJECT})
 @api_view(["GET"])
 def network(request: Request) -> Response:
     """Sites, links with their live load, and paths (``?paths=0`` leaves the paths out)."""
     return Response(selectors.network(with_paths=request.query_params.get("paths") != "0"))
 
 
+@extend_schema(responses={200: OpenApiTypes.OBJECT})
 @api_view(["GET"])
 def flows(request: Request) -> Response:
     """Load per loaded path and per telescope access link, live files and the queue."""
     return Response(selectors.flows(request.user))
 
 
+@extend_schema(responses={200: OpenApiTypes.OBJECT})
 @api_view(["GET"])
 def path_detail(request: Request, pk: int) -> Response:
     path = get_object_or_404(NetworkPath.objects.select_related("source", "destination", "vrf"), pk=pk)
     return Response(selectors.path_detail(path, request.user))
 
 
+@extend_schema(responses={200: OpenApiTypes.OBJECT})
 @api_view(["GET"])
 def site_detail(request: Request, pk: int) -> Response:
     return Response(selectors.site_detail(get_object_or_404(Site, pk=pk)))
 
 
+@extend_schema(responses={200: OpenApiTypes.OBJECT})
 @api_view(["GET"])
 def link_detail(request: Request, pk: int) -> Response:
     return Response(
@@ -63,6 +70,10 @@ def link_detail(request: Request, pk: int) -> Response:
     )
 
 
+@extend_schema(
+    parameters=[OpenApiParameter("target", str, description="SOURCE:DESTINATION, an endpoint, or nothing")],
+    responses={200: OpenApiTypes.OBJECT},
+)
 @api_view(["GET"])
 @permission_classes([TokenScoped, OperatorsOnly])
 def token_check(request: Request) -> Response:

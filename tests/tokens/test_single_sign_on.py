@@ -210,3 +210,17 @@ def test_the_issuers_tokens_open_the_rest_api_as_the_same_account_within_their_s
     # Without an API scope, or for another audience, nothing opens.
     bare = Client(HTTP_AUTHORIZATION=f"Bearer {device_token(token_issuer, name, password, '')}")
     assert bare.get("/api/").status_code == 403
+
+
+def test_an_identity_an_admin_registered_keeps_its_account_as_set(
+    sign_on, mapped, token_issuer, django_user_model
+):
+    """A service's identity (registered with fts3_identity, not by sign-on) is not rewritten by its groups."""
+    name, password, subject = person(token_issuer, VO)
+    service = django_user_model.objects.create_user(f"svc-{name}", is_staff=True)
+    TokenIdentity.objects.create(issuer=token_issuer.url, subject=subject, user=service)
+    token = device_token(token_issuer, name, password, "srcnet.read")
+    assert Client(HTTP_AUTHORIZATION=f"Bearer {token}").get("/api/").json()["role"] == "operator"
+    service.refresh_from_db()
+    assert service.is_staff and TokenIdentity.objects.filter(subject=subject).count() == 1
+    assert not get_user_model().objects.filter(username=name).exists()

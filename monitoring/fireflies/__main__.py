@@ -1,0 +1,5 @@
+import sys
+
+from .collector import main
+
+sys.exit(main())

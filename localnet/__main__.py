@@ -143,6 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     # The local network's own commands (the demo binds endpoints to its loopback sites in this process).
     os.environ.setdefault("SRCNET_ALLOW_LOCAL_STORAGE", "1")
+    from .scitags import scitags_env
+
+    for key, value in scitags_env().items():  # and marks its copies (localnet/scitags.py)
+        os.environ.setdefault(key, value)
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "fail_one", False) and args.rucio:

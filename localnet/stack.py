@@ -24,6 +24,7 @@ from .processes import (
     wait_for_port,
 )
 from .redis import ensure_redis, redis_url, stop_redis
+from .scitags import scitags_env
 from .state import DJANGO_SECRET_KEY, POSTGRES_PASSWORD, PROJECT_ROOT, StateDir
 from .users import chown_tree, drop_to, grant_traversal, service_account
 from .xrootd import known_sites, stop_site
@@ -60,6 +61,8 @@ def service_env(state: StateDir, name: str) -> dict[str, str]:
     env["SRCNET_REDIS_URL"] = redis_url(state)
     env["SRCNET_DB_PASSWORD"] = state.secret(POSTGRES_PASSWORD)  # its database's, as the broker's
     env.update(token_env(state))
+    for key, value in scitags_env().items():  # the local network marks its copies (a caller's setting wins)
+        env.setdefault(key, value)
     return env
 
 

@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
+from transfers.scitags import flow_id
+
 from .transfertool import (
     JobParams,
     LinkConfig,
@@ -102,6 +104,8 @@ class Fts3Transfertool(Transfertool):
                 filesize=f.filesize,
                 metadata=f.metadata,
                 activity=params.activity,
+                # The copy's SciTags flow identifier (transfers/scitags.py), as Rucio's conveyor sends it.
+                scitag=flow_id(params.activity, relay=params.multihop),
             )
             for f in files
         ]

@@ -7,6 +7,7 @@ ports of its private PostgreSQL and Redis in ``<state>/runtime.json`` and the de
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from pathlib import Path
@@ -368,6 +369,16 @@ SRCNET_TOKENS = {
     "AUDIENCE_STYLE": _env("TOKEN_AUDIENCE_STYLE", "parameter"),
     # Issuers besides ISSUER whose tokens a submission may carry (FTS3 per-file tokens), space-separated.
     "TRUSTED_ISSUERS": _env("TOKEN_TRUSTED_ISSUERS", "").split(),
+}
+
+# SciTags flow identifiers (transfers/scitags.py, docs/network.md): the registry's JSON (a file, or an https://
+# URL such as https://www.scitags.org/api.json), the experiment's name in it, and a JSON object mapping the
+# platform's activities (and "relay") to the registry's activity names. Unset: no marking.
+SRCNET_SCITAGS = {
+    "REGISTRY": _env("SCITAGS_REGISTRY", ""),
+    "EXPERIMENT": _env("SCITAGS_EXPERIMENT", ""),
+    "ACTIVITIES": json.loads(_env("SCITAGS_ACTIVITIES", "{}") or "{}"),
+    "CA_FILE": _env("SCITAGS_CA_FILE", ""),
 }
 
 # /metrics (monitoring/, docs/monitoring.md): with TOKEN set, scrapers send "Authorization: Bearer TOKEN";

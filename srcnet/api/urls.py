@@ -3,6 +3,7 @@
 from django.urls import include, path
 
 from identity.api.views import PasswordTokenView
+from transfers.api.views import scitags_registry
 
 from .views import status
 
@@ -12,6 +13,8 @@ urlpatterns = [
     # pages (identity.limits).
     path("token/", PasswordTokenView.as_view(), name="api-token"),
     path("identity/", include("identity.api.urls")),
+    # The SciTags marks in the registry's format, public (Rucio's [packet-marking] fetch_url reads them).
+    path("scitags/", scitags_registry, name="api-scitags"),
     path("topology/", include("topology.api.urls")),
     path("projects/", include("projects.api.urls")),
     path("replicas/", include("replicas.api.urls")),

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, viewsets
-from rest_framework.decorators import action
+from rest_framework.decorators import action, api_view, authentication_classes, permission_classes
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -110,3 +112,19 @@ class OptimizerDecisionViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = OptimizerDecision.objects.all()
     serializer_class = s.OptimizerDecisionSerializer
     filterset_fields = ["source_se", "dest_se"]
+
+
+@extend_schema(responses={200: OpenApiTypes.OBJECT})
+@api_view(["GET"])
+@permission_classes([AllowAny])
+@authentication_classes([])
+def scitags_registry(request: Request) -> Response:
+    """``GET /api/scitags/``: the platform's SciTags marks in the registry's own format, under the platform's
+    activity names (public, as the registry is): what a Rucio server's ``[packet-marking] fetch_url`` reads
+    so that its conveyor marks copies as the platform does (transfers/scitags.py). 404 when none are set."""
+    from transfers.scitags import current_marks
+
+    marks = current_marks()
+    if marks is None:
+        return Response({"detail": "No SciTags marking is configured here."}, status=404)
+    return Response(marks.as_registry())

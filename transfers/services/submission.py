@@ -14,6 +14,7 @@ from topology.services.storage_urls import StorageRegistry, UnregisteredStorageE
 
 from ..choices import FileState, JobType
 from ..models import TransferFile, TransferJob
+from ..scitags import flow_id
 from ..storage_urls import storage_element
 from ..submitted_tokens import prepare_tokens, store_tokens
 from .common import enqueue_dispatch, transfer_settings
@@ -125,7 +126,10 @@ def submit_job(
     except IntegrityError as exc:
         raise DuplicateJobError(f"a job with the id {job.job_id} or sid {sid!r} exists") from exc
     rows = []
+    # Each copy's SciTags flow identifier: the client's, else its activity's (transfers/scitags.py).
+    relay = job_type == JobType.MULTIHOP
     for position, request in enumerate(files):
+        file_activity = request.activity or activity
         row = TransferFile(
             job=job,
             file_index=position if request.file_index is None else request.file_index,
@@ -134,8 +138,8 @@ def submit_job(
             filesize=request.filesize,
             checksum=request.checksum,
             metadata=request.metadata,
-            activity=request.activity or activity,
-            scitag=request.scitag,
+            activity=file_activity,
+            scitag=request.scitag if request.scitag is not None else flow_id(file_activity, relay=relay),
             state=_initial_state(job_type, position),
         )
         try:

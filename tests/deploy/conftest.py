@@ -5,6 +5,7 @@ the hosts' network, over SSH. Everything is stopped and removed at the end, also
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -48,6 +49,9 @@ ISSUER_PORT = 9443
 CONTROL_PLANE_HOST = "cp"
 WEB_PORT = 8000
 TRANSFER_CLIENT = "srcnet-transfers"
+# Single sign-on's clients at the issuer (the roles' defaults) and the name the portal shows.
+SSO_CLI_CLIENT = "srcnet-cli"
+SSO_NAME = "the deployed issuer"
 RECAP = re.compile(
     r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)", re.M
 )
@@ -93,6 +97,26 @@ class Deployment:
             timeout=timeout,
             check=check,
         )
+
+    def issuer_admin(self, method: str, path: str, body: object | None = None) -> str:
+        """Keycloak's admin API of the deployed issuer's realm, as its bootstrap admin (from the hosts'
+        network); the answer's body."""
+        base = self.issuer.rsplit("/realms/", 1)[0]
+        login = self.curl(
+            "--fail", "-d", "grant_type=password", "-d", "client_id=admin-cli", "-d", "username=admin",
+            "-d", f"password={self.secrets['vault_srcnet_issuer_admin_password']}",
+            f"{base}/realms/master/protocol/openid-connect/token",
+        )  # fmt: skip
+        argv = [
+            "--fail-with-body",
+            "-X",
+            method,
+            "-H",
+            f"Authorization: Bearer {json.loads(login.stdout)['access_token']}",
+        ]
+        if body is not None:
+            argv += ["-H", "Content-Type: application/json", "--data", json.dumps(body)]
+        return self.curl(*argv, f"{base}/admin/realms/srcnet{path}").stdout
 
     def host(self, name: str) -> BootedHost:
         return self.fleet.hosts[name]
@@ -337,6 +361,15 @@ def _inventory(
         # The hosts have no internet: the distribution scripts/install-keycloak.sh downloaded and checked.
         "token_issuer_archive": str(keycloak_root() / f"keycloak-quarkus-dist-{KEYCLOAK_VERSION}.tar.gz"),
         "token_issuer_heap_mb": 512,
+        # Single sign-on through the same issuer (its portal and CLI clients made by the token_issuer role),
+        # as the example inventory has it; the control plane's origin is the REST API's audience.
+        "srcnet_app_sso_issuer": "{{ srcnet_token_issuer }}",
+        "srcnet_app_sso_client_secret": "{{ vault_srcnet_sso_client_secret }}",
+        "srcnet_app_sso_scopes": "openid",
+        "srcnet_app_sso_name": SSO_NAME,
+        "token_issuer_sso_portal_client_secret": "{{ vault_srcnet_sso_client_secret }}",
+        "token_issuer_sso_redirect_uris": [f"https://{cp}:{WEB_PORT}/sso/callback/"],
+        "token_issuer_sso_api_audience": f"https://{cp}:{WEB_PORT}",
     }
     (folder / "group_vars" / "all" / "main.yml").write_text("---\n" + yaml.safe_dump(common, sort_keys=False))
     vault = folder / "group_vars" / "all" / "vault.yml"
@@ -348,6 +381,7 @@ def _inventory(
             "vault_srcnet_token_client_secret": secrets.token_hex(20),
             "vault_srcnet_issuer_admin_password": secrets.token_hex(16),
             "vault_srcnet_rucio_client_secret": secrets.token_hex(20),
+            "vault_srcnet_sso_client_secret": secrets.token_hex(20),
         }
     )
     vault.write_text("---\n" + yaml.safe_dump(secrets_))

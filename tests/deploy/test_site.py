@@ -41,6 +41,11 @@ BUFFER_BYTES = 2 * 375_000_000
             "srcnet_app_secret_key=change-me-a-long-random-string-of-50-characters-or-more",
             "srcnet_app_secret_key",
         ),
+        # The example vault's portal client secret (single sign-on is on in the test inventory).
+        (
+            "srcnet_app_sso_client_secret=change-me-the-portal-clients-secret-at-the-issuer",
+            "srcnet_app_sso_client_secret",
+        ),
     ],
 )
 def test_bad_input_fails_before_any_host_changes(deployment: Deployment, override: str, named: str) -> None:
@@ -294,13 +299,14 @@ def test_the_control_plane_speaks_https_only(deployment: Deployment, deployed: o
     assert without_ca.returncode == 60, (without_ca.returncode, without_ca.stderr)
 
     # A portal sign-in: HSTS on every answer, the CSRF cookie and the session cookie Secure (and HttpOnly).
+    # With single sign-on on (the test inventory), a local password signs an admin in only.
     password = secrets.token_urlsafe(18)
     deployment.ssh(
         CONTROL_PLANE_HOST,
         ["srcnet-manage", "shell", "-c",
          "from django.contrib.auth import get_user_model; "
          "u, _ = get_user_model().objects.get_or_create(username='tls-check'); "
-         f"u.set_password('{password}'); u.save()"],
+         f"u.is_staff = u.is_superuser = True; u.set_password('{password}'); u.save()"],
     )  # fmt: skip
     jar = deployment.fleet.workdir / "tls-check-cookies"
     login = f"{deployment.web}/login/"

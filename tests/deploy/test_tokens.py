@@ -112,19 +112,7 @@ class Sites:
 
     def admin(self, method: str, path: str, body: object | None = None) -> str:
         """Keycloak's admin API of the deployed issuer, as its bootstrap admin."""
-        base = self.deployment.issuer.rsplit("/realms/", 1)[0]
-        login = self.deployment.fleet.lan_exec(
-            ["curl", "-sS", "--fail", "--cacert", str(self.deployment.ca_file), "-d", "grant_type=password",
-             "-d", "client_id=admin-cli", "-d", "username=admin", "-d",
-             f"password={self.deployment.secrets['vault_srcnet_issuer_admin_password']}",
-             f"{base}/realms/master/protocol/openid-connect/token"],
-            timeout=60,
-        )  # fmt: skip
-        argv = ["curl", "-sS", "--fail-with-body", "-X", method, "--cacert", str(self.deployment.ca_file)]
-        argv += ["-H", f"Authorization: Bearer {json.loads(login.stdout)['access_token']}"]
-        if body is not None:
-            argv += ["-H", "Content-Type: application/json", "--data", json.dumps(body)]
-        return self.deployment.fleet.lan_exec([*argv, f"{base}/admin/realms/srcnet{path}"], timeout=60).stdout
+        return self.deployment.issuer_admin(method, path, body)
 
 
 @pytest.fixture(scope="module")

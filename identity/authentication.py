@@ -41,7 +41,9 @@ class PlatformTokenAuthentication(BaseAuthentication):
     def _issuer_token(self, value: str) -> tuple[Any, Grant]:
         audiences = [str(a) for a in getattr(settings, "SRCNET_API_TOKEN_AUDIENCES", [])]
         try:
-            user, claims = account_of(value, audiences=audiences, endpoint="REST API", sign_on=True)
+            user, claims = account_of(
+                value, audiences=audiences, setting="SRCNET_API_TOKEN_AUDIENCES", sign_on=True
+            )
         except IssuerTokenRefused as refused:
             if refused.status == 401:
                 raise AuthenticationFailed(str(refused)) from refused

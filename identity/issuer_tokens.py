@@ -37,12 +37,12 @@ def scopes_of(claims: dict[str, Any]) -> list[str]:
 
 
 def account_of(
-    value: str, *, audiences: list[str], endpoint: str, sign_on: bool = False
+    value: str, *, audiences: list[str], setting: str, sign_on: bool = False
 ) -> tuple[Any, dict[str, Any]]:
     """The active account an issuer token names and its claims, or IssuerTokenRefused. With ``sign_on`` (the
     REST API), a person of the sign-on issuer gets their account as at the portal's sign-on."""
     if not audiences:
-        raise IssuerTokenRefused(f"The {endpoint} takes no issuer tokens (no audience is configured)", 401)
+        raise IssuerTokenRefused(f"This endpoint takes no issuer tokens ({setting} is empty)", 401)
     try:
         claims = verify_jwt(value)
     except TokenRefused as refused:
@@ -51,7 +51,7 @@ def account_of(
     named = [named] if isinstance(named, str) else [str(a) for a in named]
     if not set(named) & set(audiences):
         raise IssuerTokenRefused(
-            f"The token is refused: its audience {', '.join(named) or '(none)'} is not the {endpoint}'s"
+            f"The token is refused: its audience {', '.join(named) or '(none)'} is not this endpoint's"
             f" ({', '.join(audiences)})",
             401,
         )

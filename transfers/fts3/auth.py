@@ -105,7 +105,7 @@ def issuer_token_caller(value: str) -> Caller:
 
     accepted = [str(a) for a in getattr(settings, "SRCNET_FTS3_TOKEN_AUDIENCES", [])]
     try:
-        user, claims = account_of(value, audiences=accepted, endpoint="FTS3 endpoint")
+        user, claims = account_of(value, audiences=accepted, setting="SRCNET_FTS3_TOKEN_AUDIENCES")
     except IssuerTokenRefused as refused:
         raise AuthError(str(refused), refused.status) from refused
     if FTS_SCOPE not in scopes_of(claims):

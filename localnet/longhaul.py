@@ -242,6 +242,8 @@ class LongHaul:
                 credentials=address_credentials(self.state, address),
                 pacing_bps=self.pacing_bps(endpoint) if pacing else None,
                 tokens=site_tokens,
+                # Its namespace has no way to the host's loopback, where the firefly collector listens.
+                fireflies=False,
                 **site_options,
             )
         return self.sites

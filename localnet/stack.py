@@ -240,6 +240,10 @@ def down(state: StateDir) -> list[str]:
     for site in known_sites(state):
         if stop_site(state, site):
             stopped.append(f"xrootd {site}")
+    from .fireflies import stop_collector
+
+    if stop_collector(state):  # after the sites that send it fireflies
+        stopped.append("firefly collector")
     from .longhaul import stop_network
 
     # After the sites that ran in it: what is left in its namespaces (copies under way) goes with them.

@@ -9,6 +9,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from .fireflies import pmark_lines
 from .pki import ensure_pki, host_credentials
 from .processes import ServiceError, port_open, running, start_daemon, stop_daemon, wait_for_port
 from .state import PROJECT_ROOT, StateDir, short_run_dir
@@ -242,6 +243,7 @@ def ensure_site(
     credentials: tuple[Path, Path] | None = None,
     pacing_bps: float | None = None,
     tokens: SiteTokens | None,
+    fireflies: bool = True,
 ) -> LocalSite:
     """Start the site's xrootd unless it is running; ports are recorded in the state's runtime file.
 
@@ -251,7 +253,9 @@ def ensure_site(
     (the site's path bottleneck, bit/s) paces the connections that read its files (``pacing_line``). With
     ``tokens`` it refuses every request without a valid token from one of its issuers (``token_config``);
     ``tokens`` is required, and None (a site open to anyone on loopback) is only for the benchmarks' baselines
-    that measure what tokens cost (bench/tokens_cost.py) and for tests of such a site itself."""
+    that measure what tokens cost (bench/tokens_cost.py) and for tests of such a site itself. Its
+    connections are reported to the state's firefly collector (localnet/fireflies.py) unless ``fireflies``
+    is False (a site in a network namespace of its own, which cannot reach the host's loopback)."""
     root_port = state.port(f"xrootd:{name}:root")
     http_port = state.port(f"xrootd:{name}:http")
     folder = site_folder(state, name)
@@ -265,7 +269,12 @@ def ensure_site(
     )
     daemon = f"xrootd-{name}"
     if running(state, daemon):
-        if port_open(root_port, host) and port_open(http_port, host) and _enforces(folder, tokens):
+        if (
+            port_open(root_port, host)
+            and port_open(http_port, host)
+            and _enforces(folder, tokens)
+            and _marks(folder) == fireflies
+        ):
             return site
         # Ours (its PID file), but not where or as it is wanted now (with or without tokens, other issuers).
         stop_daemon(state, daemon)
@@ -297,6 +306,7 @@ def ensure_site(
                 *(plugin_metrics_lines(state, name) if plugin else []),
                 *([pacing_line(pacing_bps)] if plugin and pacing_bps else []),
                 *summary_report_lines(state),
+                *(pmark_lines(state, folder) if fireflies else []),
                 *token_directives,
                 *(extra_lines or []),
             ],
@@ -344,6 +354,12 @@ def _enforces(folder: Path, tokens: SiteTokens | None) -> bool:
     if tokens is None:
         return not loaded
     return loaded and plugin.exists() and plugin.read_text() == token_config(tokens)
+
+
+def _marks(folder: Path) -> bool:
+    """Whether the site configured in ``folder`` sends fireflies (``xrootd.pmark``)."""
+    config = folder / "xrootd.cfg"
+    return config.exists() and "xrootd.pmark ffdest" in config.read_text()
 
 
 def _log_tail(path: Path, lines: int = 5) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from localnet.scitags import REGISTRY
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import PolicyShare, ReplicaPolicy
 from replicas.services import FileSpec, register_product
@@ -100,3 +103,60 @@ def test_a_product_whose_file_is_missing_is_not_marked_complete(
     assert absent.reason.startswith(f"after {job.retry + 1} attempts: SOURCE "), absent.reason
     expected = f"transfer job {job.job_id} FINISHEDDIRTY: {absent.reason}"
     assert replica.reason.endswith(expected), replica.reason
+
+
+def _firefly_totals(state) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """(flows ended, bytes sent) of the local SciTags experiment, from the state's firefly collector."""
+    import requests
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from localnet.fireflies import collector_ports
+    from localnet.scitags import EXPERIMENT
+
+    registry = json.loads(REGISTRY.read_text())
+    experiment = str(next(e["expId"] for e in registry["experiments"] if e["expName"] == EXPERIMENT))
+    text = requests.get(f"http://127.0.0.1:{collector_ports(state)[1]}/metrics", timeout=10).text
+    ended = sent = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.labels.get("experiment") != experiment:
+                continue
+            if sample.name == "srcnet_firefly_flows_total" and sample.labels.get("state") == "end":
+                ended += sample.value
+            if sample.name == "srcnet_firefly_bytes_total" and sample.labels.get("direction") == "sent":
+                sent += sample.value
+    return ended, sent
+
+
+def test_a_pushs_connections_are_reported_by_the_sites_fireflies(
+    celery_worker, bound_topology, two_site_policy, test_state
+):
+    """Every local site sends fireflies (xrootd.pmark, localnet/fireflies.py) to the state's collector: a
+    push over root:// third-party copy is seen there, its bytes among the experiment's (Debian's XRootD
+    5.5.3 marks each connection with the experiment and activity 0: docs/network.md)."""
+    names = ("SKA1-LOW_SDP", "UKSRC_DISK", "AUSRC_DISK")
+    StorageEndpoint.objects.filter(name__in=names).update(tpc_scheme="root")
+    ended, sent = _firefly_totals(test_state)
+    size = 8 * MIB
+    name = unique("marked")
+    checksum = put_file(bound_topology["SKA1-LOW_SDP"], f"ska/{name}/{name}.ms", size)
+    telescope = Telescope.objects.get(name="SKA1-Low")
+    product = register_product(
+        scope="ska", name=name, telescope=telescope, files=[FileSpec(f"{name}.ms", size, checksum)]
+    )
+    push_product(product=product)
+
+    def placed() -> bool:
+        product.refresh_from_db()
+        return product.state in (ProductState.PLACED, ProductState.FAILED)
+
+    drive_push_loop(placed, timeout=120, what="the product to be placed")
+    assert product.state == ProductState.PLACED
+    # The end fireflies come as the connections close (the destination's copy program at once; the
+    # worker's own connections when XrdCl lets them go).
+    wait_until(
+        lambda: _firefly_totals(test_state)[1] - sent >= size,
+        timeout=60,
+        what="the sites' fireflies to report the copy's bytes",
+    )
+    assert _firefly_totals(test_state)[0] > ended

@@ -49,8 +49,9 @@ BUFFER_BYTES = 2 * 375_000_000
     ],
 )
 def test_bad_input_fails_before_any_host_changes(deployment: Deployment, override: str, named: str) -> None:
+    before = _dtn_tuning_on_disk(deployment)
     run = deployment.playbook("-e", override, label=f"bad-{named}")
-    _stopped_in_preflight(deployment, run, named)
+    _stopped_in_preflight(deployment, run, named, before)
     if "change-me" in override:
         assert f"{named} is still the example vault's placeholder" in run.output, run.output[-4000:]
 
@@ -80,22 +81,32 @@ def test_missing_variable_fails_before_any_host_changes(
     deployment: Deployment, missing: str, only_on: dict[str, object], message: str, failing: set[str]
 ) -> None:
     inventory = deployment.variant(f"missing-{missing}", without=missing, on_hosts=only_on)
+    before = _dtn_tuning_on_disk(deployment)
     run = deployment.playbook(label=f"missing-{missing}", inventory=inventory)
-    _stopped_in_preflight(deployment, run, missing)
+    _stopped_in_preflight(deployment, run, missing, before)
     assert message in run.output, run.output[-4000:]
     failed = {host for host, counts in run.recap.items() if counts["failed"]}
     assert failed == failing, run.recap
 
 
-def _stopped_in_preflight(deployment: Deployment, run: PlaybookRun, named: str) -> None:
+def _dtn_tuning_on_disk(deployment: Deployment) -> str:
+    """What the DTN role wrote on s1 (its sysctl file's content and modification time), or "" before any
+    deployment: a bad run must leave it as it was, whether the session's deployment came first or not
+    (tests/deploy/test_sign_on.py, which deploys, sorts before this module)."""
+    probe = deployment.ssh("s1", ["sh", "-c", f"stat -c %Y {SYSCTL_FILE} && cat {SYSCTL_FILE}"], check=False)
+    return probe.stdout if probe.returncode == 0 else ""
+
+
+def _stopped_in_preflight(deployment: Deployment, run: PlaybookRun, named: str, before: str) -> None:
     assert run.returncode != 0
     assert named in run.output, run.output[-4000:]
     # Stopped in the preflight play: every host reached, none changed, nothing of the roles' on disk.
     assert set(run.recap) == set(LAYOUT), run.recap
     assert all(counts["changed"] == 0 for counts in run.recap.values()), run.recap
     assert "PLAY [Trust the platform CA]" not in run.output
-    probe = deployment.ssh("s1", ["test", "-e", SYSCTL_FILE], check=False)
-    assert probe.returncode == 1, "the sysctl file exists: the bad run changed a host"
+    assert _dtn_tuning_on_disk(deployment) == before, (
+        "the DTN's sysctl file changed: the bad run changed a host"
+    )
 
 
 def test_site_playbook_deploys_every_host_then_changes_nothing(

@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -241,39 +241,31 @@ class FlowLedger(Collector):
             open_flows = len(self._open)
         received, accepted, evicted, overflow, hook_errors = figures
 
-        family = CounterMetricFamily(
+        yield _labelled(
             "srcnet_firefly_flows",
             "Fireflies accepted, by experiment id, activity id and flow state (start, ongoing, end)",
-            labels=["experiment", "activity", "state"],
+            ["experiment", "activity", "state"],
+            flows,
         )
-        for labels, count in flows:
-            family.add_metric(list(labels), count)
-        yield family
-        family = CounterMetricFamily(
+        yield _labelled(
             "srcnet_firefly_bytes",
             "Bytes of the flows that ended, by experiment id, activity id and direction (received or sent, "
             "seen from the host that sent the firefly)",
-            labels=["experiment", "activity", "direction"],
+            ["experiment", "activity", "direction"],
+            byte_counts,
         )
-        for labels, count in byte_counts:
-            family.add_metric(list(labels), count)
-        yield family
-        family = CounterMetricFamily(
+        yield _labelled(
             "srcnet_firefly_lane_flows",
             "Flows started between two of the platform's storage endpoints",
-            labels=["source", "destination"],
+            ["source", "destination"],
+            lane_flows,
         )
-        for lane_key, count in lane_flows:
-            family.add_metric(list(lane_key), count)
-        yield family
-        family = CounterMetricFamily(
+        yield _labelled(
             "srcnet_firefly_lane_bytes",
             "Bytes of the flows that ended between two of the platform's storage endpoints",
-            labels=["source", "destination", "direction"],
+            ["source", "destination", "direction"],
+            lane_bytes,
         )
-        for labels, count in lane_bytes:
-            family.add_metric(list(labels), count)
-        yield family
         family = CounterMetricFamily(
             "srcnet_firefly_packets_dropped",
             "Datagrams dropped, by reason (" + ", ".join(DROP_REASONS) + ")",
@@ -310,3 +302,13 @@ class FlowLedger(Collector):
             "Failures of the lane resolver or the flow-end hook",
             value=hook_errors,
         )
+
+
+def _labelled(
+    name: str, documentation: str, labels: list[str], rows: Iterable[tuple[tuple[str, ...], float]]
+) -> CounterMetricFamily:
+    """A counter family of ``rows`` (label values, count)."""
+    family = CounterMetricFamily(name, documentation, labels=labels)
+    for values, count in rows:
+        family.add_metric(list(values), count)
+    return family

@@ -18,9 +18,17 @@ _PROBE = "probe"
 
 
 def hop_links(
-    tool: Transfertool, hops: Sequence[tuple[Any, Any]], scheme: str, files: int
+    tool: Transfertool,
+    hops: Sequence[tuple[Any, Any]],
+    scheme: str,
+    files: int,
+    *,
+    nostreams: int | None = None,
 ) -> list[LinkConfig]:
-    """The link limits of one job's hops (pairs of storage endpoints): ``files`` copies at once, fixed."""
+    """The link limits of one job's hops (pairs of storage endpoints): ``files`` copies at once, fixed;
+    with ``nostreams``, also the TCP streams of each copy on the link that asks none of its own (FTS3's
+    link ``nostreams``: how the plan's streams reach the jobs Rucio's conveyor submits, which carry none);
+    None leaves the link's as it is."""
     return [
         LinkConfig(
             source=tool.storage_element(source.url(scheme, _PROBE)),
@@ -28,6 +36,7 @@ def hop_links(
             min_active=files,
             max_active=files,
             optimizer_mode=0,
+            nostreams=nostreams,
         )
         for source, target in hops
     ]

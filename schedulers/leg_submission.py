@@ -1,11 +1,13 @@
 """Handing a due leg of the push plan on: the replicas it places and one transfer job (a multihop job for
 a relay) through the transfertool, with the plan's streams, priority and the lane's link limit set through
-the transfertool's ``/config/links``; in Rucio mode one rule instead (``rucio_placement``). Each hand-over is
+the transfertool's ``/config/links``; in Rucio mode one rule instead (``rucio_placement``), with the plan's
+streams per copy as the link's ``nostreams``. Each hand-over is
 its own transaction inside the cycle's, and records why the replica is where it is."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -31,6 +33,8 @@ from .rucio_placement import place_by_rule, through_rucio
 from .transfertool import JobParams, LinkConfig, TransferRequest, Transfertool, TransfertoolError
 
 ACTIVITY = "SKA Data Products"  # FTS3's activity of every push job (activity shares), and Rucio's
+# The most TCP streams per copy a link's nostreams holds (FTS3's /config/links; the platform's endpoint too).
+MAX_LINK_STREAMS = 64
 
 
 def site_endpoint(site: str) -> StorageEndpoint:
@@ -85,6 +89,13 @@ def submit_first(
         return None
     final = forward.destination if forward else leg.destination
     via = leg.destination if forward else None
+    if via and through_rucio():
+        # Rucio's conveyor chooses each copy's path: a rule at the final destination would drop the relay.
+        # Plans in Rucio mode make no relay legs (PlanConfig.relays); one that does is refused, not dropped.
+        raise TransfertoolError(
+            f"relay: Rucio mode cannot carry the plan's relay of {product.did} via {via} (Rucio chooses its"
+            " own hops); plan with relays off (PlanConfig.relays, as the push loop does in Rucio mode)"
+        )
     hints = job_hints(leg)
     plan_why = note or _why(leg, hints, final, via)
     pin = pinned_copy(product, final)  # None also when its lane broke and the policy placed it elsewhere
@@ -188,6 +199,18 @@ def wire_streams(scheme: str, hints: JobHints, file_sizes: list[int]) -> int:
     return max(1, round(sum(runs) / len(runs) * hints.concurrent_files))
 
 
+def rucio_link_streams(hints: JobHints) -> int:
+    """The TCP streams per copy a leg in Rucio mode sets on its lane's link (FTS3's link ``nostreams``); a
+    value the link cannot hold is a TransfertoolError naming it, never a copy left at the default."""
+    streams = hints.streams_per_file
+    if isinstance(streams, bool) or not isinstance(streams, int) or not 1 <= streams <= MAX_LINK_STREAMS:
+        raise TransfertoolError(
+            f"streams: the plan's {streams!r} streams per copy cannot be a link's nostreams"
+            f" (1 to {MAX_LINK_STREAMS}), the only way they reach Rucio's copies"
+        )
+    return streams
+
+
 def pace_factor() -> float:
     """The multiple of its share of the lane's planned rate each copy asks its source for; 0: none
     (SRCNET_PACE_COPIES)."""
@@ -231,8 +254,12 @@ def _submit_job(
             )
     # The lane's copies in flight become each hop's link concurrency (a reserved path: fixed, no optimizer),
     # through the transfertool's /config/links, so any FTS3 obeys it (Rucio's conveyor's jobs too).
-    enforce_links(tool, hop_links(tool, hops, scheme, hints.lane_files))
     if through_rucio():
+        # Rucio's conveyor submits jobs without nostreams: the plan's streams per copy become the link's,
+        # which the FTS3 endpoint gives every copy on the link that asks none of its own. The link holds
+        # one value: the leg handed on last sets it for the lane's copies that start from then on.
+        streams = rucio_link_streams(hints)
+        enforce_links(tool, hop_links(tool, hops, scheme, hints.lane_files, nostreams=streams))
         rule_id = place_by_rule(product, hops[-1][1], replica, activity=ACTIVITY)
         # Rucio's conveyor submits the FTS3 jobs without the plan's figures: keep them for the metrics.
         PlannedRule.objects.create(
@@ -245,7 +272,10 @@ def _submit_job(
             streams=hints.streams,
             predicted_arrival=_in_plan_time(finish_s) if finish_s is not None else None,
         )
-        return rule_id, f"{RUCIO_RULE_REASON} {rule_id}"
+        # Pacing asks the source through the copy's source URL, which Rucio's conveyor builds itself.
+        unpaced = " (not paced: Rucio builds the source URL)" if pace else ""
+        return rule_id, f"{RUCIO_RULE_REASON} {rule_id}{unpaced}"
+    enforce_links(tool, hop_links(tool, hops, scheme, hints.lane_files))
     job_id = tool.submit(
         requests,
         JobParams(
@@ -295,8 +325,14 @@ def follow_lane_limits(lanes: Mapping[tuple[str, str], int], tool: Transfertool)
             wanted += hop_links(tool, [hop], replica.endpoint.tpc_scheme, copies)
     if not wanted:
         return []
-    held = {c.pair: (c.min_active, c.max_active) for c in tool.link_configs()}
-    changed = [link for link in wanted if held.get(link.pair) != (link.min_active, link.max_active)]
+    held = {c.pair: c for c in tool.link_configs()}
+    changed = [
+        # A link's streams (set in Rucio mode) are kept: an FTS3 may reset what a POST leaves out.
+        replace(link, nostreams=held[link.pair].nostreams) if link.pair in held else link
+        for link in wanted
+        if link.pair not in held
+        or (held[link.pair].min_active, held[link.pair].max_active) != (link.min_active, link.max_active)
+    ]
     if changed:
         enforce_links(tool, changed)
     return changed

@@ -60,6 +60,7 @@ from .planning.types import (
     Product,
     Topology,
 )
+from .rucio_placement import through_rucio
 from .snapshot import planner_policy, policy_topology, queued_products, topology_snapshot
 from .transfertool import Transfertool, TransfertoolError
 from .transfertools import default_transfertool
@@ -359,6 +360,10 @@ def _one_cycle_at_a_time() -> None:
 
 def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: PlanConfig) -> PushCycle:
     started = time.monotonic()
+    if through_rucio():
+        # Rucio's conveyor chooses each copy's path: a relay leg could not be carried as planned, so the
+        # plans of a cycle in Rucio mode make none, whatever config the caller passed.
+        config = replace(config, relays=False)
     report = CycleReport()
     try:
         # The queue is read once: the count reported is the queue this cycle plans.

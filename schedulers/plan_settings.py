@@ -1,5 +1,6 @@
 """The push plan's configuration as the deployment sets it (SRCNET_PLAN_* settings), for every caller that
-plans for real: the push loop's cycles and the API's plan preview plan alike."""
+plans for real: the push loop's cycles and the API's plan preview plan alike. In Rucio mode
+(``SRCNET_PUSH_THROUGH=rucio``) the plans make no relay legs (``PlanConfig.relays``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .planning import PlanConfig, PlanInputError
 from .planning.validate import validate_config
+from .rucio_placement import through_rucio
 
 # setting -> (PlanConfig field, parser)
 _FIELDS = {
@@ -40,6 +42,8 @@ def plan_config() -> PlanConfig:
         if flag not in ("0", "1"):
             raise ImproperlyConfigured(f"{name}: {flag!r} is neither 0 nor 1")
         values[field] = flag == "1"
+    # Rucio mode carries no relay legs (schedulers/rucio_placement.py): its plans make none.
+    values["relays"] = not through_rucio()
     config = replace(PlanConfig(), **values)  # type: ignore[arg-type]
     try:
         validate_config(config)

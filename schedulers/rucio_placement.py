@@ -3,10 +3,14 @@ transfer job, so Rucio's own daemons carry out what the plan decided, when the p
 
 The plan still sets the lane's link limits through the transfertool (FTS3's ``/config/links``) on the FTS3
 endpoint the RSEs name (``fts`` attribute): Rucio's conveyor submits there, so its jobs obey the same limits
-as the platform's own. The rule carries the product's priority and the plan's activity; Rucio chooses the
-source (the product's SDP RSE) and submits one job per rule. A relayed leg goes to its final destination
-(Rucio makes its own multihop choices). The replica the loop created is followed by
-``replicas.follow_rucio_rules`` like any other rule's, keeping the plan's reason in front of the rule's."""
+as the platform's own, and the plan's streams per copy are the link's ``nostreams``, which the endpoint
+gives each copy whose job asks none (Rucio's never do). The rule carries the product's priority and the
+plan's activity (which Rucio's ``[packet-marking]`` turns into each file's ``scitag``); Rucio chooses the
+source (the product's SDP RSE) and submits one job per rule. Rucio chooses every copy's path, so plans in
+Rucio mode make no relay legs (``PlanConfig.relays``) and a relayed leg is refused, never dropped; pacing
+(a parameter of the source URL, which the conveyor builds) does not reach Rucio's copies. The replica the
+loop created is followed by ``replicas.follow_rucio_rules`` like any other rule's, keeping the plan's reason
+in front of the rule's. docs/rucio.md, "What of the plan reaches Rucio's copies"."""
 
 from __future__ import annotations
 

@@ -79,6 +79,11 @@ class TransferFile(models.Model):
     file_index = models.PositiveIntegerField()
     activity = models.CharField(max_length=64, default="default")
     scitag = models.PositiveIntegerField(null=True, blank=True)
+    # Whether ``scitag`` is the client's own (Rucio's conveyor marks its files by its [packet-marking]),
+    # rather than the service's mark for the file's activity (transfers/scitags.py).
+    scitag_from_client = models.BooleanField(
+        default=False, help_text="scitag came with the submission (else: the service's mark for the activity)"
+    )
     source_surl = models.CharField(max_length=1024)
     dest_surl = models.CharField(max_length=1024)
     source_se = models.CharField(max_length=255, editable=False)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .allocation import progressive_fill
 from .backlog import drain_together
-from .policies import DegradeStep, ReplicaPolicy, normalised_shares, routes
+from .policies import DegradeStep, ReplicaPolicy, normalised_shares, routes, without_relays
 from .tuning import effective_stream_bps
 from .types import Lane, LegRole, LiveState, PlanConfig, PlanMode, Topology, Window
 
@@ -35,6 +35,8 @@ def lane_demands(
     policy: ReplicaPolicy, topology: Topology, config: PlanConfig, relaying: frozenset[str] = frozenset()
 ) -> dict[tuple[str, str], LaneDemand]:
     demands: dict[tuple[str, str], LaneDemand] = {}
+    if not config.relays:
+        policy = without_relays(policy)
 
     def add(source: str, destination: str, telescope: str, rate: float, role: LegRole) -> None:
         d = demands.setdefault((source, destination), LaneDemand(source, destination, set()))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from .backlog import lane_work
 from .contention import mark_link_limited
 from .lanes import RELAY_SHARE, build_lanes, normalised_shares
-from .policies import DegradeStep, Hop, ReplicaPolicy, replicas_of, routes
+from .policies import DegradeStep, Hop, ReplicaPolicy, replicas_of, routes, without_relays
 from .tuning import (
     copies_at_once,
     effective_stream_bps,
@@ -284,9 +284,10 @@ class Planner:
         if fill >= self.policy.degrade_at and p.level < len(self.policy.degrade_order):
             step = self.policy.degrade_order[p.level]
             p.level += 1
-            self.events.append(
-                PlanEvent(ready, product.telescope, "degrade", f"SDP buffer {fill:.0%} full: {step.value}")
-            )
+            detail = f"SDP buffer {fill:.0%} full: {step.value}"
+            if step == DegradeStep.RELAY and not self.config.relays:
+                detail += " not taken (this plan makes no relay legs: Rucio mode)"
+            self.events.append(PlanEvent(ready, product.telescope, "degrade", detail))
         elif fill <= self.policy.recover_at and p.level > 0:
             p.level = 0
             self.events.append(
@@ -378,6 +379,8 @@ def plan(
     state = state or LiveState()
     config = config or PlanConfig()
     validate_all(products, topology, policy, state, config)
+    if not config.relays:
+        policy = without_relays(policy)
     # The streams model reads a transfer that ran on a full link as its share's, not its streams' limit.
     state = replace(state, measurements=mark_link_limited(state.measurements, topology, state.running))
     planner = Planner(topology, policy, state, config, products)

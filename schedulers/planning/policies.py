@@ -6,7 +6,7 @@ legs that carry it, in order. The distribution centre's copy is transient and is
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from .types import LegRole, PlanInputError, Topology
@@ -110,6 +110,24 @@ def routes(
     elif policy.kind == PolicyKind.FULL_COPY and policy.copy_site and primary != policy.copy_site:
         hops.append(Hop(primary, policy.copy_site, LegRole.SECOND))
     return hops
+
+
+def without_relays(policy: ReplicaPolicy) -> ReplicaPolicy:
+    """The policy as a plan that makes no relay legs applies it (``PlanConfig.relays`` off): no centre to
+    relay through, so neither the RELAY degrade step nor its lanes. A distribution policy, which relays by
+    definition, is refused before (``validate_relays``)."""
+    return replace(policy, relays={}) if policy.relays else policy
+
+
+def validate_relays(policy: ReplicaPolicy, relays: bool) -> None:
+    """Refuse a policy whose every product must be relayed when the plan may make no relay legs."""
+    if not relays and policy.kind == PolicyKind.DISTRIBUTION:
+        raise PlanInputError(
+            "relays: a distribution policy relays its products through a distribution centre, and this plan"
+            " may make no relay legs (Rucio mode: Rucio's conveyor chooses each copy's path; docs/rucio.md);"
+            " give the telescope another policy kind, or push through the transfertool"
+            " (SRCNET_PUSH_THROUGH=transfertool)"
+        )
 
 
 def replicas_of(hops: list[Hop]) -> tuple[str, ...]:

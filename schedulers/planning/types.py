@@ -291,6 +291,10 @@ class PlanConfig:
     # together (planning.backlog); False (the default: measured no better on the long-haul network,
     # docs/benchmarks.md "Lanes that drain together"): by the policy's shares.
     drain_together: bool = False
+    # False: the plan makes no relay legs (Rucio mode, where Rucio's conveyor chooses every copy's path:
+    # docs/rucio.md, "What of the plan reaches Rucio's copies"). The RELAY degrade step is then not taken
+    # (an event says so) and a distribution policy, which relays by definition, is refused.
+    relays: bool = True
 
 
 @dataclass(frozen=True)

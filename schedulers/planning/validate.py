@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .policies import ReplicaPolicy, share_sites, validate_policy
+from .policies import ReplicaPolicy, share_sites, validate_policy, validate_relays
 from .types import LiveState, PlanConfig, PlanInputError, Product, Topology
 
 
@@ -139,6 +139,7 @@ def validate_all(
 ) -> None:
     validate_topology(topology)
     validate_policy(policy, topology)
+    validate_relays(policy, config.relays)
     validate_products(products, topology)
     validate_config(config)
     validate_state(state, topology)

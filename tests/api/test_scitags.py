@@ -114,10 +114,13 @@ def test_the_fts3_endpoint_keeps_a_clients_mark_and_gives_one_to_a_copy_without(
     body = {"files": files, "params": {"job_metadata": {}}}
     answer = fts.post("/fts3/jobs", body, content_type="application/json")
     assert answer.status_code == 200, answer.content
-    marks = dict(TransferFile.objects.values_list("source_surl", "scitag"))
+    marks = {
+        row[0]: row[1:]
+        for row in TransferFile.objects.values_list("source_surl", "scitag", "scitag_from_client")
+    }
     assert marks == {
-        "root://a.example.org:1094//x": 777,
-        "root://a.example.org:1094//y": EXPERIMENT_ID << 6 | USER,
+        "root://a.example.org:1094//x": (777, True),  # the client's (Rucio's conveyor marks so)
+        "root://a.example.org:1094//y": (EXPERIMENT_ID << 6 | USER, False),  # the endpoint's
     }
 
 
@@ -134,3 +137,41 @@ def test_without_marking_configured_nothing_is_marked_or_published(settings):
     settings.SRCNET_SCITAGS = {"REGISTRY": "", "EXPERIMENT": "", "ACTIVITIES": {}}
     assert scitags.flow_id("SKA Data Products") is None
     assert Client().get("/api/scitags/").status_code == 404
+
+
+def _ska_rucio_activities() -> list[str]:
+    """The activities of the SKA Rucio policy (rucio/policy/ska_rucio_policy/schema.py), read from its
+    source: the policy module imports the Rucio server, which only .venv-rucio has."""
+    import ast
+
+    source = Path(__file__).resolve().parents[2] / "rucio" / "policy" / "ska_rucio_policy" / "schema.py"
+    for node in ast.parse(source.read_text()).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "SKA_ACTIVITIES":
+            return list(ast.literal_eval(node.value))
+    raise AssertionError(f"no SKA_ACTIVITIES in {source}")
+
+
+def _as_rucio_reads(published: dict[str, object], exp_name: str) -> tuple[int | None, dict[str, int]]:
+    """The ids Rucio 41.5.1's FTS3 transfertool takes from its [packet-marking] fetch_url (``_scitags_ids``):
+    the experiment named ``exp_name``, each activity with a name and an id."""
+    for experiment in published.get("experiments", []):  # type: ignore[attr-defined]
+        if experiment.get("expName") == exp_name:
+            ids = {a["activityName"]: int(a["activityId"]) for a in experiment.get("activities", [])}
+            return experiment.get("expId"), {k: v for k, v in ids.items() if k and v}
+    return None, {}
+
+
+@pytest.mark.parametrize("urlconf", ["srcnet.urls", "srcnet.fts3_urls"])
+def test_rucio_marks_each_ska_activity_as_the_platform_does(marked, settings, urlconf):
+    """What Rucio's conveyor reads from the platform's marks (the control plane's /api/scitags/, or the FTS3
+    service's, where the local Rucio reads them): for every activity of the SKA Rucio policy, the scitag it
+    sends with each file (``expId << 6 | activityId``) is the one the platform gives that activity."""
+    settings.ROOT_URLCONF = urlconf
+    published = Client().get("/api/scitags/")
+    assert published.status_code == 200, published.content
+    exp_id, ids = _as_rucio_reads(published.json(), EXPERIMENT)
+    assert exp_id == EXPERIMENT_ID
+    activities = _ska_rucio_activities()
+    assert activities and set(activities) <= set(ACTIVITIES), set(activities) - set(ACTIVITIES)
+    for activity in activities:
+        assert exp_id << 6 | ids[activity] == scitags.flow_id(activity), activity

@@ -140,6 +140,7 @@ def submit_job(
             metadata=request.metadata,
             activity=file_activity,
             scitag=request.scitag if request.scitag is not None else flow_id(file_activity, relay=relay),
+            scitag_from_client=request.scitag is not None,
             state=_initial_state(job_type, position),
         )
         try:

@@ -63,6 +63,8 @@ def service_env(state: StateDir, name: str) -> dict[str, str]:
     env.update(token_env(state))
     for key, value in scitags_env().items():  # the local network marks its copies (a caller's setting wins)
         env.setdefault(key, value)
+    # Its collector's journal, read by the beat's network accounting (set: another state's never applies).
+    env["SRCNET_FIREFLIES_URL"] = f"http://127.0.0.1:{state.port('fireflies:metrics')}"
     return env
 
 

@@ -53,6 +53,7 @@ class StateCollector(Collector):
         yield from self._transfers()
         yield from self._paths()
         yield from self._push_cycles()
+        yield from self._network_traffic()
 
     def _access_links(self) -> Iterator[Metric]:
         window = float(metrics_setting("RATE_WINDOW_SECONDS"))
@@ -222,6 +223,36 @@ class StateCollector(Collector):
         if cycles.last_time is not None:
             last.add_metric([], cycles.last_time.timestamp())
         yield last
+
+    def _network_traffic(self) -> Iterator[Metric]:
+        labels = ["source", "destination", "activity", "owner"]
+        traffic = CounterMetricFamily(
+            "srcnet_network_traffic_bytes",
+            "Bytes the sites' fireflies reported, attributed to copies (monitoring/network_accounting.py): "
+            "by lane, the copy's activity and what asked for it (rule, policy, other; unattributed: flows "
+            "no copy explains, by the endpoint's site as source)",
+            labels=labels,
+        )
+        flows = CounterMetricFamily(
+            "srcnet_network_traffic_flows", "Flows counted in srcnet_network_traffic_bytes", labels=labels
+        )
+        for row in selectors.network_traffic():
+            values = [row.source, row.destination, row.activity, row.owner]
+            traffic.add_metric(values, row.bytes)
+            flows.add_metric(values, row.flows)
+        yield from (traffic, flows)
+        cursor = selectors.firefly_cursor()
+        if cursor is not None:
+            yield CounterMetricFamily(
+                "srcnet_network_traffic_missed_flows",
+                "Flows that left the collector's journal before the control plane read them",
+                value=cursor.missed,
+            )
+            yield CounterMetricFamily(
+                "srcnet_network_traffic_unmatched_flows",
+                "Flows reported by a host and port that is no registered storage endpoint",
+                value=cursor.unmatched,
+            )
 
     def _workers(self) -> Iterator[Metric]:
         workers = GaugeMetricFamily(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
 from replicas.choices import ReplicaState
@@ -51,3 +51,11 @@ def rule_state(rule: Rule, replicas: list[Replica]) -> str:
     if products and all(available.get(pk, 0) >= rule.copies for pk in products):
         return RuleState.OK
     return RuleState.REPLICATING
+
+
+def rule_network(rule: Rule) -> dict[str, int]:
+    """What the network carried for the rule's copies, as the sites' fireflies reported it
+    (monitoring/network_accounting.py): flows, bytes, and the flows it shared with other copies (their
+    bytes split by size, an estimate)."""
+    totals = rule.traffic.aggregate(flows=Sum("flows"), bytes=Sum("bytes"), shared_flows=Sum("shared_flows"))
+    return {key: int(value or 0) for key, value in totals.items()}

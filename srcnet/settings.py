@@ -236,6 +236,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "schedulers.poll_external_jobs",
         "schedule": float(_env("FTS3_POLL_INTERVAL", "60")),
     },
+    # The fireflies' ended flows into network accounting; does nothing unless SRCNET_FIREFLIES_URL is set.
+    "monitoring-account-flows": {
+        "task": "monitoring.account_flows",
+        "schedule": float(_env("FIREFLIES_ACCOUNT_INTERVAL", "30")),
+    },
 }
 
 # A push job that ends asks for the next push cycle at once (its lane is free), instead of leaving the lane
@@ -379,6 +384,16 @@ SRCNET_SCITAGS = {
     "EXPERIMENT": _env("SCITAGS_EXPERIMENT", ""),
     "ACTIVITIES": json.loads(_env("SCITAGS_ACTIVITIES", "{}") or "{}"),
     "CA_FILE": _env("SCITAGS_CA_FILE", ""),
+}
+
+# The firefly collector whose journal of ended flows the control plane reads and attributes to copies,
+# lanes, policies and rules (monitoring/network_accounting.py, docs/network.md "Network accounting"): its
+# HTTP address (e.g. https://cp.example.org:9105), the bearer token it demands, the CA file of its
+# certificate (empty: the system's). No URL: no accounting (the beat's task does nothing).
+SRCNET_FIREFLIES = {
+    "URL": _env("FIREFLIES_URL", ""),
+    "TOKEN": _env("FIREFLIES_TOKEN", ""),
+    "CA_FILE": _env("FIREFLIES_CA_FILE", ""),
 }
 
 # /metrics (monitoring/, docs/monitoring.md): with TOKEN set, scrapers send "Authorization: Bearer TOKEN";

@@ -1,5 +1,5 @@
 """The platform's firefly collector: SciTags fireflies in (UDP, IPv4 and IPv6), Prometheus metrics out
-(HTTP ``/metrics``).
+(HTTP ``/metrics``), and the ended flows for the control plane to attribute (HTTP ``/flows``).
 
     python -m monitoring.fireflies --listen 0.0.0.0:10514 --listen [::]:10514 --metrics 127.0.0.1:9105
 
@@ -9,17 +9,25 @@ SIGTERM or SIGINT: its sockets closed, its metrics server shut down, exit status
 from __future__ import annotations
 
 import argparse
+import hmac
+import ipaddress
+import json
 import logging
 import os
 import selectors
 import signal
 import socket
+import ssl
 import sys
 import threading
+from socketserver import ThreadingMixIn
+from typing import Any
+from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 
+from .journal import DEFAULT_CAPACITY, FlowJournal
 from .ledger import FlowLedger
 from .packets import MAX_DATAGRAM_BYTES
 
@@ -45,19 +53,87 @@ def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[int, str
     return family, host or "0.0.0.0", int(port)
 
 
+def _json(start_response: Any, status: str, body: dict[str, Any]) -> list[bytes]:
+    data = json.dumps(body, separators=(",", ":")).encode()
+    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+    return [data]
+
+
+def _query_int(query: dict[str, list[str]], name: str, default: int) -> int:
+    values = query.get(name)
+    if not values:
+        return default
+    text = values[-1]
+    if not text.isdigit() or len(text) > 18:
+        raise ValueError(name)
+    return int(text)
+
+
+def http_app(registry: CollectorRegistry, journal: FlowJournal, token: str | None = None) -> Any:
+    """``/metrics`` (Prometheus) and ``/flows?after=N&limit=M`` (the journal, JSON); a bad parameter is a
+    400 naming it. With ``token``, every request must carry ``Authorization: Bearer <token>`` (401)."""
+    metrics = make_wsgi_app(registry)
+    expected = f"Bearer {token}".encode() if token else None
+
+    def app(environ: dict[str, Any], start_response: Any) -> Any:
+        if expected is not None:
+            given = str(environ.get("HTTP_AUTHORIZATION", "")).encode()
+            if not hmac.compare_digest(given, expected):
+                data = b"a bearer token is required\n"
+                start_response(
+                    "401 Unauthorized",
+                    [
+                        ("WWW-Authenticate", "Bearer"),
+                        ("Content-Type", "text/plain"),
+                        ("Content-Length", str(len(data))),
+                    ],
+                )
+                return [data]
+        if environ.get("PATH_INFO") != "/flows":
+            return metrics(environ, start_response)
+        if environ.get("REQUEST_METHOD", "GET") != "GET":
+            return _json(start_response, "405 Method Not Allowed", {"error": "only GET"})
+        query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        try:
+            after = _query_int(query, "after", 0)
+            limit = _query_int(query, "limit", 1000)
+        except ValueError as exc:  # the message is the parameter's name
+            return _json(start_response, "400 Bad Request", {str(exc): ["a whole number of 0 or more"]})
+        page = journal.read(after, max(1, limit))
+        return _json(
+            start_response,
+            "200 OK",
+            {"epoch": page.epoch, "next_after": page.next_after, "missed": page.missed, "flows": page.flows},
+        )
+
+    return app
+
+
 class _QuietHandler(WSGIRequestHandler):
-    """No line per scrape in the log."""
+    """No line per scrape in the log; a client that stalls (before or inside TLS) is let go."""
+
+    timeout = 10
 
     def log_message(self, format: str, *args: object) -> None:
         pass
 
 
-class _MetricsServer(WSGIServer):
+class _MetricsServer(ThreadingMixIn, WSGIServer):
+    """A thread per request: a slow or stalled client (a TLS handshake that never ends) holds only its own."""
+
     address_family = socket.AF_INET
+    daemon_threads = True
 
 
-class _MetricsServer6(WSGIServer):
+class _MetricsServer6(_MetricsServer):
     address_family = socket.AF_INET6
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 class FireflyCollector:
@@ -68,12 +144,20 @@ class FireflyCollector:
         listen: list[str],
         *,
         ledger: FlowLedger | None = None,
+        journal: FlowJournal | None = None,
         metrics: str | None = None,
         receive_buffer: int = 4 << 20,
+        http_token: str | None = None,
+        tls: tuple[str, str] | None = None,
     ) -> None:
+        """``http_token``: the bearer token the HTTP server demands (required to serve it beyond loopback);
+        ``tls``: (certificate, key) PEM files, the HTTP server then speaks HTTPS only."""
         if not listen:
             raise ValueError("at least one address to listen on")
+        self.journal = journal or FlowJournal()
         self.ledger = ledger or FlowLedger()
+        if self.ledger.on_flow_end is None:
+            self.ledger.on_flow_end = self.journal.append
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.sockets: list[socket.socket] = []
@@ -91,16 +175,28 @@ class FireflyCollector:
             self.metrics_server: WSGIServer | None = None
             if metrics is not None:
                 family, host, port = parse_address(metrics, default_port=0)
+                if not http_token and not _loopback(host):
+                    raise ValueError(
+                        f"--metrics {metrics}: beyond loopback the HTTP server needs a bearer token "
+                        "(--http-token-file): the journal holds the flows' addresses"
+                    )
                 registry = CollectorRegistry(auto_describe=False)
                 registry.register(self.ledger)
                 server_class = _MetricsServer6 if family == socket.AF_INET6 else _MetricsServer
                 self.metrics_server = make_server(
                     host,
                     port,
-                    make_wsgi_app(registry),
+                    http_app(registry, self.journal, http_token),
                     server_class=server_class,
                     handler_class=_QuietHandler,
                 )
+                if tls is not None:
+                    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+                    context.load_cert_chain(*tls)
+                    # The handshake on the request's own thread (its first read), not in accept().
+                    self.metrics_server.socket = context.wrap_socket(
+                        self.metrics_server.socket, server_side=True, do_handshake_on_connect=False
+                    )
         except BaseException:
             self.close()
             raise
@@ -211,9 +307,23 @@ def main(argv: list[str] | None = None) -> int:
         help="distinct (experiment, activity) pairs labelled; beyond: 'other'. Default %(default)s",
     )
     parser.add_argument(
+        "--journal-size",
+        type=int,
+        default=DEFAULT_CAPACITY,
+        help="ended flows kept for /flows (a ring), default %(default)s",
+    )
+    parser.add_argument(
         "--receive-buffer", type=int, default=4 << 20, help="SO_RCVBUF bytes, default %(default)s"
     )
+    parser.add_argument(
+        "--http-token-file",
+        help="a file holding the bearer token every HTTP request must carry (needed beyond loopback)",
+    )
+    parser.add_argument("--tls-cert", help="PEM certificate: the HTTP server speaks HTTPS only")
+    parser.add_argument("--tls-key", help="PEM key of --tls-cert")
     args = parser.parse_args(argv)
+    if bool(args.tls_cert) != bool(args.tls_key):
+        parser.error("--tls-cert and --tls-key go together")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if os.geteuid() == 0:
         print(
@@ -223,11 +333,20 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     try:
+        token = None
+        if args.http_token_file:
+            with open(args.http_token_file, encoding="utf-8") as handle:
+                token = handle.read().strip()
+            if not token:
+                raise ValueError(f"--http-token-file {args.http_token_file}: the file is empty")
         collector = FireflyCollector(
             args.listen,
             ledger=FlowLedger(max_open_flows=args.max_open_flows, max_label_sets=args.max_label_sets),
+            journal=FlowJournal(args.journal_size),
             metrics=args.metrics,
             receive_buffer=args.receive_buffer,
+            http_token=token,
+            tls=(args.tls_cert, args.tls_key) if args.tls_cert else None,
         )
     except (OSError, ValueError) as exc:
         print(f"cannot start: {exc}", file=sys.stderr)

@@ -8,14 +8,14 @@ activity) pairs, beyond which new pairs are counted under ``other``; lanes come 
 which names the platform's own storage endpoints. Nothing a sender names (host, application) becomes a
 label.
 
-Attribution hooks, for later work to wire to the platform's records:
+Hooks:
 
 - ``resolver(src_ip, dst_ip)`` returns a ``Lane`` (the storage endpoints at both ends, by their names in
   the platform) or None; flows on a lane are also counted per lane.
-- ``on_flow_end(record)`` is called with each ended flow (its 5-tuple, ids, bytes, duration, lane):
-  where a flow is to be matched to the rule (and copy) it served. It runs on the receiving thread, so it
-  must be quick (queue the record, do not write to a database there); its exceptions are logged and
-  counted, never raised into the collector."""
+- ``on_flow_end(record)`` is called with each ended flow (its 5-tuple, ids, bytes, times, lane): the
+  collector journals it there (journal.py) for the control plane to match to the copy and rule it served
+  (monitoring/network_accounting.py). It runs on the receiving thread, so it must be quick (no database
+  there); its exceptions are logged and counted, never raised into the collector."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -60,6 +61,8 @@ class FlowRecord:
     lane: Lane | None
     # False when the flow's start was never seen or it had been evicted from the open flows.
     start_seen: bool
+    start_time: datetime | None = None  # the flow's, as its sender's clock gave them
+    end_time: datetime | None = None
 
 
 Resolver = Callable[[IPAddress, IPAddress], Lane | None]
@@ -216,6 +219,8 @@ class FlowLedger(Collector):
             duration_seconds=duration,
             rtt_seconds=firefly.rtt_seconds,
             lane=lane,
+            start_time=firefly.start_time,
+            end_time=firefly.end_time,
             start_seen=opened is not None,
         )
 

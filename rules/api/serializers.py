@@ -9,7 +9,7 @@ from rest_framework import serializers
 from ..choices import USER_ACTIVITY
 from ..models import Rule, Subscription
 from ..selection import FILTER_KEYS
-from ..selectors import rule_replicas, rule_state
+from ..selectors import rule_network, rule_replicas, rule_state
 
 
 class RuleRequestSerializer(serializers.Serializer):
@@ -50,6 +50,10 @@ class RuleSerializer(serializers.ModelSerializer):
     products = serializers.SerializerMethodField()
     state = serializers.SerializerMethodField()
     copies_made = serializers.SerializerMethodField()
+    network = serializers.SerializerMethodField(
+        help_text="What the network carried for its copies, from the sites' fireflies: flows, bytes, "
+        "shared_flows (flows shared with other copies, their bytes split by size)"
+    )
 
     class Meta:
         model = Rule
@@ -67,6 +71,7 @@ class RuleSerializer(serializers.ModelSerializer):
             "comment",
             "state",
             "copies_made",
+            "network",
             "rucio_account",
             "rucio_rules",
             "created",
@@ -85,6 +90,9 @@ class RuleSerializer(serializers.ModelSerializer):
 
     def get_state(self, rule: Rule) -> str:
         return str(rule_state(rule, self._copies(rule)))
+
+    def get_network(self, rule: Rule) -> dict[str, int]:
+        return rule_network(rule)
 
     def get_copies_made(self, rule: Rule) -> list[dict[str, Any]]:
         """Each copy, with its predicted arrival while it is still to come (``schedulers/arrivals.py``)."""

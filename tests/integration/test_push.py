@@ -6,7 +6,10 @@ import json
 
 import pytest
 
+from localnet.fireflies import collector_ports
 from localnet.scitags import REGISTRY
+from monitoring.models import FlowTraffic
+from monitoring.network_accounting import account_flows
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import PolicyShare, ReplicaPolicy
 from replicas.services import FileSpec, register_product
@@ -14,7 +17,7 @@ from schedulers.services import push_product
 from tests.conftest import drive_push_loop, wait_until
 from topology.models import StorageEndpoint, Telescope
 from transfers.choices import FileState
-from transfers.models import TransferJob
+from transfers.models import TransferFile, TransferJob
 
 from .conftest import adler32_of, put_file, unique
 
@@ -110,7 +113,6 @@ def _firefly_totals(state) -> tuple[float, float]:  # type: ignore[no-untyped-de
     import requests
     from prometheus_client.parser import text_string_to_metric_families
 
-    from localnet.fireflies import collector_ports
     from localnet.scitags import EXPERIMENT
 
     registry = json.loads(REGISTRY.read_text())
@@ -160,3 +162,13 @@ def test_a_pushs_connections_are_reported_by_the_sites_fireflies(
         what="the sites' fireflies to report the copy's bytes",
     )
     assert _firefly_totals(test_state)[0] > ended
+
+    # The control plane reads the collector's journal and puts the copy's flows on its copy, lane and
+    # policy (monitoring/network_accounting.py): at least the product's bytes, sent by the SDP's server.
+    run = account_flows(f"http://127.0.0.1:{collector_ports(test_state)[1]}")
+    assert run.matched >= 1, run
+    copied = TransferFile.objects.get(dest_surl__endswith=f"/{name}/{name}.ms", state=FileState.FINISHED)
+    traffic = FlowTraffic.objects.get(file=copied)
+    assert traffic.policy == two_site_policy and traffic.rule is None
+    assert traffic.source_site == "SKA1-Low" and traffic.destination_site in ("UKSRC", "AUSRC")
+    assert traffic.activity == copied.activity and traffic.bytes >= size, traffic

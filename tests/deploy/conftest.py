@@ -20,6 +20,8 @@ import pytest
 import yaml
 
 from localnet.issuer import KEYCLOAK_VERSION, keycloak_root
+from localnet.scitags import EXPERIMENT as SCITAGS_EXPERIMENT
+from localnet.scitags import REGISTRY as SCITAGS_REGISTRY
 from localnet.state import PROJECT_ROOT
 
 from .hosts import SUBNET, BootedHost, Fleet
@@ -341,10 +343,19 @@ def _inventory(
             "METRICS_ALLOWED_NETWORKS": f"127.0.0.0/8,{cp}/32",
             "PUSH_INTERVAL": "5",
             "COPY_SLOTS": "2",
+            "FIREFLIES_ACCOUNT_INTERVAL": "5",
         },
         "monitoring_scrape_interval": "5s",
         "xrootd_site_summary_report": f"{cp}:9931",
         "xrootd_site_summary_interval": 5,
+        # SciTags (docs/network.md): the sites' fireflies to the control plane's collector (the example
+        # inventory's wiring), the local network's example registry; one token for its readers.
+        "xrootd_site_fireflies_dest": f"{cp}:10514",
+        "xrootd_site_scitags_registry": str(SCITAGS_REGISTRY),
+        "xrootd_site_scitags_experiment": SCITAGS_EXPERIMENT,
+        "control_plane_fireflies_token": "{{ vault_srcnet_fireflies_token }}",
+        "srcnet_app_fireflies_token": "{{ vault_srcnet_fireflies_token }}",
+        "monitoring_fireflies_token": "{{ vault_srcnet_fireflies_token }}",
         # Tokens: the token_issuer role on cp; every site trusts it (audience: the site's inventory name, the
         # role's default), the transfer service asks it for its copies' tokens.
         "srcnet_token_issuer": f"https://{cp}:{ISSUER_PORT}/realms/srcnet",
@@ -382,6 +393,7 @@ def _inventory(
             "vault_srcnet_issuer_admin_password": secrets.token_hex(16),
             "vault_srcnet_rucio_client_secret": secrets.token_hex(20),
             "vault_srcnet_sso_client_secret": secrets.token_hex(20),
+            "vault_srcnet_fireflies_token": secrets.token_hex(20),
         }
     )
     vault.write_text("---\n" + yaml.safe_dump(secrets_))

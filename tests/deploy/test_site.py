@@ -219,6 +219,8 @@ def test_prometheus_scrapes_every_target_and_loads_the_alert_rules(
     cp = deployment.host("cp").address
     assert ("srcnet-control-plane", f"{cp}:8000") in health
     assert ("srcnet-xrootd", "127.0.0.1:9932") in health
+    # The firefly collector, over HTTPS with its own bearer token.
+    assert ("srcnet-fireflies", f"{cp}:9105") in health
 
     groups = {group["name"]: group for group in _prometheus(deployment, "/api/v1/rules")["groups"]}
     assert {"srcnet-data-path", "srcnet-storage"} <= set(groups), sorted(groups)

@@ -147,3 +147,25 @@ def test_products_are_pushed_by_the_push_loop_on_both_workers(
     for row in rows:
         key = "/".join(row["dest"].rsplit("/", 2)[1:])
         assert row["state"] == "FINISHED" and row["src"] == row["dst"] == written[key], row
+
+    # The sites' fireflies (xrootd.pmark to the control plane's collector) are read by the beat's network
+    # accounting on a worker (over HTTPS with the collector's token) and put on the copies, on the
+    # telescope's lane: at least their bytes, sent by the SDP's server to the destination's pullers.
+    code = (
+        "import json; from monitoring.models import FlowTraffic; "
+        f"rows = FlowTraffic.objects.filter(file__dest_surl__regex=r'/({'|'.join(names)})/'); "
+        "print(json.dumps([{'file': t.file_id, 'bytes': t.bytes, "
+        "'lane': [t.source_site, t.destination_site], 'policy': t.policy_id} for t in rows]))"
+    )
+    # Copies that ran at once on the same pair of sites share their flows by size (an estimate: nothing in a
+    # firefly names the file), so the figure that must hold is the products' total, and each copy's share.
+    deadline = time.monotonic() + 120
+    while True:
+        traffic = json.loads(_manage_shell(deployment, code))
+        total = sum(t["bytes"] for t in traffic)
+        if (len(traffic) == len(rows) and total >= len(rows) * FILE_BYTES) or time.monotonic() > deadline:
+            break
+        time.sleep(3)
+    assert len(traffic) == len(rows) and total >= len(rows) * FILE_BYTES, traffic
+    assert all(t["bytes"] > 0 and t["lane"] == [TELESCOPE, CENTRE] for t in traffic), traffic
+    assert all(t["policy"] is not None for t in traffic), traffic

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import F, Q
 
 from replicas.models import Replica
+from rules.models import Rule
 from topology.models import StorageEndpoint
 from topology.services.storage_urls import storage_elements
 from transfers.models import TransferAttempt, TransferFile
@@ -186,12 +187,38 @@ def _owner(f: TransferFile, index: EndpointIndex) -> dict[str, Any]:
         "rule": None,
         "policy": None,
     }
-    replica_id = (f.job.metadata or {}).get("replica_id")
-    replica = Replica.objects.filter(pk=replica_id).select_related("policy").first() if replica_id else None
+    replica, did = _replica_of(f)
     if replica is not None:
         owner["policy"] = replica.policy
         owner["rule"] = replica.rules.order_by("created", "pk").first()
+    if owner["rule"] is None and did and destination is not None:
+        # Rucio mode: the scientist's rule whose Rucio rules placed this product there.
+        owner["rule"] = (
+            Rule.objects.filter(rucio_rules__has_key=did, destinations__contains=[destination.name])
+            .order_by("created", "pk")
+            .first()
+        )
     return owner
+
+
+def _replica_of(f: TransferFile) -> tuple[Replica | None, str]:
+    """The replica a copy makes, and its product's DID: from the platform's own job (its ``replica_id``), or
+    from the file metadata Rucio's conveyor sends (``scope``, ``name`` ``<product>/<file>``, ``dst_rse``)."""
+    replica_id = (f.job.metadata or {}).get("replica_id")
+    if replica_id:
+        replica = Replica.objects.filter(pk=replica_id).select_related("policy", "product").first()
+        return replica, replica.product.did if replica is not None else ""
+    meta = f.metadata or {}
+    scope, name, rse = meta.get("scope"), meta.get("name"), meta.get("dst_rse")
+    if not (isinstance(scope, str) and isinstance(name, str) and "/" in name and isinstance(rse, str)):
+        return None, ""
+    product = name.split("/", 1)[0]
+    replica = (
+        Replica.objects.filter(product__scope=scope, product__name=product, endpoint__name=rse)
+        .select_related("policy")
+        .first()
+    )
+    return replica, f"{scope}:{product}"
 
 
 def record(flow: EndedFlow, parts: list[Share], index: EndpointIndex) -> None:

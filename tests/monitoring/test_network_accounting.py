@@ -189,6 +189,48 @@ def test_a_flow_goes_to_the_copy_its_endpoint_served_and_so_to_its_rule_policy_a
     assert samples[("srcnet_network_traffic_flows_total", labels)] == 1
 
 
+def test_a_copy_rucios_conveyor_submitted_goes_to_the_scientists_rule_by_its_file_metadata(
+    endpoints, collector, scientist
+) -> None:  # type: ignore[no-untyped-def]
+    """Rucio mode: the conveyor's job names no replica of the platform's; its files' metadata name the file
+    DID (<product>/<file>) and the destination RSE, and the platform's rule keeps the Rucio rule per product."""
+    sdp, uk = endpoints["SKA1-LOW_SDP"], endpoints["UKSRC_DISK"]
+    replica = a_replica(uk)
+    product = replica.product
+    rule = Rule.objects.create(
+        owner=scientist,
+        rse_expression="UKSRC_DISK",
+        destinations=["UKSRC_DISK"],
+        rucio_rules={product.did: "0123456789abcdef0123456789abcdef"},
+        rucio_account="alice",
+    )
+    now = timezone.now()
+    copied = a_copy(
+        sdp, uk, size=MIB, started=now - dt.timedelta(seconds=30), finished=now - dt.timedelta(seconds=5)
+    )
+    copied.metadata = {
+        "scope": "ska",
+        "name": f"{product.name}/f.ms",
+        "dst_rse": "UKSRC_DISK",
+        "request_id": "r1",
+    }
+    copied.save(update_fields=["metadata"])
+    send_ended(
+        collector,
+        src="10.1.0.1",
+        dst="10.2.0.1",
+        src_port=1094,
+        dst_port=40006,
+        sent=MIB,
+        start=now - dt.timedelta(seconds=28),
+        end=now - dt.timedelta(seconds=6),
+    )
+    account_flows(url_of(collector))
+    traffic = FlowTraffic.objects.get(file=copied)
+    assert traffic.rule == rule and traffic.bytes == MIB
+    assert RuleSerializer(rule).data["network"]["bytes"] == MIB
+
+
 def test_a_flow_several_copies_could_have_carried_is_shared_by_their_sizes(endpoints, collector) -> None:  # type: ignore[no-untyped-def]
     sdp, uk = endpoints["SKA1-LOW_SDP"], endpoints["UKSRC_DISK"]
     now = timezone.now()

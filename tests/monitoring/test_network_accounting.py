@@ -192,8 +192,9 @@ def test_a_flow_goes_to_the_copy_its_endpoint_served_and_so_to_its_rule_policy_a
 def test_a_copy_rucios_conveyor_submitted_goes_to_the_scientists_rule_by_its_file_metadata(
     endpoints, collector, scientist
 ) -> None:  # type: ignore[no-untyped-def]
-    """Rucio mode: the conveyor's job names no replica of the platform's; its files' metadata name the file
-    DID (<product>/<file>) and the destination RSE, and the platform's rule keeps the Rucio rule per product."""
+    """Rucio mode: the conveyor's job names no replica of the platform's; its files' metadata name the
+    file DID (<product>/<file>) and the destination RSE, and the platform's rule keeps the Rucio rule per
+    product."""
     sdp, uk = endpoints["SKA1-LOW_SDP"], endpoints["UKSRC_DISK"]
     replica = a_replica(uk)
     product = replica.product

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "FlowLabel.hh"
 #include "core/WanConfig.hh"
 
 namespace wanio {
@@ -31,8 +32,8 @@ TpcArgs failure(std::string message, bool usage = false) {
 
 const char* tpcUsage() {
     return "usage: xrdcp-wan [--server] [--inflight N] [--bdp SIZE] [--chunk SIZE] "
-           "[--writers N] [--max-streams N] [--trace CSV] [-C adler32[:source|print|<hex>]] [-S "
-           "N] [-v] "
+           "[--writers N] [--max-streams N] [--trace CSV] [--scitag N] "
+           "[-C adler32[:source|print|<hex>]] [-S N] [-v] "
            "<source URL> <dest path>\n";
 }
 
@@ -75,6 +76,10 @@ TpcArgs parseTpcArgs(const std::vector<std::string>& args) {
         } else if (arg == "--max-streams") {
             if (!(v = value())) return missing("--max-streams");
             if (!parseCount(v, 0, 15, maxStreams)) return failure("");
+        } else if (arg == "--scitag") {
+            if (!(v = value())) return missing("--scitag");
+            if (!parseCount(v, 65, 65535, options.scitag))
+                return failure("xrdcp-wan: bad --scitag (a flow identifier, 65 to 65535)");
         } else if (arg == "--trace") {
             if (!(v = value())) return missing("--trace");
             options.tracePath = v;
@@ -104,6 +109,14 @@ TpcArgs parseTpcArgs(const std::vector<std::string>& args) {
     if (options.streams < 2) options.streams = 0;
     options.source = positional[0];
     options.destination = positional[1];
+    // The copy's flow identifier, when the command line gives none: the source URL's
+    // scitag.flow (the root:// convention), which reaches this URL through the server's
+    // tpc.scgi. A malformed one is ignored, never a reason to refuse the copy.
+    if (options.scitag == 0) {
+        const int fromUrl = scitagFromUrl(options.source);
+        if (fromUrl > 0) options.scitag = fromUrl;
+        options.badUrlScitag = fromUrl < 0;
+    }
     return result;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "FlowLabelConnect.hh"
 #include "TpcArgs.hh"
 #include "TpcPull.hh"
 
@@ -18,6 +19,15 @@ int main(int argc, char** argv) {
         return args.exitCode;
     }
     const wanio::TpcOptions& options = args.options;
+    // Messages about the marking go to stderr: the server takes its stdout's last
+    // "<word>: <text>" line for the copy's error, and a copy never fails for its marking.
+    if (options.badUrlScitag)
+        fputs("xrdcp-wan: the source URL's scitag.flow is not 65..65535; not marked\n", stderr);
+    if (options.scitag != 0 && !wanio::armFlowLabel(options.scitag))
+        fprintf(stderr,
+                "xrdcp-wan: scitag %d: its experiment (%d) is beyond the flow label's 9 bits; "
+                "not marked\n",
+                options.scitag, options.scitag >> 6);
 
     wanio::TpcResult result = wanio::TpcPull(options).run();
     if (result.exitCode != 0) {
@@ -26,9 +36,14 @@ int main(int argc, char** argv) {
         fflush(stdout);
         return result.exitCode;
     }
-    if (options.verbose)
+    if (options.verbose) {
         fprintf(stdout, "xrdcp-wan pulled %llu bytes in %.3f s, adler32 %08x, %d reads in flight\n",
                 static_cast<unsigned long long>(result.bytes), result.seconds, result.adler,
                 options.inflight);
+        const wanio::FlowLabelCounts marked = wanio::flowLabelCounts();
+        if (options.scitag != 0)
+            fprintf(stdout, "xrdcp-wan scitag %d: %lu connections labelled, %lu refused\n",
+                    options.scitag, marked.labelled, marked.refused);
+    }
     return 0;
 }

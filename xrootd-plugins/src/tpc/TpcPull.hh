@@ -20,6 +20,10 @@ struct TpcOptions {
     std::string checksum;  // -C value: "", "adler32", "adler32:source", "adler32:<hex>"
     bool verbose = false;
     std::string tracePath;  // when set, one CSV line per chunk read (timing diagnosis)
+    // SciTags flow identifier whose IPv6 flow label the connections to the source carry
+    // (FlowLabelConnect.hh): --scitag, else the source URL's scitag.flow; 0 = none.
+    int scitag = 0;
+    bool badUrlScitag = false;  // the source URL's scitag.flow was malformed (ignored)
 };
 
 struct TpcResult {

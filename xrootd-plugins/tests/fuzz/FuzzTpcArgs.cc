@@ -39,6 +39,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(o.streams >= 0 && o.streams <= 15, "streams out of range from " + input);
     FUZZ_CHECK(o.chunkSize >= 4096 && o.chunkSize <= (256u << 20) && o.chunkSize % 4096 == 0,
                "chunk size out of range from " + input);
+    // No flow identifier, or one within the range (from --scitag or the source's scitag.flow).
+    FUZZ_CHECK(o.scitag == 0 || (o.scitag >= 65 && o.scitag <= 65535), "scitag from " + input);
+    // A malformed scitag.flow in the source URL marks nothing (and fails nothing).
+    FUZZ_CHECK(!o.badUrlScitag || o.scitag == 0, "marked by a malformed scitag.flow: " + input);
     // Source and destination are two of the arguments, never an option's value.
     FUZZ_CHECK(std::find(args.begin(), args.end(), o.source) != args.end(), input);
     FUZZ_CHECK(std::find(args.begin(), args.end(), o.destination) != args.end(), input);

@@ -6,6 +6,7 @@ own interfaces)::
 
     <name>-a                <name>-r (router)                 <name>-b
     wan0 10.250.1.2 --veth-- ra 10.250.1.1   rb 10.250.2.1 --veth-- wan0 10.250.2.2
+    (ipv6=True: also fd00:250:1::2    fd00:250:1::1  fd00:250:2::1    fd00:250:2::2)
                               |  policy routing  |
                               tab (A->B)   tba (B->A)   TUN devices
                                   \\          /
@@ -45,6 +46,9 @@ PREFIX = "srcnet-wan-"
 
 IP_A, IP_RA, IP_RB, IP_B = "10.250.1.2", "10.250.1.1", "10.250.2.1", "10.250.2.2"
 NET_A, NET_B, NET_ALL = "10.250.1.0/24", "10.250.2.0/24", "10.250.0.0/16"
+# IPv6 (PathConfig.ipv6): unique local addresses, routed through the emulator as IPv4 is.
+IP6_A, IP6_RA, IP6_RB, IP6_B = "fd00:250:1::2", "fd00:250:1::1", "fd00:250:2::1", "fd00:250:2::2"
+NET6_A, NET6_B, NET6_ALL = "fd00:250:1::/64", "fd00:250:2::/64", "fd00:250::/32"
 CONGESTION = ("cubic", "bbr", "reno")
 
 # Fixed round-trip cost of the emulated path itself (two veth hops, two TUN
@@ -80,6 +84,10 @@ class PathConfig:
     # and a CFS wake-up behind a busy neighbour adds milliseconds of delay.
     rt_prio: int = 10
     overhead_ms: float | None = DEFAULT_OVERHEAD_MS  # fixed RTT cost; None = measure
+    # IPv6 beside IPv4 (ip6_a, ip6_b), through the same emulator. The TUN devices offer no IPv6
+    # segmentation offload, so the kernel hands the emulator MTU-sized IPv6 packets. With the "dtn"
+    # tuning both hosts reflect flow labels (net.ipv6.flowlabel_reflect=1) as the dtn_tuning role sets it.
+    ipv6: bool = False
 
     def one_way_delay_us(self, rtt_ms: float | None = None) -> int:
         """Delay the emulator adds per direction so the end-to-end RTT is rtt_ms."""
@@ -141,6 +149,8 @@ class EmulatedPath:
     ns_b: str = ""
     ip_a: str = IP_A
     ip_b: str = IP_B
+    ip6_a: str = ""  # IPv6 addresses of the ends when the path has IPv6 (config.ipv6)
+    ip6_b: str = ""
     emulator_pid: int = 0
     owner_pid: int = 0
     state_dir: str = ""
@@ -275,6 +285,8 @@ def bring_up(config: PathConfig | None = None, name: str | None = None, **kw) ->
         ns_a=f"{name}-a",
         ns_r=f"{name}-r",
         ns_b=f"{name}-b",
+        ip6_a=IP6_A if cfg.ipv6 else "",
+        ip6_b=IP6_B if cfg.ipv6 else "",
         owner_pid=os.getpid(),
         state_dir=os.path.join(STATE_DIR, name),
     )
@@ -300,10 +312,15 @@ def _make_topology(p: EmulatedPath) -> None:
         _sh(["ip", "netns", "add", ns])
         p.created.append(ns)  # teardown deletes only what we created
         _save(p)
-        # IPv4 only: the emulator splits TCPv4 super-packets; no IPv6 traffic
-        # (router solicitations etc.) should wander through the path.
-        _sysctl(ns, "net.ipv6.conf.all.disable_ipv6", "1")
-        _sysctl(ns, "net.ipv6.conf.default.disable_ipv6", "1")
+        # IPv4 only unless asked: the emulator splits TCPv4 super-packets; no IPv6 traffic
+        # (router solicitations etc.) should wander through the path. With IPv6, no router
+        # advertisements are listened to: the routes are the ones set here.
+        disable = "0" if cfg.ipv6 else "1"
+        _sysctl(ns, "net.ipv6.conf.all.disable_ipv6", disable)
+        _sysctl(ns, "net.ipv6.conf.default.disable_ipv6", disable)
+        if cfg.ipv6:
+            _sysctl(ns, "net.ipv6.conf.all.accept_ra", "0")
+            _sysctl(ns, "net.ipv6.conf.default.accept_ra", "0")
         _sh(["ip", "-n", ns, "link", "set", "lo", "up"])
     for end, rif, ip, rip in ((p.ns_a, "ra", IP_A, IP_RA), (p.ns_b, "rb", IP_B, IP_RB)):
         _sh(
@@ -331,15 +348,25 @@ def _make_topology(p: EmulatedPath) -> None:
         _sh(["ip", "-n", end, "link", "set", "wan0", "up"])
         _sh(["ip", "-n", p.ns_r, "addr", "add", f"{rip}/24", "dev", rif])
         _sh(["ip", "-n", p.ns_r, "link", "set", rif, "up"])
+    if cfg.ipv6:  # nodad: usable at once, no duplicate detection on a link of two
+        for ns, dev, ip in ((p.ns_a, "wan0", IP6_A), (p.ns_r, "ra", IP6_RA), (p.ns_r, "rb", IP6_RB),
+                            (p.ns_b, "wan0", IP6_B)):  # fmt: skip
+            _sh(["ip", "-n", ns, "-6", "addr", "add", f"{ip}/64", "dev", dev, "nodad"])
     for tun in ("tab", "tba"):
         _sh(["ip", "-n", p.ns_r, "tuntap", "add", "dev", tun, "mode", "tun", "vnet_hdr"])
         # A long TUN queue absorbs the bursts of the sender between two
         # emulator reads; drops here would be outside the model.
         _sh(["ip", "-n", p.ns_r, "link", "set", tun, "mtu", str(cfg.mtu), "txqueuelen", "10000", "up"])
     _sysctl(p.ns_r, "net.ipv4.ip_forward", "1")
+    if cfg.ipv6:
+        _sysctl(p.ns_r, "net.ipv6.conf.all.forwarding", "1")
     for conf in ("all", "default", "ra", "rb", "tab", "tba"):
         _sysctl(p.ns_r, f"net.ipv4.conf.{conf}.rp_filter", "0")
     sysctls = tuning.sysctls(cfg.tuning, cfg.bdp_bytes(), cfg.queue())
+    if cfg.ipv6 and cfg.tuning == "dtn":
+        # As the dtn_tuning role: a host answers a connection with the flow label its SYN carried, so a
+        # source's data packets carry the label the puller's connection was given (docs/network.md).
+        sysctls = {**sysctls, "net.ipv6.flowlabel_reflect": "1"}
     for end in (p.ns_a, p.ns_b):
         for key, value in sysctls.items():
             _sysctl(end, key, value)
@@ -521,6 +548,13 @@ def _route(p: EmulatedPath) -> None:
     cc = ["congctl", p.config.cc] if p.config.cc else []
     _sh(["ip", "-n", p.ns_a, "route", "add", NET_ALL, "via", IP_RA, *cc])
     _sh(["ip", "-n", p.ns_b, "route", "add", NET_ALL, "via", IP_RB, *cc])
+    if p.config.ipv6:
+        _sh(["ip", "-n", r, "-6", "rule", "add", "iif", "ra", "lookup", "100", "pref", "100"])
+        _sh(["ip", "-n", r, "-6", "rule", "add", "iif", "rb", "lookup", "101", "pref", "101"])
+        _sh(["ip", "-n", r, "-6", "route", "add", NET6_B, "dev", "tab", "table", "100"])
+        _sh(["ip", "-n", r, "-6", "route", "add", NET6_A, "dev", "tba", "table", "101"])
+        _sh(["ip", "-n", p.ns_a, "-6", "route", "add", NET6_ALL, "via", IP6_RA, *cc])
+        _sh(["ip", "-n", p.ns_b, "-6", "route", "add", NET6_ALL, "via", IP6_RB, *cc])
 
 
 def _unroute(p: EmulatedPath) -> None:
@@ -530,6 +564,13 @@ def _unroute(p: EmulatedPath) -> None:
     _sh(["ip", "-n", p.ns_r, "route", "del", NET_A, "table", "101"])
     for ns in (p.ns_a, p.ns_b):
         _sh(["ip", "-n", ns, "route", "del", NET_ALL])
+    if p.config.ipv6:
+        for prio in ("100", "101"):
+            _sh(["ip", "-n", p.ns_r, "-6", "rule", "del", "pref", prio])
+        _sh(["ip", "-n", p.ns_r, "-6", "route", "del", NET6_B, "table", "100"])
+        _sh(["ip", "-n", p.ns_r, "-6", "route", "del", NET6_A, "table", "101"])
+        for ns in (p.ns_a, p.ns_b):
+            _sh(["ip", "-n", ns, "-6", "route", "del", NET6_ALL])
 
 
 def _stop_pid(pid: int, grace: float = 3.0) -> None:
@@ -690,6 +731,7 @@ def emulated_path(
     rt_prio: int = 10,
     overhead_ms: float | None = DEFAULT_OVERHEAD_MS,
     name: str | None = None,
+    ipv6: bool = False,
 ):
     """Bring a path up for the duration of a `with` block.
 
@@ -708,6 +750,7 @@ def emulated_path(
         seed=seed,
         rt_prio=rt_prio,
         overhead_ms=overhead_ms,
+        ipv6=ipv6,
     )
     restore = None
     if _main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
@@ -758,6 +801,7 @@ def _cli(argv: list[str]) -> int:
         default=DEFAULT_OVERHEAD_MS,
         help="fixed path RTT cost subtracted from the emulator delay (default: measured at bring-up)",
     )
+    up.add_argument("--ipv6", action="store_true", help=f"IPv6 beside IPv4 ({IP6_A} and {IP6_B})")
     cal = sub.add_parser("calibrate", help="measure the fixed RTT cost of a path here")
     cal.add_argument("--rtt-ms", type=float, default=7.5)
     cal.add_argument("--count", type=int, default=100)
@@ -781,6 +825,7 @@ def _cli(argv: list[str]) -> int:
             seed=a.seed,
             rt_prio=a.rt_prio,
             overhead_ms=a.overhead_ms,
+            ipv6=a.ipv6,
         )
         p = bring_up(cfg, name=a.name)
         # The path outlives this command: `down` identifies it by name.

@@ -12,6 +12,9 @@ layer ``ofs.osslib ++`` and the ``xrdcp-wan`` TPC pull program, as
          XrootdSite(path, "b") as site:
         path.run_a(["xrdcp", "/tmp/f", site.root_url("f")], env=XRD_ENV, timeout=60)
 
+``ipv6=True`` (on a path brought up with ``ipv6=True``) gives the site's URLs its IPv6
+address, so clients and third-party copies reach it over IPv6.
+
 ``tokens`` (a ``wantokens.WanIssuer``) makes the site enforce WLCG tokens as the
 platform's sites do (localnet/xrootd.py): no request without a token of that issuer
 for the site's audience (its address) is served, on either protocol; the site reaches
@@ -163,6 +166,7 @@ class XrootdSite:
         tpc_bdp_bytes: int | None = None,
         pacing_bytes_per_s: int | None = None,
         tokens=None,
+        ipv6: bool = False,
     ):
         if side not in ("a", "b"):
             raise ValueError("side must be 'a' or 'b'")
@@ -173,7 +177,13 @@ class XrootdSite:
         self.user, self.start_timeout = user, start_timeout
         self.plugin, self.tpc_bdp_bytes, self.pacing = plugin, tpc_bdp_bytes, pacing_bytes_per_s
         self.tokens = tokens
-        self.host = path.ip_a if side == "a" else path.ip_b
+        if ipv6 and not path.config.ipv6:
+            raise ValueError("ipv6=True needs a path brought up with ipv6=True")
+        # The address clients reach it at: its IPv6 one (in brackets, as URLs write it) when asked.
+        if ipv6:
+            self.host = f"[{path.ip6_a if side == 'a' else path.ip6_b}]"
+        else:
+            self.host = path.ip_a if side == "a" else path.ip_b
         self.base = None
         self.proc = None
         self.issuer_path: IssuerPath | None = None

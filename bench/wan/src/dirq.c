@@ -193,10 +193,41 @@ static void emit_split(struct dirq *q, const uint8_t *buf, size_t len, const str
 	}
 }
 
+/* Count an IPv6 packet under its flow label (bytes: the IP bytes on the link). */
+static void count_label(struct dirq *q, const uint8_t *buf, size_t len, const struct pkt_shape *s)
+{
+	if (len < (size_t)VNET_HDR_LEN + 40)
+		return;
+	const uint8_t *ip = buf + VNET_HDR_LEN;
+	if ((ip[0] >> 4) != 6)
+		return;
+	uint32_t label = (uint32_t)(ip[1] & 0x0f) << 16 | (uint32_t)ip[2] << 8 | ip[3];
+	struct dirq_labels *t = &q->labels;
+	t->pkts += s->nseg;
+	t->bytes += s->wire;
+	for (uint32_t i = 0; i < t->n; i++) {
+		if (t->row[i].label == label) {
+			t->row[i].pkts += s->nseg;
+			t->row[i].bytes += s->wire;
+			return;
+		}
+	}
+	if (t->n < DIRQ_LABELS) {
+		t->row[t->n].label = label;
+		t->row[t->n].pkts = s->nseg;
+		t->row[t->n].bytes = s->wire;
+		t->n++;
+		return;
+	}
+	t->other_pkts += s->nseg;
+	t->other_bytes += s->wire;
+}
+
 static void handle(struct dirq *q, uint8_t *buf, size_t len, const struct offer *o, uint64_t now)
 {
 	struct pkt_shape s;
 	pkt_classify(buf, len, &s);
+	count_label(q, buf, len, &s);
 	q->st.rx_pkts++;
 	q->st.rx_segs += s.nseg;
 	q->st.rx_bytes += s.wire;
@@ -326,7 +357,7 @@ void dirq_dump_json(FILE *f, const struct dirq *q, uint64_t now)
 		"\"drop_down\":%llu,\"down\":%s,"
 		"\"splits\":%llu,\"tx_err\":%llu,\"late_gt1ms\":%llu,"
 		"\"late_gt10ms\":%llu,\"late_max_ns\":%llu,\"backlog\":%llu,"
-		"\"backlog_max\":%llu,\"queued_pkts\":%llu}",
+		"\"backlog_max\":%llu,\"queued_pkts\":%llu,",
 		(unsigned long long)q->p.delay_ns, q->p.rate_bps, (unsigned long long)q->p.qlimit, q->p.loss,
 		(unsigned long long)s->rx_pkts, (unsigned long long)s->rx_segs,
 		(unsigned long long)s->rx_bytes, (unsigned long long)s->tx_pkts,
@@ -337,4 +368,12 @@ void dirq_dump_json(FILE *f, const struct dirq *q, uint64_t now)
 		(unsigned long long)s->late_gt1ms, (unsigned long long)s->late_gt10ms,
 		(unsigned long long)s->late_max_ns, (unsigned long long)dirq_backlog(q, now),
 		(unsigned long long)s->backlog_max, (unsigned long long)(q->rtail - q->rhead));
+	const struct dirq_labels *t = &q->labels;
+	fprintf(f, "\"ipv6_pkts\":%llu,\"ipv6_bytes\":%llu,\"flow_labels\":[", (unsigned long long)t->pkts,
+		(unsigned long long)t->bytes);
+	for (uint32_t i = 0; i < t->n; i++)
+		fprintf(f, "%s{\"label\":%u,\"pkts\":%llu,\"bytes\":%llu}", i ? "," : "", t->row[i].label,
+			(unsigned long long)t->row[i].pkts, (unsigned long long)t->row[i].bytes);
+	fprintf(f, "],\"flow_labels_other_pkts\":%llu,\"flow_labels_other_bytes\":%llu}",
+		(unsigned long long)t->other_pkts, (unsigned long long)t->other_bytes);
 }

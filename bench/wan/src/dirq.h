@@ -24,6 +24,21 @@ struct dirq_stats {
 	uint64_t backlog_max; /* bytes, max observed */
 };
 
+/* What the link saw of IPv6, per flow label (each packet's 20-bit label as it
+ * arrived): the first DIRQ_LABELS distinct labels get a row of their own, the
+ * rest are counted together, so the table never grows with the traffic. */
+#define DIRQ_LABELS 64
+struct dirq_label {
+	uint32_t label;
+	uint64_t pkts, bytes;
+};
+struct dirq_labels {
+	uint64_t pkts, bytes; /* every IPv6 packet offered to the link */
+	uint32_t n;
+	struct dirq_label row[DIRQ_LABELS];
+	uint64_t other_pkts, other_bytes; /* labels beyond the table */
+};
+
 struct pkt_desc {
 	uint64_t off;        /* offset in the arena */
 	uint64_t release_ns; /* when it leaves the delay line */
@@ -43,6 +58,7 @@ struct dirq {
 	int tun_fd, timer_fd;
 	struct dirq_params p;
 	struct dirq_stats st;
+	struct dirq_labels labels;
 	double busy_until_ns; /* when the bottleneck finishes its last byte */
 	uint64_t rng;
 	/* Byte arena holding packets in flight, used as a circular buffer. */

@@ -34,8 +34,9 @@ int tun_open(const char *name)
 	if (ioctl(fd, TUNSETVNETHDRSZ, &hdrsz) < 0)
 		goto fail;
 
-	/* IPv4 TSO only: the emulated paths are IPv4 (IPv6 is disabled in the
-	 * namespaces), and we can split TCPv4 super-packets per segment. */
+	/* IPv4 TSO only: we can split TCPv4 super-packets per segment. IPv6
+	 * (a path brought up with ipv6=True) is offered no TSO6, so the kernel
+	 * segments it first and hands us MTU-sized IPv6 packets. */
 	unsigned int off = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO_ECN;
 	if (ioctl(fd, TUNSETOFFLOAD, off) < 0)
 		goto fail;

@@ -38,13 +38,21 @@ def prepare(state: StateDir, name: str) -> dict[str, Any]:
     from .issuer import ensure_issuer, issuer_address
     from .issuer_rucio import ensure_rucio_client
     from .pki import ensure_client_cert
-    from .rucio import ensure_rucio
+    from .rucio import PacketMarking, ensure_rucio
+    from .scitags import EXPERIMENT
 
     fts_url = ensure_fts3(state, name)
     cert, dn = ensure_client_cert(state, CONVEYOR_IDENTITY)
     token_client = ensure_rucio_client(state, ensure_issuer(state, address=issuer_address(state)))
     register_conveyor(dn, token_client)
-    server = ensure_rucio(state, usercert=cert, token_client=token_client)
+    # Rucio's conveyor marks its copies as the platform does: the marks the FTS3 endpoint publishes.
+    marking = PacketMarking(
+        fetch_url=f"{fts_url}/api/scitags/",
+        exp_name=EXPERIMENT,
+        fetch_interval=600,
+        ca_file=str(state.path / "pki" / "ca.pem"),
+    )
+    server = ensure_rucio(state, usercert=cert, token_client=token_client, packet_marking=marking)
     os.environ.update(server.platform_env())
     os.environ.setdefault("SRCNET_RUCIO_FOLLOW_INTERVAL", FOLLOW_INTERVAL)
     # The push loop places through Rucio, in this process (settings are loaded) and in the worker (its env).

@@ -24,7 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .issuer_rucio import RucioClient, rucio_oidc_files
@@ -57,6 +57,8 @@ class RucioServer:
     database: str
     # The CA that verifies the token issuer Rucio asks for tokens ([oidc]); blank: none configured.
     issuer_ca: str = ""
+    # The CA that verifies the source of the SciTags marks ([packet-marking] fetch_url); blank: none.
+    marking_ca: str = ""
 
     def client_kwargs(self) -> dict[str, str]:
         return {
@@ -156,6 +158,55 @@ def _oidc_section(folder: Path, client: RucioClient | None, *, fresh: bool) -> t
     return "\n".join(lines) + "\n", str(recorded["ca"])
 
 
+@dataclass(frozen=True)
+class PacketMarking:
+    """Rucio's ``[packet-marking]`` (Rucio 41's FTS3 transfertool): with it, the conveyor gives each file it
+    submits the ``scitag`` ``expId << 6 | activityId`` of the rule's activity, from the registry JSON at
+    ``fetch_url`` (the platform's ``/api/scitags/``: the same marks as the platform's own copies), read
+    again every ``fetch_interval`` seconds (five minutes after a failed read). ``ca_file``: the CA that
+    verifies an ``https://`` ``fetch_url`` (Rucio reads it with requests' defaults)."""
+
+    fetch_url: str
+    exp_name: str
+    fetch_interval: int = 3600
+    fetch_timeout: int = 5
+    ca_file: str = ""
+
+    def section(self) -> str:
+        lines = [
+            "[packet-marking]",
+            "enabled = True",
+            f"fetch_url = {self.fetch_url}",
+            f"exp_name = {self.exp_name}",
+            f"fetch_interval = {int(self.fetch_interval)}",
+            f"fetch_timeout = {int(self.fetch_timeout)}",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def _marking_section(folder: Path, marking: PacketMarking | None, *, fresh: bool) -> tuple[str, str]:
+    """The ``[packet-marking]`` section and the CA of its ``fetch_url``: from ``marking`` when given, else
+    the one an earlier call wrote (a fresh instance drops it); blank without."""
+    kept = folder / "packet-marking.json"
+    if marking is not None:
+        for name, value in (("fetch_url", marking.fetch_url), ("exp_name", marking.exp_name)):
+            if not value or any(ch in value for ch in "\r\n"):
+                raise ServiceError(f"packet marking: {name} {value!r} must be one non-empty line")
+        if not marking.fetch_url.startswith(("https://", "http://")):
+            # Rucio reads it with requests.get: a file path would fail at every submission, marking nothing.
+            raise ServiceError(f"packet marking: fetch_url {marking.fetch_url!r} is not an http(s) URL")
+        if marking.fetch_interval < 1 or marking.fetch_timeout < 1:
+            raise ServiceError("packet marking: fetch_interval and fetch_timeout must be at least 1 s")
+        kept.write_text(json.dumps(asdict(marking)))
+        kept.chmod(0o600)
+    elif fresh:
+        kept.unlink(missing_ok=True)
+    if not kept.exists():
+        return "", ""
+    recorded = PacketMarking(**json.loads(kept.read_text()))
+    return recorded.section(), recorded.ca_file
+
+
 def _usercert_copy(folder: Path, usercert: Path | None) -> Path | None:
     """The conveyor's certificate as the daemons' account may read it: a copy of its own (0600). Without
     ``usercert``, the copy an earlier call made (if any) stays in use."""
@@ -176,10 +227,23 @@ def rucio_env(server: RucioServer) -> dict[str, str]:
     env["PYTHONPATH"] = str(POLICY_PATH)
     env["PYTHONUNBUFFERED"] = "1"
     env["HOME"] = str(Path(server.config).parent)
-    if server.issuer_ca:
-        # Rucio asks its issuer with requests' defaults: the local CA is how it trusts the local issuer.
-        env["REQUESTS_CA_BUNDLE"] = server.issuer_ca
+    cas = list(dict.fromkeys(ca for ca in (server.issuer_ca, server.marking_ca) if ca))
+    if len(cas) == 1:
+        # Rucio asks its issuer, and reads its SciTags marks, with requests' defaults: the local CA is how
+        # it trusts the local issuer and the platform's endpoint.
+        env["REQUESTS_CA_BUNDLE"] = cas[0]
+    elif cas:
+        bundle = Path(server.config).parent / "ca-bundle.pem"
+        env["REQUESTS_CA_BUNDLE"] = str(bundle)
     return env
+
+
+def _write_bundle(folder: Path, cas: list[str]) -> None:
+    """The CAs Rucio trusts, in one file, when the issuer's and the marks' source's differ."""
+    if len(set(cas)) > 1:
+        bundle = folder / "ca-bundle.pem"
+        bundle.write_text("".join(Path(ca).read_text() for ca in dict.fromkeys(cas)))
+        bundle.chmod(0o600)
 
 
 def ping(url: str, timeout: float = 2.0) -> str | None:
@@ -200,6 +264,7 @@ def ensure_rucio(
     fresh: bool = False,
     daemons: bool = True,
     token_client: RucioClient | None = None,
+    packet_marking: PacketMarking | None = None,
 ) -> RucioServer:
     """Create (once), configure and start the local Rucio server and its daemons unless they run; return
     how to reach the server.
@@ -209,7 +274,9 @@ def ensure_rucio(
     the conveyor presents to an ``https://`` FTS3 endpoint; a later call without it keeps it (a fresh one
     drops it). ``token_client`` (Rucio's client at the token issuer, localnet/issuer_rucio.py) becomes
     ``[oidc]``: the conveyor then asks it for tokens for RSEs with ``oidc_support`` and presents one to the
-    FTS3 endpoint; a later call without it keeps it (a fresh one drops it). Daemons that run with another
+    FTS3 endpoint; a later call without it keeps it (a fresh one drops it). ``packet_marking`` becomes
+    ``[packet-marking]``: the conveyor then gives each file it submits the SciTags mark of its rule's
+    activity; kept and dropped the same way. Daemons that run with another
     configuration start again. ``daemons=False`` starts the server alone.
     Whatever this call started is stopped again if the instance does not come up."""
     database, port_key, daemon = _names(state, instance)
@@ -233,6 +300,8 @@ def ensure_rucio(
     cert_copy = _usercert_copy(folder, usercert)
     conveyor_extra = f"usercert = {cert_copy}\n" if cert_copy else ""
     oidc_section, issuer_ca = _oidc_section(folder, token_client, fresh=fresh)
+    marking_section, marking_ca = _marking_section(folder, packet_marking, fresh=fresh)
+    _write_bundle(folder, [ca for ca in (issuer_ca, marking_ca) if ca])
     config_changed = _render(
         "rucio.cfg.in",
         config,
@@ -245,6 +314,7 @@ def ensure_rucio(
             "alembic_ini": str(alembic_ini),
             "conveyor_extra": conveyor_extra,
             "oidc_section": oidc_section,
+            "packet_marking_section": marking_section,
         },
     )
     _render(
@@ -267,6 +337,7 @@ def ensure_rucio(
         client_config=client_config,
         database=database,
         issuer_ca=issuer_ca,
+        marking_ca=marking_ca,
     )
 
     def heartbeats() -> set[int]:

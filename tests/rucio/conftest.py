@@ -19,8 +19,9 @@ from django.conf import settings
 from localnet.demo_rucio import CONVEYOR_IDENTITY, register_conveyor
 from localnet.issuer import LocalIssuer
 from localnet.issuer_rucio import RucioClient, ensure_rucio_client
-from localnet.pki import ensure_client_cert
-from localnet.rucio import RucioServer, ensure_rucio, stop_rucio
+from localnet.pki import ensure_client_cert, ensure_pki
+from localnet.rucio import PacketMarking, RucioServer, ensure_rucio, stop_rucio
+from localnet.scitags import EXPERIMENT
 from localnet.state import StateDir
 from replicas.rucio import RucioAdapter, RucioConfig
 from topology.models import StorageEndpoint
@@ -32,6 +33,8 @@ from .helpers import SITES
 FTS_PLACEHOLDER = "https://127.0.0.1:1"
 # How often the end-to-end tests' worker follows Rucio's rules into replicas (seconds).
 FOLLOW_INTERVAL = "1"
+# How often Rucio's conveyor reads the platform's SciTags marks again (seconds; Rucio's default is 48 h).
+MARKS_INTERVAL = 5
 
 
 def rucio_instance() -> str:
@@ -46,8 +49,15 @@ def rucio_token_client(test_state: StateDir, token_issuer: LocalIssuer) -> Rucio
 
 
 @pytest.fixture(scope="package")
+def fts3_port(test_state: StateDir, django_db_setup) -> int:  # type: ignore[no-untyped-def]
+    """The port of this run's FTS3 service (``fts3_service``), known before the Rucio server starts: Rucio's
+    ``[packet-marking] fetch_url`` is the service's ``/api/scitags/`` (recorded in the state per instance)."""
+    return test_state.port(f"pytest-fts3:{rucio_instance()}")
+
+
+@pytest.fixture(scope="package")
 def rucio_server(  # type: ignore[no-untyped-def]
-    test_state: StateDir, rucio_token_client: RucioClient, django_db_setup
+    test_state: StateDir, rucio_token_client: RucioClient, django_db_setup, fts3_port: int
 ) -> Iterator[RucioServer]:
     """A fresh catalogue for this package's tests (rules and requests of earlier runs must not reach this
     run's FTS3), and the server's daemons running while they run: the conveyor asks the session's token
@@ -57,14 +67,26 @@ def rucio_server(  # type: ignore[no-untyped-def]
 
     After ``django_db_setup``: the instance is named after the test database, whose name takes its
     pytest-xdist suffix there (made first, the server was named without it, and a later ``ensure_rucio``
-    of the same run started a second one)."""
+    of the same run started a second one).
+
+    The conveyor marks each file it submits with the SciTags mark of its rule's activity ([packet-marking]),
+    read from the platform's marks at this run's FTS3 service (``fts3_port``), as a deployment's Rucio
+    reads them from the platform; again every 5 s, so a read before the service is up (a conveyor
+    submission of an earlier test, to the placeholder endpoint) is soon made good."""
     usercert, _ = ensure_client_cert(test_state, CONVEYOR_IDENTITY)
+    marking = PacketMarking(
+        fetch_url=f"https://127.0.0.1:{fts3_port}/api/scitags/",
+        exp_name=EXPERIMENT,
+        fetch_interval=MARKS_INTERVAL,
+        ca_file=str(ensure_pki(test_state).parent / "ca.pem"),
+    )
     server = ensure_rucio(
         test_state,
         instance=rucio_instance(),
         usercert=usercert,
         fresh=True,
         token_client=rucio_token_client,
+        packet_marking=marking,
     )
     yield server
     stop_rucio(test_state, instance=rucio_instance())
@@ -111,7 +133,7 @@ def scope(rucio: RucioAdapter) -> Iterator[str]:
 
 @pytest.fixture(scope="package")
 def fts3_service(
-    test_state, django_db_setup, token_issuer, rucio_server: RucioServer
+    test_state, django_db_setup, token_issuer, rucio_server: RucioServer, fts3_port: int
 ) -> Iterator[Fts3Service]:  # type: ignore[no-untyped-def]
     """The platform's FTS3 service over HTTPS, and its worker. The worker's beat also follows this Rucio
     server's rules into replicas (``replicas.follow_rucio_rules``) every second, as a deployment's does.
@@ -125,7 +147,7 @@ def fts3_service(
     env["SRCNET_RUCIO_FOLLOW_INTERVAL"] = FOLLOW_INTERVAL
     worker = TransferWorker(test_state, env)
     try:
-        service = Fts3Service(test_state, env)
+        service = Fts3Service(test_state, env, port=fts3_port)
         try:
             yield service
         finally:

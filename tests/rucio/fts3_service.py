@@ -56,9 +56,9 @@ class TransferWorker:
 
 
 class Fts3Service:
-    def __init__(self, state: StateDir, env: dict[str, str]) -> None:
+    def __init__(self, state: StateDir, env: dict[str, str], port: int | None = None) -> None:
         self.state = state
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"https://127.0.0.1:{self.port}"
         account = service_account()
         cert, _ = host_credentials(state)

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import pytest
 
+from localnet.processes import read_pid
+from localnet.scitags import ACTIVITIES, EXPERIMENT, REGISTRY
 from replicas.choices import ProductState, ReplicaState
-from replicas.models import Replica
+from replicas.models import PolicyShare, Replica, ReplicaPolicy
 from srcnet.intervals import most_at_once
-from topology.models import StorageEndpoint
+from topology.models import StorageEndpoint, Telescope
 
 from ..conftest import wait_until
 from ..integration.conftest import adler32_of, put_file
+from ..integration.connections import ConnectionSampler
+from ..integration.test_streams_on_the_wire import expected_connections
 from .helpers import assert_copied_with_rucios_tokens, followed, product_on_disk, rule_diagnosis, rule_outcome
 
 pytestmark = pytest.mark.integration
@@ -97,6 +101,17 @@ def test_a_file_attached_to_the_dataset_later_is_copied_by_the_same_rule(  # typ
     assert states["states"] == {"SKA1-LOW_SDP": "AVAILABLE", "UKSRC_DISK": "AVAILABLE"}, states
 
 
+def _everything_to_uk(scope: str) -> ReplicaPolicy:
+    """SKA1-Low's active policy: every first copy to UKSRC_DISK, one replica (no relay)."""
+    telescope = Telescope.objects.get(name="SKA1-Low")
+    ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
+    policy = ReplicaPolicy.objects.create(name=f"low-to-uk-{scope}", telescope=telescope)
+    PolicyShare.objects.create(
+        policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1
+    )
+    return policy
+
+
 def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-untyped-def]
     rucio_sites, rucio, rucio_mode, conveyor_cert, scope, settings
 ):
@@ -105,21 +120,16 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     copy it through that endpoint (so under that limit) and the follower settles the replica, which keeps
     the plan's reason in front of the rule's."""
     from monitoring.selectors import arrival_delays
-    from replicas.models import PolicyShare, ReplicaPolicy
     from schedulers.embedded_transfertool import EmbeddedTransfertool
     from schedulers.loop import push_cycle
     from schedulers.models import PlannedRule
     from schedulers.planning import PlanConfig
-    from topology.models import Telescope
     from transfers.models import TransferAttempt, TransferJob
+    from transfers.scitags import flow_id
 
     settings.SRCNET_PUSH_THROUGH = "rucio"
-    telescope = Telescope.objects.get(name="SKA1-Low")
-    ReplicaPolicy.objects.filter(telescope=telescope).update(is_active=False)
-    policy = ReplicaPolicy.objects.create(name=f"low-to-uk-{scope}", telescope=telescope)
-    PolicyShare.objects.create(
-        policy=policy, destination=StorageEndpoint.objects.get(name="UKSRC_DISK"), weight=1
-    )
+    settings.SRCNET_SCITAGS = {"REGISTRY": str(REGISTRY), "EXPERIMENT": EXPERIMENT, "ACTIVITIES": ACTIVITIES}
+    policy = _everything_to_uk(scope)
     product = product_on_disk(rucio_sites, scope, {"a.ms": 192 * 1024, "b.ms": 96 * 1024})
     tool = EmbeddedTransfertool()
 
@@ -144,6 +154,8 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     pair = (tool.storage_element(sdp.url(scheme, "x")), tool.storage_element(uk.url(scheme, "x")))
     (link,) = [c for c in tool.link_configs() if c.pair == pair]
     assert link.max_active == link.min_active == entry["lane_files"]
+    # And its streams per copy are the link's, which the endpoint gives the conveyor's jobs (they ask none).
+    assert link.nostreams == entry["streams"] // entry["files"] >= 1
 
     assert rule_outcome(rucio, rule.rule_id, timeout=150) == "OK"
     followed(product, ProductState.PLACED)
@@ -158,6 +170,14 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     # Rucio's conveyor submitted the copy to the platform's FTS3 endpoint, on the link the plan limited.
     job = TransferJob.objects.get(files__dest_surl__contains=f"/{product.name}/a.ms")
     assert {(f.source_se, f.dest_se) for f in job.files.all()} == {pair}
+    assert "nostreams" not in job.internal_params, job.internal_params  # Rucio sends none...
+    # ... and each copy ran the plan's streams, the link's.
+    attempts = TransferAttempt.objects.filter(file__job=job)
+    assert attempts and {a.copy_params.get("nbstreams") for a in attempts} == {link.nostreams}
+    # Rucio's conveyor marked each file with the SciTags mark of the rule's activity ([packet-marking], read
+    # from the platform's /api/scitags/): the endpoint kept the client's mark, the platform's for the push.
+    marks = {(f.scitag, f.scitag_from_client) for f in job.files.all()}
+    assert marks == {(flow_id(rule.activity), True)} and flow_id(rule.activity) == 42 << 6 | 2, marks
     # The conveyor's jobs (Rucio's metadata) find that plan: the product arrived on its lane.
     assert plan.predicted_arrival is not None
     assert arrival_delays(3600)[("SKA1-Low", "UKSRC")].jobs == 1
@@ -167,3 +187,57 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     spans = [(a.started, a.finished) for a in attempts if a.finished is not None]
     assert link.max_active == 1 and len(spans) >= 2 and most_at_once(spans) == 1, spans
     assert push_cycle(transfertool=tool).legs_submitted == 0
+
+
+MIB = 1024 * 1024
+
+
+# exclusive: ss samples the copy's connections in real time (tests/integration/test_streams_on_the_wire.py).
+@pytest.mark.exclusive
+def test_a_rucio_mode_copy_runs_the_plans_streams_on_the_wire(  # type: ignore[no-untyped-def]
+    rucio_sites, rucio, rucio_mode, conveyor_cert, scope, settings, test_state
+):
+    """The plan's streams per copy reach the wire in Rucio mode as in the platform's own: the push loop sets
+    them on the lane's link, Rucio's conveyor submits the copy (its job asks no streams), the endpoint gives
+    it the link's, and the destination's XRootD pulls the file (HTTP-TPC, davs:// as Rucio copies here)
+    over that many connections, each carrying its blocks, while ``ss`` counts them as the platform's own
+    streams test does."""
+    from schedulers.embedded_transfertool import EmbeddedTransfertool
+    from schedulers.loop import push_cycle
+    from schedulers.planning import PlanConfig
+    from topology.models import Dtn
+    from transfers.models import TransferAttempt
+
+    settings.SRCNET_PUSH_THROUGH = "rucio"
+    _everything_to_uk(scope)
+    # DTNs whose TCP window (4 MiB) lets one stream carry some 130 Mbit/s at the lane's RTT: the plan asks
+    # the lane for more streams than a copy may run, so each copy gets the most it may (2 here).
+    Dtn.objects.update(tcp_window_bytes=4 * MIB)
+    # HTTP-TPC pulls 16 MiB blocks, one stream each: 4 blocks per stream, so each stream has blocks to pull
+    # for as long as the copy lasts.
+    product = product_on_disk(rucio_sites, scope, {"big.ms": 8 * 16 * MIB})
+    tool = EmbeddedTransfertool()
+    server = read_pid(test_state, "xrootd-UKSRC_DISK")
+    assert server is not None
+
+    with ConnectionSampler(rucio_sites["SKA1-LOW_SDP"].http_port, server) as wire:
+        cycle = push_cycle(transfertool=tool, config=PlanConfig(max_files=1, max_streams_per_file=2))
+        assert cycle.error == "" and len(cycle.submitted) == 1, cycle.error
+        (entry,) = cycle.submitted
+        rule_id = entry["job_id"]
+        try:
+            assert rule_outcome(rucio, rule_id, timeout=120) == "OK"
+        except pytest.fail.Exception:
+            files = [(scope, f"{product.name}/big.ms")]
+            pytest.fail(rule_diagnosis(rucio, rule_id, files, "UKSRC_DISK", test_state.path / "log"))
+
+    streams = entry["streams"] // entry["files"]
+    assert streams == 2 and entry["lane_files"] == 1, entry
+    (attempt,) = TransferAttempt.objects.filter(file__dest_surl__contains=f"/{product.name}/big.ms")
+    assert attempt.file.job.internal_params.get("nostreams") is None  # Rucio asked none
+    assert attempt.copy_params.get("nbstreams") == streams, attempt.copy_params
+    assert wire.samples >= 10, wire.samples
+    data = wire.carrying(MIB)
+    # one connection per stream, each pulling its own blocks, and the one that asked the size first
+    assert len(data) == streams, wire.seen
+    assert len(wire.seen) == expected_connections("XrdHttpTPC", streams), wire.seen

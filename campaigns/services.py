@@ -271,8 +271,8 @@ def _generate(c: Campaign) -> None:
     Which products, from where, to where and of what sizes is ``campaigns.workload``'s, the same for a
     simulated campaign."""
     from localnet.synthetic import write_file
+    from replicas import lifecycle
     from replicas.choices import ProductState, ReplicaState
-    from replicas.models import Replica
     from replicas.services import FileSpec, register_product
     from schedulers.services import request_push_cycle
     from topology.models import StorageEndpoint, Telescope
@@ -308,7 +308,7 @@ def _generate(c: Campaign) -> None:
         )
         # The campaign chooses the destination, not the telescope's policy: a PLANNED first copy pins
         # it, and the push loop plans the product onto that lane (streams, files, slot) like any other.
-        Replica.objects.create(
+        lifecycle.new_replica(
             product=product, endpoint=destination, state=ReplicaState.PLANNED, reason=f"campaign {c.name}"
         )
         c.generated_bytes += planned.size_bytes
@@ -329,8 +329,8 @@ def score(c: Campaign) -> dict[str, Any]:
     as ``rerouted`` there, and as complete overall, with its bytes achieved, once it is placed elsewhere;
     it fails only if the product does."""
     from replicas.choices import ProductState, ReplicaState
+    from replicas.lifecycle import REROUTED
     from replicas.models import Replica
-    from replicas.services import REROUTED
 
     links = {
         row["product_id"]: row
@@ -441,12 +441,13 @@ def finish(c: Campaign, sample: CampaignSample) -> None:
         "achieved_rate_bps": s["achieved_bytes"] * 8 / wall,
         "wall_seconds": wall,
     }
+    # The report is whole before anyone sees the campaign end (a client downloads it then).
+    write_real_report(c)
     c.state = Campaign.State.FINISHED if not s["failed"] else Campaign.State.FAILED
     if s["failed"]:
         c.error = f"{s['failed']} of {s['products']} products failed to reach their destination"
     c.finished = timezone.now()
     c.save()
-    write_real_report(c)
     if c.cleanup:
         transaction.on_commit(lambda: enqueue_cleanup(c.pk))
 

@@ -10,9 +10,10 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from replicas import lifecycle
 from replicas.choices import ProductState, ReplicaState
+from replicas.lifecycle import place_replica
 from replicas.models import DataProduct, PolicyShare, ReplicaPolicy
-from replicas.services import place_replica
 from topology.choices import StorageRole
 from topology.models import NetworkPath, StorageEndpoint
 from transfers import services as transfer_services
@@ -220,8 +221,7 @@ def reroute_product(
         + (f": {reason}" if reason else ""),
     )
     # Back in the SDP queue with its first copy pinned: the push loop plans it onto the chosen lane.
-    product.state = ProductState.REGISTERED
-    product.save(update_fields=["state"])
+    lifecycle.move_product(product, ProductState.REGISTERED)
     push_product(product=product)
     new.refresh_from_db()
     return record_event(

@@ -33,6 +33,7 @@ from rucio.common import exception as rucio_exc
 
 from topology.models import NetworkPath, StorageEndpoint
 
+from . import lifecycle
 from .choices import ProductState, ReplicaState
 from .models import DataProduct, Replica, ReplicaPolicy
 from .rucio_access import dataset_access_meta
@@ -519,9 +520,8 @@ class RucioAdapter:
             upstream = copy.upstream
             assert upstream is not None  # the filter's
             if upstream.state == ReplicaState.FAILED:
-                settled += Replica.objects.filter(pk=copy.pk, state=ReplicaState.PLANNED).update(
-                    state=ReplicaState.FAILED,
-                    reason=f"{copy.reason}; not made: its source copy at {upstream.endpoint.name} failed",
+                settled += lifecycle.fail_if_planned(
+                    copy.pk, f"{copy.reason}; not made: its source copy at {upstream.endpoint.name} failed"
                 )
             elif upstream.state == ReplicaState.AVAILABLE:
                 self.place_product(

@@ -8,7 +8,8 @@ from django.db import transaction
 
 from topology.models import StorageEndpoint
 
-from .choices import ProductState, ReplicaState
+from . import lifecycle
+from .choices import ReplicaState
 from .models import DataProduct, Replica, ReplicaPolicy
 from .rucio_sync import RUCIO_RULE_REASON, replica_state_of_locks
 from .rucio_types import RuleInfo
@@ -61,28 +62,17 @@ def record_rules(
             endpoint = endpoints.get(rse)
             if endpoint is None or endpoint.pk == product.source_id:
                 continue
-            replica, created = Replica.objects.get_or_create(
-                product=product,
-                endpoint=endpoint,
-                defaults={"state": state, "reason": reason, "policy": policy},
-            )
-            # A replica the push loop placed keeps the plan's reason in front of the rule's.
-            placement = replica.reason.split(f"; {RUCIO_RULE_REASON} ", 1)[0]
-            if not created and placement and not placement.startswith(RUCIO_RULE_REASON):
-                reason = f"{placement}; {reason}"
-            if not created and (replica.state, replica.reason) != (state, reason):
-                replica.state, replica.reason = state, reason
-                replica.save(update_fields=["state", "reason", "updated"])
-            touched.append(replica)
-        states = set(product.replicas.exclude(endpoint_id=product.source_id).values_list("state", flat=True))
-        if states:
-            if ReplicaState.FAILED in states:
-                new = ProductState.FAILED
-            elif states == {ReplicaState.AVAILABLE}:
-                new = ProductState.PLACED
+            replica = Replica.objects.filter(product=product, endpoint=endpoint).first()
+            if replica is None:
+                replica = lifecycle.new_replica(
+                    product=product, endpoint=endpoint, state=state, reason=reason, policy=policy
+                )
             else:
-                new = ProductState.PLACING
-            if product.state != new:
-                product.state = new
-                product.save(update_fields=["state"])
+                # A replica the push loop placed keeps the plan's reason in front of the rule's.
+                placement = replica.reason.split(f"; {RUCIO_RULE_REASON} ", 1)[0]
+                if placement and not placement.startswith(RUCIO_RULE_REASON):
+                    reason = f"{placement}; {reason}"
+                lifecycle.mirror(replica, state, reason)
+            touched.append(replica)
+        lifecycle.follow_replicas(product, product.replicas.exclude(endpoint_id=product.source_id))
     return touched

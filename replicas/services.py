@@ -6,7 +6,6 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -17,7 +16,9 @@ from projects.models import Project
 from topology.choices import StorageRole
 from topology.models import StorageEndpoint, Telescope
 
+from . import lifecycle
 from .choices import PolicyKind, ProductState, ReplicaState
+from .lifecycle import REROUTED
 from .models import DataProduct, ProductFile, Replica, ReplicaPolicy
 from .policies import PolicyError, choose_by_weighted_share
 
@@ -75,7 +76,7 @@ def register_product(
         except ValidationError as exc:
             raise ValidationError({f"files[{index}].{k}": v for k, v in exc.message_dict.items()}) from exc
         row.save()
-    Replica.objects.create(
+    lifecycle.new_replica(
         product=product, endpoint=source, state=ReplicaState.AVAILABLE, reason="written by the SDP"
     )
     return product
@@ -130,15 +131,14 @@ def place_product(*, product: DataProduct) -> list[Replica]:
     except PolicyError as exc:
         raise ValidationError({"policy": f"{policy.name}: {exc}"}) from exc
     destination = StorageEndpoint.objects.get(name=destination_name)
-    replica = Replica.objects.create(
+    replica = lifecycle.new_replica(
         product=product,
         endpoint=destination,
         policy=policy,
         state=ReplicaState.PLANNED,
         reason=f"{policy.name}: furthest below its weighted share",
     )
-    product.state = ProductState.PLACING
-    product.save(update_fields=["state"])
+    lifecycle.move_product(product, ProductState.PLACING)
     return [replica]
 
 
@@ -174,9 +174,7 @@ def settle_replica(*, replica_id: int, job_id: str, state: str, reasons: Sequenc
             ReplicaState.FAILED,
             f"{prefix}transfer job {job_id} {state}: {'; '.join(sorted(set(reasons)))}",
         )
-    if (replica.state, replica.reason) != (new_state, reason):
-        replica.state, replica.reason = new_state, reason
-        replica.save(update_fields=["state", "reason", "updated"])
+    lifecycle.settle(replica, new_state, reason)
     requeue = new_state == ReplicaState.FAILED and _requeues(replica, reasons)
     if requeue:
         # A first copy that failed on its way (the path, the destination), not for its source: the product
@@ -188,30 +186,19 @@ def settle_replica(*, replica_id: int, job_id: str, state: str, reasons: Sequenc
         replica.save(update_fields=["reason", "updated"])
     if new_state == ReplicaState.FAILED:
         # A copy that was to be made from this one never will be.
-        for waiting in replica.downstream.select_for_update().filter(state=ReplicaState.PLANNED):
-            waiting.state = ReplicaState.FAILED
-            waiting.reason = (
-                f"{waiting.reason}; not copied: the copy at {replica.endpoint.name} it waits for failed"
-                + (f" ({REROUTED} with the product)" if requeue else "")
-            )
-            waiting.save(update_fields=["state", "reason", "updated"])
+        lifecycle.fail_waiting(
+            replica.downstream.select_for_update().filter(state=ReplicaState.PLANNED),
+            f"not copied: the copy at {replica.endpoint.name} it waits for failed"
+            + (f" ({REROUTED} with the product)" if requeue else ""),
+        )
     product = replica.product
     if requeue:
-        product.state = ProductState.REGISTERED
-        product.save(update_fields=["state", "reroutes"])
+        lifecycle.move_product(product, ProductState.REGISTERED, also=["reroutes"])
         return replica
-    states = set(current_replicas(product).values_list("state", flat=True))
-    if ReplicaState.FAILED in states:
-        product.state = ProductState.FAILED
-    elif states == {ReplicaState.AVAILABLE}:
-        product.state = ProductState.PLACED
-    product.save(update_fields=["state"])
+    lifecycle.follow_replicas(product, current_replicas(product), pending=False)
     return replica
 
 
-# Marks a failed first copy (and the copies that waited for it) kept as history when its product went back
-# to the SDP queue: the product's state follows its other replicas (``current_replicas``).
-REROUTED = "[re-routed]"
 # A failure that another lane cannot mend: the source (missing, not matching) or a refused URL, as the
 # executor and FTS3 name them, after the transfer service's "after N attempts: " if it retried. Such a
 # product fails as before; any other failure of a first copy sends it back to the queue.
@@ -244,23 +231,3 @@ def _requeues(replica: Replica, reasons: Sequence[str]) -> bool:
         and not is_source_problem(reasons)
         and replica.product.reroutes < max_reroutes()
     )
-
-
-def place_replica(
-    *, product: DataProduct, endpoint: StorageEndpoint, after_any_failure: bool = False, **fields: Any
-) -> Replica:
-    """A new replica of ``product`` at ``endpoint`` (one per product and endpoint), or, where a copy kept
-    as the history of a re-route is, that row again: its reason then ends with what happened there
-    before. ``after_any_failure`` (an operator's explicit choice of destination) reuses any FAILED row
-    there, not only a re-route's history: the planner never sends a product back where it failed, a
-    person may."""
-    failed = product.replicas.select_for_update().filter(endpoint=endpoint, state=ReplicaState.FAILED)
-    earlier = (failed if after_any_failure else failed.filter(reason__contains=REROUTED)).first()
-    if earlier is None:
-        return Replica.objects.create(product=product, endpoint=endpoint, **fields)
-    before = earlier.reason
-    for name, value in {"upstream": None, "via": None, **fields}.items():
-        setattr(earlier, name, value)
-    earlier.reason = f"{earlier.reason} (earlier here: {before})"
-    earlier.save()
-    return earlier

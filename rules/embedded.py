@@ -18,8 +18,9 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 
 from replicas.choices import PolicyKind, ProductState, ReplicaState
+from replicas.lifecycle import place_replica
 from replicas.models import DataProduct, Replica
-from replicas.services import active_policy, current_replicas, place_replica
+from replicas.services import active_policy, current_replicas
 from topology.choices import StorageRole
 from topology.models import NetworkPath, StorageEndpoint
 

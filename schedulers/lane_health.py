@@ -25,9 +25,11 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from replicas import lifecycle
 from replicas.choices import ReplicaState
+from replicas.lifecycle import REROUTED
 from replicas.models import DataProduct, Replica
-from replicas.services import REROUTED, is_source_problem
+from replicas.services import is_source_problem
 from topology.choices import StorageRole
 from topology.models import Link
 
@@ -148,12 +150,12 @@ def pinned_copy(product: DataProduct, final: str) -> Replica | None:
     if pin is None or pin.endpoint.site.name == final:
         return pin
     lane = (product.telescope.name, pin.endpoint.site.name)
-    pin.state = ReplicaState.FAILED
-    pin.reason = (
-        f"{pin.reason}; {REROUTED} not copied: lane {lane[0]} -> {lane[1]} unavailable, "
-        f"placed by the telescope's policy at {final} instead"
+    lifecycle.move(
+        pin,
+        ReplicaState.FAILED,
+        reason=f"{pin.reason}; {REROUTED} not copied: lane {lane[0]} -> {lane[1]} unavailable, "
+        f"placed by the telescope's policy at {final} instead",
     )
-    pin.save(update_fields=["state", "reason", "updated"])
     return None
 
 

@@ -14,11 +14,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from replicas import lifecycle
 from replicas.choices import PolicyKind as StoredKind
 from replicas.choices import ProductState, ReplicaState
+from replicas.lifecycle import place_replica
 from replicas.models import DataProduct, Replica, ReplicaPolicy
 from replicas.rucio_sync import RUCIO_RULE_REASON
-from replicas.services import active_policy, place_replica
+from replicas.services import active_policy
 from topology.choices import landing_role
 from topology.models import RegionalCentre, StorageEndpoint
 from topology.services.storage_urls import paced
@@ -102,7 +104,7 @@ def submit_first(
     if pin is not None:
         replica, destination = pin, pin.endpoint
         why = f"{pin.reason}; {plan_why}"
-        replica.state = ReplicaState.COPYING
+        lifecycle.move(replica, ReplicaState.COPYING, save=False)  # saved below, with its reason and hops
         replica.via = RegionalCentre.objects.get(name=via) if via else None
     else:
         if policy.pk is None:  # the telescope's default policy, first used now
@@ -127,8 +129,7 @@ def submit_first(
                 upstream=replica,
                 reason=copy_placement(policy, second.source, second.destination),
             )
-    product.state = ProductState.PLACING
-    product.save(update_fields=["state"])
+    lifecycle.move_product(product, ProductState.PLACING)
     hops = [(product.source, site_endpoint(via))] if via else [(product.source, destination)]
     if via:
         hops.append((hops[0][1], destination))
@@ -162,7 +163,7 @@ def submit_copy(replica_id: int, leg: Leg, tool: Transfertool, *, note: str = ""
     assert upstream is not None
     hints = job_hints(leg)
     why = f"{replica.reason}; {note or _why(leg, hints, leg.destination, None)}"
-    replica.state = ReplicaState.COPYING
+    lifecycle.move(replica, ReplicaState.COPYING, save=False)  # saved with its job's handle below
     job_id, handle = _submit_job(
         replica.product,
         [(upstream.endpoint, replica.endpoint)],

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from replicas import lifecycle
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica
 from replicas.services import place_product
@@ -82,7 +83,7 @@ def _place_second_copies(product: DataProduct, replicas: list[Replica]) -> list[
         if site is None or endpoint is None or any(r.endpoint.site.name == site for r in replicas):
             continue
         placed.append(
-            Replica.objects.create(
+            lifecycle.new_replica(
                 product=product,
                 endpoint=endpoint,
                 policy=policy,

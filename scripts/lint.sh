@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The static checks (`make lint`, and the first step of `make test`, so CI runs them too): ruff, the
-# formatter check, mypy, yamllint and the WAN emulators' C format. The C++ plugin's clang-format check is a
-# ctest target.
+# formatter check, mypy, yamllint, the WAN emulators' C format, the one writer of replica and product state
+# (scripts/check_state_writes.py) and the Ansible roles. The C++ plugin's clang-format check is a ctest target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy .
+.venv/bin/python scripts/check_state_writes.py
 .venv/bin/yamllint .
 clang-format --dry-run -Werror bench/wan/src/*.c bench/wan/src/*.h
 (cd ansible && ansible-lint --profile production --nocolor -q)

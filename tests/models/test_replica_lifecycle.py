@@ -1,0 +1,107 @@
+"""The replica lifecycle (replicas/lifecycle.py), exhaustively: every move the state machine allows is made
+and saved, every other raises and leaves the row as it was; rows start only in the states a copy can
+start in; settling twice changes nothing; Rucio's view is mirrored whatever it is; a product follows its
+replicas."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from replicas import lifecycle
+from replicas.choices import ProductState, ReplicaState
+from replicas.lifecycle import IllegalTransition
+from replicas.models import DataProduct, Replica
+from replicas.services import FileSpec, register_product
+from topology.models import StorageEndpoint, Telescope
+
+pytestmark = pytest.mark.django_db
+
+REPLICA_STATES = [s.value for s in ReplicaState]
+PRODUCT_STATES = [s.value for s in ProductState]
+
+
+@pytest.fixture
+def product(reference_topology) -> DataProduct:  # type: ignore[no-untyped-def]
+    return register_product(
+        scope="ska",
+        name="lifecycle",
+        telescope=Telescope.objects.get(name="SKA1-Low"),
+        files=[FileSpec("a.ms", 10, "00000001")],
+    )
+
+
+def a_replica(product: DataProduct, state: str) -> Replica:
+    return lifecycle.new_replica(
+        product=product, endpoint=StorageEndpoint.objects.get(name="UKSRC_DISK"), state=state, reason="r"
+    )
+
+
+@pytest.mark.parametrize(("old", "new"), list(itertools.product(REPLICA_STATES, REPLICA_STATES)))
+def test_every_replica_move_is_allowed_or_refused_as_the_table_says(product, old: str, new: str) -> None:  # type: ignore[no-untyped-def]
+    replica = a_replica(product, old)
+    allowed = old == new or new in lifecycle.REPLICA_MOVES[old]
+    if allowed:
+        lifecycle.move(replica, new, reason="moved")
+        replica.refresh_from_db()
+        assert (replica.state, replica.reason) == (new, "moved")
+    else:
+        with pytest.raises(IllegalTransition, match=f"from {old} to {new}"):
+            lifecycle.move(replica, new, reason="moved")
+        replica.refresh_from_db()
+        assert (replica.state, replica.reason) == (old, "r")
+
+
+@pytest.mark.parametrize(("old", "new"), list(itertools.product(PRODUCT_STATES, PRODUCT_STATES)))
+def test_every_product_move_is_allowed_or_refused_as_the_table_says(product, old: str, new: str) -> None:  # type: ignore[no-untyped-def]
+    DataProduct.objects.filter(pk=product.pk).update(state=old)  # (the set-up: any state to start from)
+    product.refresh_from_db()
+    allowed = old == new or new in lifecycle.PRODUCT_MOVES[old]
+    if allowed:
+        lifecycle.move_product(product, new)
+        product.refresh_from_db()
+        assert product.state == new
+    else:
+        with pytest.raises(IllegalTransition, match=f"from {old} to {new}"):
+            lifecycle.move_product(product, new)
+        product.refresh_from_db()
+        assert product.state == old
+
+
+def test_a_copy_ends_available_or_failed_and_settling_it_again_changes_nothing(product) -> None:  # type: ignore[no-untyped-def]
+    replica = a_replica(product, ReplicaState.COPYING)
+    assert lifecycle.settle(replica, ReplicaState.AVAILABLE, "arrived") is True
+    assert lifecycle.settle(replica, ReplicaState.AVAILABLE, "arrived") is False
+    with pytest.raises(IllegalTransition, match="available or failed"):
+        lifecycle.settle(replica, ReplicaState.PLANNED, "back")
+    with pytest.raises(IllegalTransition, match="from available to failed"):
+        lifecycle.settle(replica, ReplicaState.FAILED, "lost later")  # (issue 36: LOST, not FAILED)
+
+
+def test_rows_start_only_as_a_copy_can_start(product) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(IllegalTransition, match="cannot start"):
+        a_replica(product, "deleted")
+    assert not Replica.objects.filter(product=product, endpoint__name="UKSRC_DISK").exists()
+
+
+def test_rucios_view_is_mirrored_whatever_the_move(product) -> None:  # type: ignore[no-untyped-def]
+    """Rucio mode: Rucio is the authority (a repaired rule takes a FAILED lock back to replicating)."""
+    replica = a_replica(product, ReplicaState.FAILED)
+    assert lifecycle.mirror(replica, ReplicaState.COPYING, "rucio rule x: REPLICATING") is True
+    assert lifecycle.mirror(replica, ReplicaState.COPYING, "rucio rule x: REPLICATING") is False
+    replica.refresh_from_db()
+    assert replica.state == ReplicaState.COPYING
+
+
+def test_a_product_follows_its_replicas(product) -> None:  # type: ignore[no-untyped-def]
+    copies = product.replicas.exclude(endpoint=product.source)
+    lifecycle.follow_replicas(product, copies)
+    assert product.state == ProductState.REGISTERED  # no copy yet: as it was
+    replica = a_replica(product, ReplicaState.COPYING)
+    lifecycle.follow_replicas(product, copies)
+    assert product.state == ProductState.PLACING
+    lifecycle.settle(replica, ReplicaState.AVAILABLE, "arrived")
+    lifecycle.follow_replicas(product, copies)
+    product.refresh_from_db()
+    assert product.state == ProductState.PLACED

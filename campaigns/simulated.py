@@ -128,9 +128,10 @@ def run_simulated(campaign_id: int) -> str:
         c.samples.all().delete()
         CampaignSample.objects.bulk_create(CampaignSample(campaign=c, **s) for s in samples)
         c.summary = {"simulator": read_summary(out), **summary}
+        # The report is whole before anyone sees the campaign finished (a client downloads it then).
+        write_simulated_report(c)
         c.state, c.finished = Campaign.State.FINISHED, timezone.now()
         c.active_seconds = c.duration_seconds
         c.generated_bytes, c.products_created = summary["offered_bytes"], summary["products"]
         c.save()
-    write_simulated_report(c)
     return "finished"

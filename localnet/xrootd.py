@@ -72,6 +72,8 @@ def render_config(
         "http.exthandler xrdtpc libXrdHttpTPC.so",
         "http.listingdeny false",
         "http.desthttps false",
+        # A copy's SciTags flow identifier (transfers/flow_marks.py) into the open's CGI, as root:// has it.
+        "http.header2cgi SciTag scitag.flow",
         f"xrd.tls {folder / 'hostcert.pem'} {folder / 'hostkey.pem'}",
         f"xrd.tlsca certdir {ca_dir}",
         *(extra_lines or []),

@@ -18,6 +18,8 @@ from typing import Any
 
 from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
 
+from .flow_marks import mark_http_copy, marked_root_urls
+from .flow_marks import valid as valid_scitag
 from .gfal_context import new_context
 from .stall_watch import StallWatch, stall_watch
 from .submitted_tokens import tokens_for_file
@@ -111,6 +113,7 @@ def copy_file(
     buffer_size: int | None = None,
     stall_seconds: float | None = None,
     on_progress: Callable[[int, float, float], None] | None = None,
+    scitag: int | None = None,
 ) -> CopyOutcome:
     """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks.
 
@@ -123,7 +126,8 @@ def copy_file(
     answer (from the watch's thread). ``tokens`` are the copy's own (transfers/tokens.py): each URL gets its
     token, renewed before each step when close to its end; for a third-party copy gfal2 hands the source's
     token to the pulling destination (HTTP-TPC: ``TransferHeaderAuthorization``; root://: the source URL's
-    ``authz``)."""
+    ``authz``). ``scitag`` (the copy's SciTags flow identifier) goes on the wire as the protocol carries it
+    (flow_marks.py): ``scitag.flow`` on a root:// source, the ``SciTag`` headers of an HTTP copy."""
     refused = refusal(source, destination)
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
@@ -135,8 +139,10 @@ def copy_file(
 
     started = time.monotonic()
     parameters: dict[str, Any] = {}
+    source, destination = marked_root_urls(source, destination, scitag)
     try:
         ctx = new_context()
+        marked = mark_http_copy(ctx, destination, scitag)
         auth = CopyAuthorization(gfal2, tokens, source, destination)
         auth.set_credentials(ctx)
         params = ctx.transfer_parameters()
@@ -156,6 +162,9 @@ def copy_file(
                 _checksum_mode(gfal2, verify), "ADLER32", expected.lower() if algorithm else ""
             )
         parameters = _parameters_of(params)
+        if valid_scitag(scitag) is not None:
+            parameters["scitag"] = scitag
+            parameters["scitag_on_wire"] = "http headers" if marked else "root:// scitag.flow"
         if compare_after:
             parameters["checksum_mode"], parameters["checksum_compared"] = verify, "after the copy"
             parameters["checksum_type"] = "ADLER32"

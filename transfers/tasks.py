@@ -65,6 +65,7 @@ def execute_attempt(attempt_id: int) -> str:
             nostreams=nostreams,
             buffer_size=buffer_size,
             on_progress=heartbeat.saw,
+            scitag=row.scitag,
         )
     log.info(
         "attempt %s of %s -> %s: %s in %.2f s %s",

@@ -40,7 +40,7 @@ def ensure_collector(state: StateDir) -> tuple[int, int]:
         "--metrics",
         f"127.0.0.1:{metrics}",
     ]
-    env, account = platform_process(state, DAEMON)
+    env, account = platform_process(state, state.path.name)
     pid = start_daemon(state, DAEMON, argv, env=env, cwd=PROJECT_ROOT, user=account)
     wait_for_port(metrics, pid=pid, what="firefly collector", timeout=30)
     return udp, metrics

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from localnet.binding import ensure_token_site
+from localnet.fireflies import stop_collector
 from localnet.issuer import ensure_issuer, local_audience, stop_issuer
 from localnet.postgres import ensure_postgres, stop_postgres
 from localnet.processes import port_open
@@ -44,6 +45,7 @@ def deep_state() -> Iterator[StateDir]:
         yield state
     finally:
         stop_site(state, "SINGAPOREDC_BUFFER")
+        stop_collector(state)  # the firefly collector its first site started (localnet/fireflies.py)
         stop_issuer(state)
         stop_postgres(state)
         shutil.rmtree(top, ignore_errors=True)

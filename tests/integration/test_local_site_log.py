@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from localnet.fireflies import stop_collector
 from localnet.processes import ServiceError, read_pid
 from localnet.state import StateDir
 from localnet.xrootd import SiteTokens, ensure_site, stop_site
@@ -33,6 +34,7 @@ def state() -> Iterator[StateDir]:
         yield state
     finally:
         stop_site(state, "UKSRC_DISK")
+        stop_collector(state)  # the firefly collector its first site started (localnet/fireflies.py)
         shutil.rmtree(folder, ignore_errors=True)
 
 

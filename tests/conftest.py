@@ -181,6 +181,15 @@ def reference_topology(db):  # type: ignore[no-untyped-def]
     return import_topology(text=REFERENCE_TOPOLOGY.read_text())
 
 
+@pytest.fixture
+def topology(transactional_db):  # type: ignore[no-untyped-def]
+    """The reference topology committed (``transactional_db``), for tests whose other processes or threads
+    (a live server, the CLI's web server) must see it; flushed after the test."""
+    from topology.services.importer import import_topology
+
+    return import_topology(text=REFERENCE_TOPOLOGY.read_text())
+
+
 @pytest.fixture(scope="session")
 def token_issuer(test_state: StateDir) -> Iterator[LocalIssuer]:
     """The state's token issuer, a real Keycloak (localnet/issuer.py). Every local site of the tests

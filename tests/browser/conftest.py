@@ -19,7 +19,7 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.conftest import ARTIFACTS, REFERENCE_TOPOLOGY
+from tests.conftest import ARTIFACTS
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -57,14 +57,6 @@ def browser() -> Iterator[WebDriver]:
             driver.quit()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-@pytest.fixture
-def topology(transactional_db):  # type: ignore[no-untyped-def]
-    """The reference topology, committed so the live server's thread sees it (flushed after the test)."""
-    from topology.services.importer import import_topology
-
-    return import_topology(text=REFERENCE_TOPOLOGY.read_text())
 
 
 @pytest.fixture

@@ -12,8 +12,7 @@ import pytest
 
 from cli.main import main
 from identity.tokens import issue
-
-REFERENCE_TOPOLOGY = Path(__file__).resolve().parents[2] / "topology" / "data" / "reference.yaml"
+from tests.conftest import REFERENCE_TOPOLOGY
 
 
 @dataclass
@@ -63,14 +62,6 @@ def srcnet(live_server, operator_token, tmp_path) -> Runner:  # type: ignore[no-
         return Result(code, out.getvalue(), err.getvalue())
 
     return run
-
-
-@pytest.fixture
-def topology(transactional_db):  # type: ignore[no-untyped-def]
-    """The reference topology, imported directly (the shared fixture uses `db`, not `transactional_db`)."""
-    from topology.services.importer import import_topology
-
-    return import_topology(text=REFERENCE_TOPOLOGY.read_text())
 
 
 @pytest.fixture

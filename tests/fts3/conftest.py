@@ -2,7 +2,9 @@
 on storage the platform does not know)."""
 
 import pytest
+from django.test import Client
 
+from identity.tokens import issue
 from tests.conftest import register_storage
 
 RECORDED_ELEMENTS = (
@@ -16,6 +18,13 @@ RECORDED_ELEMENTS = (
     "davs://aus.example.org:443",
     "davs://uk.example.org:443",
 )
+
+
+@pytest.fixture
+def fts(operator) -> Client:  # type: ignore[no-untyped-def]
+    """A client of the FTS3 endpoint with an operator's fts3-scoped token (as the fts3 client sends it)."""
+    token = issue(operator, name="test", scope="fts3")[1]
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 @pytest.fixture

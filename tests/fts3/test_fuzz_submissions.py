@@ -12,11 +12,9 @@ import time
 from typing import Any
 
 import pytest
-from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from identity.tokens import issue
 from topology.services.storage_urls import StorageRegistry
 from transfers.models import TransferFile, TransferJob
 
@@ -87,12 +85,6 @@ def mutated_submission(draw: st.DrawFn) -> Any:
         # Many copies of a (possibly mutated) file entry.
         body["files"] = body["files"] * draw(st.integers(min_value=2, max_value=300))
     return body
-
-
-@pytest.fixture
-def fts(operator) -> Client:  # type: ignore[no-untyped-def]
-    token = issue(operator, name="test", scope="fts3")[1]
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 @settings(

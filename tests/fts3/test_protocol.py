@@ -20,12 +20,6 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_storage")
 DATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$")
 
 
-@pytest.fixture
-def fts(operator) -> Client:  # type: ignore[no-untyped-def]
-    token = issue(operator, name="test", scope="fts3")[1]
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-
-
 def submit(client: Client, payload: dict, path: str = "/fts3/jobs"):  # type: ignore[no-untyped-def]
     return client.post(path, payload, content_type="application/json")
 

@@ -8,18 +8,11 @@ import calendar
 import pytest
 from django.test import Client
 
-from identity.tokens import issue
 from transfers.models import TransferFile, TransferJob
 
 from .recorded import RUCIO_SUBMISSION, body
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("recorded_storage")]
-
-
-@pytest.fixture
-def fts(operator) -> Client:  # type: ignore[no-untyped-def]
-    token = issue(operator, name="test", scope="fts3")[1]
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def submit(client: Client, payload: dict):  # type: ignore[no-untyped-def, type-arg]

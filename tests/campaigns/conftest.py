@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli.conftest import operator_token, srcnet, topology  # noqa: F401  (fixtures, by name)
+from tests.cli.conftest import operator_token, srcnet  # noqa: F401  (fixtures, by name; topology is the root conftest's)
 from tests.integration.conftest import bound_topology  # noqa: F401  (fixture, by name)
 
 

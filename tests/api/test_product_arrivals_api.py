@@ -10,9 +10,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from replicas.models import DataProduct, Replica
-from replicas.services import FileSpec, register_product
 from schedulers.models import PathMeasurement
-from topology.models import StorageEndpoint, Telescope
+from tests.factories import product_at_sdp
+from topology.models import StorageEndpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -23,12 +23,7 @@ FIRST_NOTE = "moving on SKA1-Low -> AUSRC since this cycle: 4 stream(s) x 1 file
 def _product(name: str, predicted_in_s: float | None = None) -> DataProduct:
     """A 1 GB product at SKA1-Low's SDP; with ``predicted_in_s``, the push loop's prediction of its first
     copy's arrival (as a cycle records it)."""
-    product = register_product(
-        scope="ska",
-        name=name,
-        telescope=Telescope.objects.get(name="SKA1-Low"),
-        files=[FileSpec("a.ms", GB, "0cc737eb")],
-    )
+    product = product_at_sdp(name, sizes=[GB])
     if predicted_in_s is not None:
         DataProduct.objects.filter(pk=product.pk).update(
             predicted_arrival=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=predicted_in_s),

@@ -9,8 +9,9 @@ from campaigns.models import Campaign, CampaignProduct
 from campaigns.services import create_campaign, score
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica
-from replicas.services import REROUTED, FileSpec, register_product
-from topology.models import StorageEndpoint, Telescope
+from replicas.services import REROUTED
+from tests.factories import product_at_sdp
+from topology.models import StorageEndpoint
 
 pytestmark = pytest.mark.django_db
 UK, AU = "UKSRC_DISK", "AUSRC_DISK"
@@ -33,11 +34,8 @@ def _campaign(operator) -> Campaign:  # type: ignore[no-untyped-def]
 def _product(
     c: Campaign, index: int, size: int, state: str, replicas: dict[str, tuple[str, str]]
 ) -> DataProduct:
-    product = register_product(
-        scope="campaign",
-        name=f"score-{index}",
-        telescope=Telescope.objects.get(name="SKA1-Low"),
-        files=[FileSpec(f"score-{index}.dat", size, "00000001")],
+    product = product_at_sdp(
+        f"score-{index}", scope="campaign", sizes=[size], file_names=[f"score-{index}.dat"]
     )
     CampaignProduct.objects.create(campaign=c, product=product, destination=UK, index=index, size_bytes=size)
     for endpoint, (replica_state, reason) in replicas.items():

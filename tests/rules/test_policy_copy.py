@@ -7,9 +7,9 @@ import pytest
 
 from replicas.choices import PolicyKind, ProductState, ReplicaState
 from replicas.models import DataProduct, ReplicaPolicy
-from replicas.services import FileSpec, register_product
 from rules.services import create_rule, remove_rule
 from schedulers.loop import push_cycle
+from tests.factories import product_at_sdp
 from topology.models import Telescope
 
 pytestmark = pytest.mark.django_db
@@ -25,12 +25,7 @@ def two_replicas(reference_topology) -> ReplicaPolicy:  # type: ignore[no-untype
 
 
 def _product(name: str) -> DataProduct:
-    return register_product(
-        scope="ska",
-        name=name,
-        telescope=Telescope.objects.get(name="SKA1-Low"),
-        files=[FileSpec("a.ms", 10**9, "0cc737eb")],
-    )
+    return product_at_sdp(name, sizes=[10**9])
 
 
 def _copies(product: DataProduct) -> dict[str, tuple[str, str | None, str | None]]:

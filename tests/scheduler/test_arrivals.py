@@ -24,6 +24,7 @@ from schedulers.lane_load import LaneLoad
 from schedulers.loop import push_cycle
 from schedulers.planning.types import Leg, LegRole
 from tests.conftest import policy_of_shares
+from tests.factories import product_at_sdp
 from topology.models import RegionalCentre, Telescope
 
 GB = 10**9
@@ -35,13 +36,7 @@ def _one_lane_to_uk() -> None:
 
 
 def _product(name: str, priority: int, size: int) -> DataProduct:
-    return register_product(
-        scope="ska",
-        name=name,
-        telescope=Telescope.objects.get(name="SKA1-Low"),
-        priority=priority,
-        files=[FileSpec("a.ms", size, "0cc737eb")],
-    )
+    return product_at_sdp(name, sizes=[size], priority=priority)
 
 
 def test_each_cycle_predicts_every_waiting_products_arrival_and_why(reference_topology, settings) -> None:  # type: ignore[no-untyped-def]

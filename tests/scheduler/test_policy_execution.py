@@ -25,6 +25,7 @@ from schedulers.transfertool import (
     TransferRequest,
     Transfertool,
 )
+from tests.factories import product_at_sdp
 from topology.models import RegionalCentre, Telescope
 
 pytestmark = pytest.mark.django_db
@@ -105,12 +106,7 @@ def _only_uk() -> None:
 
 
 def _product(name: str = "obs") -> DataProduct:
-    return register_product(
-        scope="ska",
-        name=name,
-        telescope=Telescope.objects.get(name="SKA1-Low"),
-        files=[FileSpec("a.ms", 10**6, "0cc737eb"), FileSpec("b.ms", 10**6, "1cc737eb")],
-    )
+    return product_at_sdp(name, sizes=[10**6, 10**6])
 
 
 def _job_id(replica: Replica) -> str:

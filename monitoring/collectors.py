@@ -241,17 +241,18 @@ class StateCollector(Collector):
             traffic.add_metric(values, row.bytes)
             flows.add_metric(values, row.flows)
         yield from (traffic, flows)
-        cursor = selectors.firefly_cursor()
-        if cursor is not None:
+        not_accounted = selectors.firefly_flows_not_accounted()
+        if not_accounted is not None:
+            missed, unmatched = not_accounted
             yield CounterMetricFamily(
                 "srcnet_network_traffic_missed_flows",
-                "Flows that left the collector's journal before the control plane read them",
-                value=cursor.missed,
+                "Flows that left a collector's journal before the control plane read them",
+                value=missed,
             )
             yield CounterMetricFamily(
                 "srcnet_network_traffic_unmatched_flows",
                 "Flows reported by a host and port that is no registered storage endpoint",
-                value=cursor.unmatched,
+                value=unmatched,
             )
 
     def _workers(self) -> Iterator[Metric]:

@@ -132,7 +132,7 @@ def candidates(
 ) -> list[TransferFile]:
     """The copies whose attempts used ``served`` while the flow was open (narrowed by the peer's address
     when that is another known endpoint's and some candidate's other end is there)."""
-    elements = [element for element, endpoint in index.by_element.items() if endpoint.pk == served.pk]
+    elements = storage_elements(served)
     attempts = (
         TransferAttempt.objects.filter(
             Q(file__source_se__in=elements) | Q(file__dest_se__in=elements),

@@ -336,6 +336,13 @@ def network_traffic() -> list[TrafficRow]:
     ]
 
 
-def firefly_cursor() -> FireflyCursor | None:
-    """The accounting's cursor in the collector's journal (None before its first read)."""
-    return FireflyCursor.objects.order_by("-updated").first()
+def firefly_flows_not_accounted() -> tuple[int, int] | None:
+    """Flows the accounting could not attribute, over every collector it has read (their cursors): those
+    that left a journal's ring before they were read, and those no registered endpoint reported; None
+    before its first read."""
+    totals = FireflyCursor.objects.aggregate(
+        rows=Count("pk"), missed=Sum("missed"), unmatched=Sum("unmatched")
+    )
+    if not totals["rows"]:
+        return None
+    return int(totals["missed"] or 0), int(totals["unmatched"] or 0)

@@ -17,9 +17,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from topology.tpc_streams import ROOT_SCHEMES
-
-HTTP_SCHEMES = ("davs", "https", "dav", "http")
+from topology.services.storage_urls import HTTP_SCHEMES, ROOT_SCHEMES
 
 
 def valid(scitag: int | None) -> int | None:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from .processes import port_open, running, start_daemon, stop_daemon, wait_for_port
 from .scitags import EXPERIMENT, REGISTRY
-from .state import PROJECT_ROOT, StateDir
+from .state import FIREFLIES_TOKEN, PROJECT_ROOT, StateDir
+from .users import chown_tree
 
 DAEMON = "fireflies"
 
@@ -24,6 +25,12 @@ def collector_ports(state: StateDir) -> tuple[int, int]:
     return state.port("fireflies:udp"), state.port("fireflies:metrics")
 
 
+def collector_token(state: StateDir) -> str:
+    """The bearer token its /metrics and /flows demand (the platform's processes get it in their
+    environment, SRCNET_FIREFLIES_TOKEN)."""
+    return state.secret(FIREFLIES_TOKEN)
+
+
 def ensure_collector(state: StateDir) -> tuple[int, int]:
     """Start the state's collector unless it runs (as the service account: it refuses root)."""
     from .stack import platform_process
@@ -31,6 +38,12 @@ def ensure_collector(state: StateDir) -> tuple[int, int]:
     udp, metrics = collector_ports(state)
     if running(state, DAEMON) and port_open(metrics):
         return udp, metrics
+    env, account = platform_process(state, state.path.name)
+    token_file = state.sub(DAEMON) / "http.token"  # its own copy, readable by its account only
+    token_file.write_text(collector_token(state) + "\n")
+    token_file.chmod(0o600)
+    if account is not None:
+        chown_tree(token_file, account)
     argv = [
         sys.executable,
         "-m",
@@ -39,8 +52,9 @@ def ensure_collector(state: StateDir) -> tuple[int, int]:
         f"127.0.0.1:{udp}",
         "--metrics",
         f"127.0.0.1:{metrics}",
+        "--http-token-file",
+        str(token_file),
     ]
-    env, account = platform_process(state, state.path.name)
     pid = start_daemon(state, DAEMON, argv, env=env, cwd=PROJECT_ROOT, user=account)
     wait_for_port(metrics, pid=pid, what="firefly collector", timeout=30)
     return udp, metrics

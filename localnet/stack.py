@@ -25,7 +25,7 @@ from .processes import (
 )
 from .redis import ensure_redis, redis_url, stop_redis
 from .scitags import scitags_env
-from .state import DJANGO_SECRET_KEY, POSTGRES_PASSWORD, PROJECT_ROOT, StateDir
+from .state import DJANGO_SECRET_KEY, FIREFLIES_TOKEN, POSTGRES_PASSWORD, PROJECT_ROOT, StateDir
 from .users import chown_tree, drop_to, grant_traversal, service_account
 from .xrootd import known_sites, stop_site
 
@@ -65,6 +65,7 @@ def service_env(state: StateDir, name: str) -> dict[str, str]:
         env.setdefault(key, value)
     # Its collector's journal, read by the beat's network accounting (set: another state's never applies).
     env["SRCNET_FIREFLIES_URL"] = f"http://127.0.0.1:{state.port('fireflies:metrics')}"
+    env["SRCNET_FIREFLIES_TOKEN"] = state.secret(FIREFLIES_TOKEN)
     return env
 
 

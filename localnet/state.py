@@ -27,6 +27,8 @@ REDIS_PASSWORD = "redis-password"
 # The local PostgreSQL's passwords of the platform's role and of Rucio's (localnet/postgres.py).
 POSTGRES_PASSWORD = "postgres-srcnet-password"
 RUCIO_DB_PASSWORD = "postgres-rucio-password"
+# The bearer token of the firefly collector's /metrics and /flows (localnet/fireflies.py).
+FIREFLIES_TOKEN = "fireflies-token"
 # Service accounts the daemons drop to when started as root; they must be able to reach the state folder.
 SERVICE_USERS = ("postgres", "xrootd")
 

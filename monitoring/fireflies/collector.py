@@ -1,7 +1,8 @@
 """The platform's firefly collector: SciTags fireflies in (UDP, IPv4 and IPv6), Prometheus metrics out
 (HTTP ``/metrics``), and the ended flows for the control plane to attribute (HTTP ``/flows``).
 
-    python -m monitoring.fireflies --listen 0.0.0.0:10514 --listen [::]:10514 --metrics 127.0.0.1:9105
+    python -m monitoring.fireflies --listen 0.0.0.0:10514 --listen [::]:10514 --metrics 127.0.0.1:9105 \
+        --http-token-file /etc/srcnet/fireflies.token
 
 It runs as an unprivileged account (it refuses root: 10514 needs no privilege) and stops cleanly on
 SIGTERM or SIGINT: its sockets closed, its metrics server shut down, exit status 0."""
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -71,24 +71,19 @@ def _query_int(query: dict[str, list[str]], name: str, default: int) -> int:
 
 def http_app(registry: CollectorRegistry, journal: FlowJournal, token: str | None = None) -> Any:
     """``/metrics`` (Prometheus) and ``/flows?after=N&limit=M`` (the journal, JSON); a bad parameter is a
-    400 naming it. With ``token``, every request must carry ``Authorization: Bearer <token>`` (401)."""
+    400 naming it. Every request must carry ``Authorization: Bearer <token>`` (else 401)."""
+    if not token:
+        raise ValueError("the HTTP server (/metrics, /flows) needs a bearer token (--http-token-file)")
     metrics = make_wsgi_app(registry)
-    expected = f"Bearer {token}".encode() if token else None
+    expected = f"Bearer {token}".encode()
 
     def app(environ: dict[str, Any], start_response: Any) -> Any:
-        if expected is not None:
-            given = str(environ.get("HTTP_AUTHORIZATION", "")).encode()
-            if not hmac.compare_digest(given, expected):
-                data = b"a bearer token is required\n"
-                start_response(
-                    "401 Unauthorized",
-                    [
-                        ("WWW-Authenticate", "Bearer"),
-                        ("Content-Type", "text/plain"),
-                        ("Content-Length", str(len(data))),
-                    ],
-                )
-                return [data]
+        given = str(environ.get("HTTP_AUTHORIZATION", "")).encode()
+        if not hmac.compare_digest(given, expected):
+            data = b"a bearer token is required\n"
+            headers = [("WWW-Authenticate", "Bearer"), ("Content-Type", "text/plain")]
+            start_response("401 Unauthorized", [*headers, ("Content-Length", str(len(data)))])
+            return [data]
         if environ.get("PATH_INFO") != "/flows":
             return metrics(environ, start_response)
         if environ.get("REQUEST_METHOD", "GET") != "GET":
@@ -129,13 +124,6 @@ class _MetricsServer6(_MetricsServer):
     address_family = socket.AF_INET6
 
 
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
 class FireflyCollector:
     """UDP sockets feeding a ``FlowLedger``, and optionally an HTTP server of its metrics."""
 
@@ -150,8 +138,9 @@ class FireflyCollector:
         http_token: str | None = None,
         tls: tuple[str, str] | None = None,
     ) -> None:
-        """``http_token``: the bearer token the HTTP server demands (required to serve it beyond loopback);
-        ``tls``: (certificate, key) PEM files, the HTTP server then speaks HTTPS only."""
+        """``http_token``: the bearer token the HTTP server demands (required with ``metrics``: the journal
+        holds the flows' addresses); ``tls``: (certificate, key) PEM files, the HTTP server then speaks
+        HTTPS only."""
         if not listen:
             raise ValueError("at least one address to listen on")
         self.journal = journal or FlowJournal()
@@ -175,11 +164,6 @@ class FireflyCollector:
             self.metrics_server: WSGIServer | None = None
             if metrics is not None:
                 family, host, port = parse_address(metrics, default_port=0)
-                if not http_token and not _loopback(host):
-                    raise ValueError(
-                        f"--metrics {metrics}: beyond loopback the HTTP server needs a bearer token "
-                        "(--http-token-file): the journal holds the flows' addresses"
-                    )
                 registry = CollectorRegistry(auto_describe=False)
                 registry.register(self.ledger)
                 server_class = _MetricsServer6 if family == socket.AF_INET6 else _MetricsServer
@@ -317,13 +301,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--http-token-file",
-        help="a file holding the bearer token every HTTP request must carry (needed beyond loopback)",
+        help="a file holding the bearer token every HTTP request must carry (required with --metrics)",
     )
     parser.add_argument("--tls-cert", help="PEM certificate: the HTTP server speaks HTTPS only")
     parser.add_argument("--tls-key", help="PEM key of --tls-cert")
     args = parser.parse_args(argv)
     if bool(args.tls_cert) != bool(args.tls_key):
         parser.error("--tls-cert and --tls-key go together")
+    if args.metrics and not args.http_token_file:
+        parser.error("--metrics needs --http-token-file: /metrics and /flows answer only with its token")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if os.geteuid() == 0:
         print(

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from localnet.fireflies import collector_ports
+from localnet.fireflies import collector_ports, collector_token
 from localnet.scitags import REGISTRY
 from monitoring.models import FlowTraffic
 from monitoring.network_accounting import account_flows
@@ -117,7 +117,11 @@ def _firefly_totals(state) -> tuple[float, float]:  # type: ignore[no-untyped-de
 
     registry = json.loads(REGISTRY.read_text())
     experiment = str(next(e["expId"] for e in registry["experiments"] if e["expName"] == EXPERIMENT))
-    text = requests.get(f"http://127.0.0.1:{collector_ports(state)[1]}/metrics", timeout=10).text
+    text = requests.get(
+        f"http://127.0.0.1:{collector_ports(state)[1]}/metrics",
+        headers={"Authorization": f"Bearer {collector_token(state)}"},
+        timeout=10,
+    ).text
     ended = sent = 0.0
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
@@ -131,7 +135,7 @@ def _firefly_totals(state) -> tuple[float, float]:  # type: ignore[no-untyped-de
 
 
 def test_a_pushs_connections_are_reported_by_the_sites_fireflies(
-    celery_worker, bound_topology, two_site_policy, test_state
+    celery_worker, bound_topology, two_site_policy, test_state, settings
 ):
     """Every local site sends fireflies (xrootd.pmark, localnet/fireflies.py) to the state's collector: a
     push over root:// third-party copy is seen there, its bytes among the experiment's (Debian's XRootD
@@ -165,6 +169,7 @@ def test_a_pushs_connections_are_reported_by_the_sites_fireflies(
 
     # The control plane reads the collector's journal and puts the copy's flows on its copy, lane and
     # policy (monitoring/network_accounting.py): at least the product's bytes, sent by the SDP's server.
+    settings.SRCNET_FIREFLIES = {"URL": "", "TOKEN": collector_token(test_state), "CA_FILE": ""}
     run = account_flows(f"http://127.0.0.1:{collector_ports(test_state)[1]}")
     assert run.matched >= 1, run
     copied = TransferFile.objects.get(dest_surl__endswith=f"/{name}/{name}.ms", state=FileState.FINISHED)

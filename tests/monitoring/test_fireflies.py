@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from localnet.processes import stop_pid, wait_for_port
 from localnet.stack import VENV_BIN
 from localnet.state import PROJECT_ROOT, free_port
-from localnet.users import drop_to, grant_traversal, service_account
+from localnet.users import chown_tree, drop_to, grant_traversal, service_account
 from monitoring.fireflies.collector import FireflyCollector
 from monitoring.fireflies.ledger import FlowLedger, FlowRecord, Lane
 from monitoring.fireflies.packets import MAX_DATAGRAM_BYTES
@@ -53,9 +53,15 @@ def wait_for(predicate, *, timeout: float = 20.0, what: str) -> None:  # type: i
     pytest.fail(f"timed out after {timeout} s waiting for {what}")
 
 
+TOKEN = "a-token-for-the-tests-collectors"
+
+
 def scrape(address: tuple[str, int]) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample of /metrics, by name and sorted labels."""
-    with urllib.request.urlopen(f"http://{address[0]}:{address[1]}/metrics", timeout=10) as answer:
+    """Every sample of /metrics, by name and sorted labels (with the collector's token)."""
+    request = urllib.request.Request(
+        f"http://{address[0]}:{address[1]}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
         text = answer.read().decode()
     return {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
@@ -90,7 +96,9 @@ def ended() -> list[FlowRecord]:
 def collector(ended: list[FlowRecord]) -> Iterator[FireflyCollector]:
     """A collector on ephemeral loopback ports (IPv4 and IPv6), its metrics served; always stopped."""
     ledger = FlowLedger(max_open_flows=1000, resolver=resolve, on_flow_end=ended.append)
-    running = FireflyCollector(["127.0.0.1:0", "[::1]:0"], ledger=ledger, metrics="127.0.0.1:0").start()
+    running = FireflyCollector(
+        ["127.0.0.1:0", "[::1]:0"], ledger=ledger, metrics="127.0.0.1:0", http_token=TOKEN
+    ).start()
     try:
         yield running
     finally:
@@ -227,6 +235,11 @@ def test_the_service_runs_unprivileged_and_stops_on_sigterm(tmp_path) -> None:  
     account = service_account()
     if account is not None:
         grant_traversal(account, PROJECT_ROOT / "monitoring" / "fireflies" / "collector.py")
+    token_file = tmp_path / "http.token"
+    token_file.write_text(TOKEN + "\n")
+    if account is not None:
+        grant_traversal(account, token_file)
+        chown_tree(token_file, account)
     argv = [
         str(VENV_BIN / "python"),
         "-m",
@@ -234,6 +247,7 @@ def test_the_service_runs_unprivileged_and_stops_on_sigterm(tmp_path) -> None:  
         f"--listen=127.0.0.1:{port}",
         f"--listen=[::1]:{port}",
         f"--metrics=127.0.0.1:{metrics_port}",
+        f"--http-token-file={token_file}",
         "--max-open-flows=10",
     ]
     log = tmp_path / "collector.log"
@@ -293,3 +307,24 @@ def test_the_service_refuses_root(
     monkeypatch.setattr(collector.os, "geteuid", lambda: 0)
     assert collector.main(["--listen=127.0.0.1:0"]) == 2
     assert "does not run as root" in capsys.readouterr().err
+
+
+def test_its_http_server_answers_only_with_its_token(collector) -> None:  # type: ignore[no-untyped-def]
+    host, port = collector.metrics_address
+    for path in ("/metrics", "/flows"):
+        for headers in ({}, {"Authorization": "Bearer not-the-token"}, {"Authorization": TOKEN}):
+            request = urllib.request.Request(f"http://{host}:{port}{path}", headers=headers)
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=5)
+            assert refused.value.code == 401 and refused.value.headers["WWW-Authenticate"] == "Bearer"
+    assert scrape(collector.metrics_address)  # with it: answered
+
+
+def test_there_is_no_http_server_without_a_token(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ValueError, match="needs a bearer token"):
+        FireflyCollector(["127.0.0.1:0"], metrics="127.0.0.1:0")
+    from monitoring.fireflies import collector
+
+    with pytest.raises(SystemExit) as stopped:
+        collector.main(["--listen=127.0.0.1:0", "--metrics=127.0.0.1:0"])
+    assert stopped.value.code == 2 and "--metrics needs --http-token-file" in capsys.readouterr().err

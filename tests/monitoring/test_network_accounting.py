@@ -46,9 +46,18 @@ def endpoints(reference_topology) -> dict[str, StorageEndpoint]:  # type: ignore
     return {e.name: e for e in StorageEndpoint.objects.filter(name__in=ADDRESSES).select_related("site")}
 
 
+TOKEN = "a-token-for-the-accounting-tests"
+
+
+@pytest.fixture(autouse=True)
+def _the_collectors_token(settings) -> None:  # type: ignore[no-untyped-def]
+    """The platform's side of the collector's credential (SRCNET_FIREFLIES_TOKEN)."""
+    settings.SRCNET_FIREFLIES = {"URL": "", "TOKEN": TOKEN, "CA_FILE": ""}
+
+
 @pytest.fixture
 def collector() -> Iterator[FireflyCollector]:
-    running = FireflyCollector(["127.0.0.1:0"], metrics="127.0.0.1:0").start()
+    running = FireflyCollector(["127.0.0.1:0"], metrics="127.0.0.1:0", http_token=TOKEN).start()
     try:
         yield running
     finally:
@@ -59,6 +68,10 @@ def url_of(collector: FireflyCollector) -> str:
     address = collector.metrics_address
     assert address is not None
     return f"http://{address[0]}:{address[1]}"
+
+
+def journal_request(collector: FireflyCollector, path: str) -> urllib.request.Request:
+    return urllib.request.Request(url_of(collector) + path, headers={"Authorization": f"Bearer {TOKEN}"})
 
 
 def send_ended(
@@ -332,7 +345,9 @@ def test_a_restarted_collector_is_read_from_its_start_and_flows_lost_from_the_ri
         "start": now - dt.timedelta(seconds=50),
         "end": now - dt.timedelta(seconds=40),
     }
-    first = FireflyCollector(["127.0.0.1:0"], metrics="127.0.0.1:0", journal=FlowJournal(2)).start()
+    first = FireflyCollector(
+        ["127.0.0.1:0"], metrics="127.0.0.1:0", journal=FlowJournal(2), http_token=TOKEN
+    ).start()
     try:
         url = url_of(first)
         for port in range(41000, 41005):  # five flows into a ring of two
@@ -345,7 +360,7 @@ def test_a_restarted_collector_is_read_from_its_start_and_flows_lost_from_the_ri
     assert FireflyCursor.objects.get(url=url).missed == 3
 
     # The same address, a new collector: its numbers start again; the cursor follows its epoch.
-    second = FireflyCollector(["127.0.0.1:0"], metrics=url.removeprefix("http://")).start()
+    second = FireflyCollector(["127.0.0.1:0"], metrics=url.removeprefix("http://"), http_token=TOKEN).start()
     try:
         send_ended(second, dst_port=41010, **flow)
         run = account_flows(url)
@@ -377,19 +392,17 @@ def test_a_collector_that_does_not_answer_changes_nothing(endpoints, collector) 
 def test_the_journal_answers_a_bad_cursor_with_a_400_naming_it(collector) -> None:  # type: ignore[no-untyped-def]
     for query, field in (("after=-1", "after"), ("after=x", "after"), ("limit=1e3", "limit")):
         try:
-            urllib.request.urlopen(f"{url_of(collector)}/flows?{query}", timeout=5)
+            urllib.request.urlopen(journal_request(collector, f"/flows?{query}"), timeout=5)
         except urllib.error.HTTPError as refused:
             assert refused.code == 400 and field in json.loads(refused.read())
         else:
             pytest.fail(f"/flows?{query} was accepted")
-    with urllib.request.urlopen(f"{url_of(collector)}/flows?after=0&limit=10", timeout=5) as answer:
+    with urllib.request.urlopen(journal_request(collector, "/flows?after=0&limit=10"), timeout=5) as answer:
         page = json.loads(answer.read())
     assert page["flows"] == [] and page["missed"] == 0 and page["epoch"] == collector.journal.epoch
 
 
-def test_beyond_loopback_the_journal_demands_a_bearer_token_over_https(
-    endpoints, test_state, settings
-) -> None:  # type: ignore[no-untyped-def]
+def test_the_journal_demands_its_bearer_token_and_speaks_https(endpoints, test_state, settings) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match="bearer token"):
         FireflyCollector(["127.0.0.1:0"], metrics="0.0.0.0:0")
     ensure_pki(test_state)

@@ -21,6 +21,7 @@ from localnet.stack import platform_process, spawn_platform_process, wait_for_wo
 from localnet.state import PROJECT_ROOT, StateDir
 from localnet.users import chown_tree
 from localnet.xrootd import SERVICE_USER, LocalSite, stop_site
+from tests import topology_snapshot
 
 REFERENCE_TOPOLOGY = PROJECT_ROOT / "topology" / "data" / "reference.yaml"
 ARTIFACTS = PROJECT_ROOT / "test-artifacts"
@@ -176,18 +177,16 @@ def scientist_client(scientist) -> APIClient:  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def reference_topology(db):  # type: ignore[no-untyped-def]
-    from topology.services.importer import import_topology
-
-    return import_topology(text=REFERENCE_TOPOLOGY.read_text())
+    """The reference topology in this test's transaction (imported once a process, then restored:
+    tests/topology_snapshot.py)."""
+    return topology_snapshot.reference_topology(REFERENCE_TOPOLOGY)
 
 
 @pytest.fixture
 def topology(transactional_db):  # type: ignore[no-untyped-def]
     """The reference topology committed (``transactional_db``), for tests whose other processes or threads
     (a live server, the CLI's web server) must see it; flushed after the test."""
-    from topology.services.importer import import_topology
-
-    return import_topology(text=REFERENCE_TOPOLOGY.read_text())
+    return topology_snapshot.reference_topology(REFERENCE_TOPOLOGY)
 
 
 @pytest.fixture(scope="session")

@@ -23,9 +23,9 @@ import pytest
 
 from localnet.state import PROJECT_ROOT
 
-from .conftest import CONTROL_PLANE_HOST, SSO_CLI_CLIENT, SSO_NAME, Deployment
+from .conftest import CONTROL_PLANE_HOST, DEPLOY_TIMEOUT, SSO_CLI_CLIENT, SSO_NAME, Deployment
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = DEPLOY_TIMEOUT
 
 OPERATORS = "/ska/operators"
 CLI = PROJECT_ROOT / ".venv" / "bin" / "srcnet"

@@ -14,9 +14,19 @@ from typing import Any
 
 import pytest
 
-from .conftest import CENTRE, CONTROL_PLANE_HOST, LAYOUT, SITES, TELESCOPE, WEB_PORT, Deployment, PlaybookRun
+from .conftest import (
+    CENTRE,
+    CONTROL_PLANE_HOST,
+    DEPLOY_TIMEOUT,
+    LAYOUT,
+    SITES,
+    TELESCOPE,
+    WEB_PORT,
+    Deployment,
+    PlaybookRun,
+)
 
-pytestmark = pytest.mark.timeout(1500)
+pytestmark = DEPLOY_TIMEOUT
 
 SYSCTL_FILE = "/etc/sysctl.d/90-srcnet-dtn.conf"
 # 10 Gbit/s x 300 ms = 375 MB; buffers at twice that.

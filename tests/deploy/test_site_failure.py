@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import time
 
-import pytest
+from .conftest import DEPLOY_TIMEOUT, LAYOUT, Deployment, PlaybookRun
 
-from .conftest import LAYOUT, Deployment, PlaybookRun
-
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = DEPLOY_TIMEOUT
 
 BROKEN = "w2"
 PINNED = "/etc/srcnet/srcnet.env"

@@ -20,9 +20,9 @@ import pytest
 
 from tests.forgeries import KINDS, WHY, claims, forge, stranger_token
 
-from .conftest import SITES, STORAGE_PREFIX, TRANSFER_CLIENT, Deployment
+from .conftest import DEPLOY_TIMEOUT, SITES, STORAGE_PREFIX, TRANSFER_CLIENT, Deployment
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = DEPLOY_TIMEOUT
 
 DATA_DIR = "/srv/xrootd/data"
 KEPT = "kept/product.fits"

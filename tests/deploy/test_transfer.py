@@ -9,11 +9,9 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
+from .conftest import CENTRE, DEPLOY_TIMEOUT, STORAGE_PREFIX, TELESCOPE, Deployment
 
-from .conftest import CENTRE, STORAGE_PREFIX, TELESCOPE, Deployment
-
-pytestmark = pytest.mark.timeout(900)
+pytestmark = DEPLOY_TIMEOUT
 
 DATA_DIR = "/srv/xrootd/data"
 PRODUCTS = 3

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
+from .conftest import DEPLOY_TIMEOUT, Deployment
 
-from .conftest import Deployment
-
-pytestmark = pytest.mark.timeout(900)
+pytestmark = DEPLOY_TIMEOUT
 
 PLATFORM = {"cp", "w1", "w2"}
 UNITS = {"cp": ["srcnet-web", "srcnet-beat"], "w1": ["srcnet-worker"], "w2": ["srcnet-worker"]}

@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 
-from replicas.models import Replica
+from replicas.models import CopyRequest, Replica
 from rules.models import Rule
 from topology.models import StorageEndpoint
 from topology.services.storage_urls import storage_elements
@@ -202,12 +202,15 @@ def _owner(f: TransferFile, index: EndpointIndex) -> dict[str, Any]:
 
 
 def _replica_of(f: TransferFile) -> tuple[Replica | None, str]:
-    """The replica a copy makes, and its product's DID: from the platform's own job (its ``replica_id``), or
+    """The replica a copy makes, and its product's DID: from the push loop's copy request for the job, or
     from the file metadata Rucio's conveyor sends (``scope``, ``name`` ``<product>/<file>``, ``dst_rse``)."""
-    replica_id = (f.job.metadata or {}).get("replica_id")
-    if replica_id:
-        replica = Replica.objects.filter(pk=replica_id).select_related("policy", "product").first()
-        return replica, replica.product.did if replica is not None else ""
+    request = (
+        CopyRequest.objects.filter(job_id=str(f.job.job_id))
+        .select_related("replica__policy", "replica__product")
+        .first()
+    )
+    if request is not None:
+        return request.replica, request.replica.product.did
     meta = f.metadata or {}
     scope, name, rse = meta.get("scope"), meta.get("name"), meta.get("dst_rse")
     if not (isinstance(scope, str) and isinstance(name, str) and "/" in name and isinstance(rse, str)):

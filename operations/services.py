@@ -173,8 +173,9 @@ def reroute_product(
     its first copy at ``destination`` and push it through the push loop.
 
     The old replica is removed, not failed, so the product's state follows the new copy alone; its
-    endpoint, policy and reason are kept in the audit event. The job is detached from the replica before it
-    is canceled, so its end does not mark the product failed."""
+    endpoint, policy and reason are kept in the audit event. Its copy requests go with it, so its canceled
+    job's end settles nothing and does not mark the product failed. (Only jobs of the platform's own service
+    are canceled: a copy at an external FTS3 runs on, and its end finds no request.)"""
     from schedulers.services import push_product
 
     product = DataProduct.objects.select_for_update().get(pk=product.pk)
@@ -191,15 +192,16 @@ def reroute_product(
         raise ValidationError({"destination": message})
     old: list[dict[str, Any]] = []
     for replica in moving:
+        # Its copy requests go with it (deleted below), so the canceled jobs' ends settle nothing.
+        open_jobs = list(
+            replica.copy_requests.filter(endpoint="", settled__isnull=True).values_list("job_id", flat=True)
+        )
         jobs = list(
             TransferJob.objects.select_for_update()
-            .filter(metadata__replica_id=replica.pk)
+            .filter(job_id__in=open_jobs)
             .exclude(state__in=TERMINAL_JOB_STATES)
         )
         for job in jobs:
-            job.metadata = {k: v for k, v in job.metadata.items() if k != "replica_id"}
-            job.metadata["rerouted_replica_id"] = replica.pk
-            job.save(update_fields=["metadata", "updated"])
             transfer_services.cancel_job(job, reason=f"Re-routed to {destination.name} by {user.username}")
         old.append(
             {

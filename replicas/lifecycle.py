@@ -4,7 +4,7 @@ module assigns them: scripts/check_state_writes.py).
 A replica is created in one of the states a copy can start in, then moves only along ``REPLICA_MOVES``; a
 product along ``PRODUCT_MOVES``. Any other move raises ``IllegalTransition`` (a bug in the caller, never a
 state to store). Three routes end a copy, and all come to ``settle``: the embedded transfer service's job
-signal and the poll of an external FTS3 (``replicas.services.settle_replica``), and Rucio's rules in Rucio
+signal and the poll of an external FTS3 (``replicas.services.settle_request``), and Rucio's rules in Rucio
 mode (``replicas.rucio_record``), where Rucio is the authority and its lock states are mirrored
 (``mirror``), and a product's state then follows its replicas as everywhere else (``follow_replicas``)."""
 

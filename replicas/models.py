@@ -6,7 +6,15 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-from .choices import DEFAULT_DEGRADE_ORDER, DegradeStep, PolicyKind, ProductState, ProductType, ReplicaState
+from .choices import (
+    DEFAULT_DEGRADE_ORDER,
+    CopyOutcome,
+    DegradeStep,
+    PolicyKind,
+    ProductState,
+    ProductType,
+    ReplicaState,
+)
 
 scope_validator = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9._-]{0,24}$", "A Rucio scope: up to 25 letters, digits, '.-_'."
@@ -420,3 +428,58 @@ class Replica(models.Model):
 
     def __str__(self) -> str:
         return f"{self.product} @ {self.endpoint}"
+
+
+class CopyRequest(models.Model):
+    """The push loop's request for the copy that makes a replica (Rucio's ``requests`` row): the transfer job
+    that carries it, at which FTS3 endpoint, the plan it was given, and how it ended.
+
+    The link from a replica to its transfer and back: a job's end settles the replicas whose requests name
+    it (``replicas.services.settle_request``), lane health and arrivals read the outcomes and plans here, the
+    API and portal show them. Only the push loop writes one, so a job any other client submits, whatever its
+    metadata says, settles nothing."""
+
+    replica = models.ForeignKey(Replica, on_delete=models.CASCADE, related_name="copy_requests")
+    endpoint = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="The FTS3 endpoint the job went to; empty: the platform's own service",
+    )
+    job_id = models.CharField(max_length=64, help_text="The transfer job carrying the copy (FTS3's job id)")
+    source_site = models.CharField(max_length=64, help_text="The lane: where the copy leaves from")
+    destination_site = models.CharField(max_length=64, help_text="The lane: where it goes")
+    via_site = models.CharField(max_length=64, blank=True, help_text="The relay of a multihop copy")
+    planned_bps = models.FloatField(null=True, blank=True, help_text="The plan's rate for the copy, bit/s")
+    streams = models.PositiveIntegerField(default=0, help_text="TCP streams the plan gave the job")
+    streams_per_file = models.PositiveIntegerField(default=0, help_text="TCP streams each file's copy asks")
+    predicted_arrival = models.DateTimeField(null=True, blank=True, help_text="When the plan expects it")
+    state = models.CharField(max_length=16, choices=CopyOutcome.choices, default=CopyOutcome.SUBMITTED)
+    reasons = models.JSONField(default=list, blank=True, help_text="The failed files' reasons")
+    source_problem = models.BooleanField(
+        default=False, help_text="It failed for its source (a missing or corrupt file), not for its path"
+    )
+    submitted = models.DateTimeField(auto_now_add=True)
+    settled = models.DateTimeField(null=True, blank=True, help_text="When the job's end reached the replica")
+
+    class Meta:
+        ordering = ["submitted", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["endpoint", "job_id", "replica"], name="one_request_per_job_replica"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["endpoint", "job_id"]),
+            models.Index(fields=["settled"]),
+            models.Index(fields=["replica", "-submitted"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"copy of {self.replica_id} by job {self.job_id}: {self.state}"
+
+    @property
+    def lanes(self) -> list[tuple[str, str]]:
+        """The lanes the copy crosses: one, or two for a relayed copy."""
+        if self.via_site:
+            return [(self.source_site, self.via_site), (self.via_site, self.destination_site)]
+        return [(self.source_site, self.destination_site)]

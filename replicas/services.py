@@ -17,9 +17,9 @@ from topology.choices import StorageRole
 from topology.models import StorageEndpoint, Telescope
 
 from . import lifecycle
-from .choices import PolicyKind, ProductState, ReplicaState
+from .choices import CopyOutcome, PolicyKind, ProductState, ReplicaState
 from .lifecycle import REROUTED
-from .models import DataProduct, ProductFile, Replica, ReplicaPolicy
+from .models import CopyRequest, DataProduct, ProductFile, Replica, ReplicaPolicy
 from .policies import PolicyError, choose_by_weighted_share
 
 
@@ -142,38 +142,54 @@ def place_product(*, product: DataProduct) -> list[Replica]:
     return [replica]
 
 
-def record_replica_transfer(*, replica_id: int, job) -> Replica:  # type: ignore[no-untyped-def]
-    """A replica's transfer job of the embedded service ended (the ``job_finished`` signal)."""
-    reasons = sorted({r for r in job.files.exclude(reason="").values_list("reason", flat=True)})
-    return settle_replica(
-        replica_id=replica_id, job_id=str(job.job_id), state=str(job.state), reasons=reasons
+def record_job_end(*, endpoint: str, job_id: str, state: str, reasons: Sequence[str] = ()) -> list[Replica]:
+    """A transfer job ended at ``endpoint`` (empty: the platform's own service): the replicas whose copy
+    requests name it are settled (``settle_request``). A job no request names (a client's own, whatever its
+    metadata says; one detached by a re-route) settles nothing."""
+    pks = CopyRequest.objects.filter(endpoint=endpoint, job_id=job_id, settled__isnull=True).values_list(
+        "pk", flat=True
     )
+    return [replica for pk in list(pks) if (replica := settle_request(pk, state=state, reasons=reasons))]
+
+
+def record_embedded_job_end(job) -> list[Replica]:  # type: ignore[no-untyped-def]
+    """A transfer job of the embedded service ended (the ``job_finished`` signal)."""
+    reasons = sorted({r for r in job.files.exclude(reason="").values_list("reason", flat=True)})
+    return record_job_end(endpoint="", job_id=str(job.job_id), state=str(job.state), reasons=reasons)
 
 
 @transaction.atomic
-def settle_replica(*, replica_id: int, job_id: str, state: str, reasons: Sequence[str] = ()) -> Replica:
-    """A replica's transfer job ended in ``state`` (FTS3's job states): the replica is available only if
-    every file arrived verified (FINISHED), failed otherwise with the files' reasons; the product follows
-    (a first copy that failed for no source problem sends its product back to the queue: ``_requeues``).
+def settle_request(request_pk: int, *, state: str, reasons: Sequence[str] = ()) -> Replica | None:
+    """A copy request's transfer job ended in ``state`` (FTS3's job states): the request keeps the outcome,
+    its replica is available only if every file arrived verified (FINISHED), failed otherwise with the
+    files' reasons; the product follows (a first copy that failed for no source problem sends its product
+    back to the queue: ``_requeues``).
 
     The one place replicas are settled from transfers: the embedded service's ``job_finished`` signal and
-    the poll of an external FTS3 (``schedulers.poll_external_jobs``) both come here. Settling the same
-    job again changes nothing."""
+    the poll of an external FTS3 (``schedulers.poll_external_jobs``) both come here. Settling a request
+    again changes nothing (None)."""
     from transfers.choices import JobState
 
-    replica = Replica.objects.select_for_update().select_related("product", "endpoint").get(pk=replica_id)
-    if replica.state == ReplicaState.FAILED and REROUTED in replica.reason:
-        return replica  # settled already: its product went back to the queue
-    # Keep why the replica was placed here; say how its transfer ended after it.
-    placement = replica.reason.split("; transfer job", 1)[0]
-    prefix = f"{placement}; " if placement else ""
+    request = (
+        CopyRequest.objects.select_for_update()
+        .select_related("replica__product", "replica__endpoint")
+        .get(pk=request_pk)
+    )
+    if request.settled is not None:
+        return None
+    reasons = sorted(set(reasons))
+    request.state = state if state in CopyOutcome.values else CopyOutcome.FAILED
+    request.reasons = reasons
+    request.source_problem = state != JobState.FINISHED and is_source_problem(reasons)
+    request.settled = timezone.now()
+    request.save(update_fields=["state", "reasons", "source_problem", "settled"])
+    replica = request.replica
+    # The submission ended the replica's reason with the job that carries it ("...; transfer job J"): say how
+    # it ended after that.
     if state == JobState.FINISHED:
-        new_state, reason = ReplicaState.AVAILABLE, f"{prefix}transfer job {job_id} finished"
+        new_state, reason = ReplicaState.AVAILABLE, f"{replica.reason} finished"
     else:
-        new_state, reason = (
-            ReplicaState.FAILED,
-            f"{prefix}transfer job {job_id} {state}: {'; '.join(sorted(set(reasons)))}",
-        )
+        new_state, reason = ReplicaState.FAILED, f"{replica.reason} {state}: {'; '.join(reasons)}"
     lifecycle.settle(replica, new_state, reason)
     requeue = new_state == ReplicaState.FAILED and _requeues(replica, reasons)
     if requeue:

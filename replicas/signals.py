@@ -1,4 +1,4 @@
-"""Replicas follow the transfer jobs that create them."""
+"""Replicas follow the transfer jobs that create them: by their copy requests, never by a job's metadata."""
 
 from django.dispatch import receiver
 
@@ -8,7 +8,5 @@ from . import services
 
 
 @receiver(job_finished)
-def update_replica_from_job(sender, job, **kwargs):  # type: ignore[no-untyped-def]
-    replica_id = (job.metadata or {}).get("replica_id")
-    if replica_id:
-        services.record_replica_transfer(replica_id=int(replica_id), job=job)
+def update_replicas_from_job(sender, job, **kwargs):  # type: ignore[no-untyped-def]
+    services.record_embedded_job_end(job)

@@ -55,7 +55,11 @@ def product(request: HttpRequest, pk: int) -> HttpResponse:
     )
     from schedulers.arrivals import copy_arrivals
 
-    replicas = list(item.replicas.select_related("endpoint__site", "policy", "upstream__endpoint__site"))
+    replicas = list(
+        item.replicas.select_related("endpoint__site", "policy", "upstream__endpoint__site").prefetch_related(
+            "copy_requests"
+        )
+    )
     # Each copy still to come: when it is predicted to arrive and why not sooner.
     found = copy_arrivals(replicas)
     for r in replicas:

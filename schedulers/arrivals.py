@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import math
+import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from django.conf import settings
 from django.db.models import F, Q, Sum
 
 from replicas.choices import ReplicaState
-from replicas.models import DataProduct, ProductFile, Replica
+from replicas.models import CopyRequest, DataProduct, ProductFile, Replica
 from srcnet.intervals import covered_seconds
 from topology.choices import StorageRole
 from topology.models import NetworkPath, StorageEndpoint
@@ -38,7 +39,6 @@ from transfers.models import TransferFile
 
 from .lane_load import Lane, LaneLoad
 from .models import PathMeasurement, PlannedRule
-from .own_jobs import push_loop_submitters
 from .planning.types import Leg, LegRole
 
 FIRST_COPY = (LegRole.PRIMARY, LegRole.FORWARD)
@@ -283,35 +283,45 @@ class FileCopy:
 
 
 def _copy_files(replica_ids: list[int]) -> dict[int, list[FileCopy]]:
-    """Replica id -> each file of its latest push job at the transfer service, for the replicas whose
-    job the service reports (the push loop's own job names the replica in its metadata; another client's
-    naming one does not count, ``own_jobs``)."""
+    """Replica id -> each file of the job of its latest copy request, where the platform's transfer service
+    holds that job (its own, or one the loop follows at the service's FTS3 endpoint). The request is the push
+    loop's own link to the job: a client's job naming the replica in its metadata does not count."""
     if not replica_ids:
         return {}
-    latest: dict[int, int] = {}
-    found: dict[tuple[int, int], list[FileCopy]] = {}
-    rows = list(
-        TransferFile.objects.filter(job__metadata__replica_id__in=replica_ids).values_list(
-            "job__metadata__replica_id",
-            "job_id",
-            "job__submitter_id",
-            "filesize",
-            "state",
-            "start_time",
-            "transferred_bytes",
-            "progress_at",
-            "progress_bps",
-            "finish_time",
-        )
+    latest: dict[int, str] = {}
+    for replica_id, job_id in (
+        CopyRequest.objects.filter(replica_id__in=replica_ids)
+        .order_by("replica_id", "submitted", "id")
+        .values_list("replica_id", "job_id")
+    ):
+        latest[replica_id] = job_id  # ordered: the last one seen is the latest
+    replica_of = {key: replica for replica, job_id in latest.items() if (key := _service_job_id(job_id))}
+    found: dict[int, list[FileCopy]] = {}
+    rows = TransferFile.objects.filter(job__job_id__in=list(replica_of)).values_list(
+        "job__job_id",
+        "filesize",
+        "state",
+        "start_time",
+        "transferred_bytes",
+        "progress_at",
+        "progress_bps",
+        "finish_time",
     )
-    own = push_loop_submitters(row[2] for row in rows)
-    for replica_id, job_id, submitter, size, state, started, transferred, progress_at, pace, ended in rows:
-        if not isinstance(replica_id, int) or state == FileState.NOT_USED or submitter not in own:
+    for job_uuid, size, state, started, transferred, progress_at, pace, ended in rows:
+        if state == FileState.NOT_USED:
             continue
-        latest[replica_id] = max(latest.get(replica_id, job_id), job_id)
         copy = FileCopy(float(size or 0), state, started, float(transferred or 0), progress_at, pace, ended)
-        found.setdefault((replica_id, job_id), []).append(copy)
-    return {replica_id: found[(replica_id, job_id)] for replica_id, job_id in latest.items()}
+        found.setdefault(replica_of[str(job_uuid)], []).append(copy)
+    return found
+
+
+def _service_job_id(job_id: str) -> str:
+    """``job_id`` as the platform's service writes its job ids (UUIDs), or empty if it cannot be one of them
+    (another FTS3's need not be a UUID)."""
+    try:
+        return str(uuid.UUID(job_id))
+    except ValueError:
+        return ""
 
 
 def record(found: dict[str, tuple[float, str]], now: dt.datetime) -> int:

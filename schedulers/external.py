@@ -3,12 +3,11 @@
 The embedded service settles a replica through its in-process ``job_finished`` signal. An external FTS3
 cannot send that, so the periodic ``schedulers.poll_external_jobs`` task asks each endpoint, in bulk, for
 the state of every recorded job not yet settled, and settles the ended ones through the same
-``replicas.services.settle_replica`` the signal uses; a push-loop job's files also become a lane
+``replicas.services.settle_request`` the signal uses; a push-loop job's files also become a lane
 measurement (``measurements.record_lane_measurement``), as the signal's do."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -90,17 +89,13 @@ def poll_external_jobs(
 @transaction.atomic
 def settle_external_job(pk: int, state: str, reasons: list[str]) -> bool:
     """Settle one external job's replica; False if it was already settled (idempotent)."""
-    from replicas.services import settle_replica
+    from replicas.services import record_job_end
 
     row = ExternalJob.objects.select_for_update().get(pk=pk)
     if row.settled is not None:
         return False
-    replica_id = (row.metadata or {}).get("replica_id")
-    if replica_id is not None:
-        from replicas.models import Replica
-
-        with contextlib.suppress(Replica.DoesNotExist):  # a replica removed meanwhile: nothing to settle
-            settle_replica(replica_id=int(replica_id), job_id=row.job_id, state=state, reasons=reasons)
+    # The replica the job carries is the one whose copy request names it (one removed meanwhile: none).
+    record_job_end(endpoint=row.endpoint, job_id=row.job_id, state=state, reasons=reasons)
     row.state, row.settled = state, timezone.now()
     row.save(update_fields=["state", "settled"])
     return True

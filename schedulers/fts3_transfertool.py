@@ -64,6 +64,8 @@ class Fts3Transfertool(Transfertool):
     ) -> None:
         self.endpoint = endpoint.rstrip("/")
         self.follow = follow
+        # Without following, only the platform's own endpoint's jobs end anywhere the platform hears of.
+        self.settles_from = self.endpoint if follow else ""
         self._credentials: dict[str, Any] = (
             {"fts_access_token": token} if token else {"ucert": ucert, "ukey": ukey}
         )
@@ -95,7 +97,6 @@ class Fts3Transfertool(Transfertool):
         from fts3.rest.client import easy
 
         metadata = dict(params.metadata)
-        replica_id = metadata.pop("replica_id", None) if self.follow else None
         transfers = [
             easy.new_transfer(
                 f.source,
@@ -130,7 +131,7 @@ class Fts3Transfertool(Transfertool):
             ExternalJob.objects.create(
                 endpoint=self.endpoint,
                 job_id=job_id,
-                metadata={**metadata, **({"replica_id": replica_id} if replica_id is not None else {})},
+                metadata=metadata,
             )
         return job_id
 

@@ -7,13 +7,14 @@ A lane (source site, destination site) is unavailable when
   source problem, a missing or mismatching file, says nothing of the lane and is skipped), and the last of
   them failed less than ``COOL_OFF_SECONDS`` ago.
 
-It is available again after a copy on it succeeds, when its links are up, or once the cool-off has passed:
-the next product the plan puts on it is the probe (if that fails too, the lane is out for another cool-off).
-The history is the replicas themselves (their state, reason and time), so every worker and cycle sees the
-same health with nothing to keep in step. A relayed copy's failure counts against both its hops: which one
-broke is not known. Settings: ``SRCNET_LANE_HEALTH``. The planner gets the unavailable lanes
-(``LiveState.unavailable_lanes``): their rate is 0, so products go to other SRCs or through a relay whose
-legs are available, and the plan says so in an event (``outage_events``)."""
+It is available again after a copy on it succeeds, when its links are up, or once the cool-off has passed: the
+next product the plan puts on it is the probe (if that fails too, the lane is out for another cool-off). The
+history is the copy requests' outcomes (``replicas.CopyRequest``: its lane, how its job ended, whether its
+source was to blame, when), so every worker and cycle sees the same health with nothing to keep in step. A
+relayed copy's failure counts against both its hops: which one broke is not known. Settings:
+``SRCNET_LANE_HEALTH``. The planner gets the unavailable lanes (``LiveState.unavailable_lanes``): their rate
+is 0, so products go to other SRCs or through a relay whose legs are available, and the plan says so in an
+event (``outage_events``)."""
 
 from __future__ import annotations
 
@@ -22,15 +23,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
 from replicas import lifecycle
-from replicas.choices import ReplicaState
+from replicas.choices import CopyOutcome, ReplicaState
 from replicas.lifecycle import REROUTED
-from replicas.models import DataProduct, Replica
-from replicas.services import is_source_problem
-from topology.choices import StorageRole
+from replicas.models import CopyRequest, DataProduct, Replica
 from topology.models import Link
 
 from .planning.types import Plan, PlanEvent, Product, Topology
@@ -71,60 +69,33 @@ def unavailable_lanes(*, topology: Topology, now: dt.datetime | None = None) -> 
     cool_off = dt.timedelta(seconds=float(config["COOL_OFF_SECONDS"]))
     for key, failures in _failing_lanes(now, int(config["FAILURES"]), float(config["WINDOW_SECONDS"])):
         last = failures[0]
-        if key not in out and last.updated + cool_off > now:
-            out[key] = Outage(key, _why(last.reason), failures[-1].updated, last.updated + cool_off)
+        if key not in out and last.settled is not None and last.settled + cool_off > now:
+            out[key] = Outage(key, _why(last), failures[-1].settled, last.settled + cool_off)
     return out
 
 
-def _failing_lanes(now: dt.datetime, failures: int, window: float) -> Iterable[tuple[Key, list[Replica]]]:
+def _failing_lanes(now: dt.datetime, failures: int, window: float) -> Iterable[tuple[Key, list[CopyRequest]]]:
     """Lanes whose ``failures`` most recent settled push copies (within ``window`` seconds) all failed for
-    no source problem, with those copies, newest first."""
+    no source problem, with those copies' requests, newest first."""
     settled = (
-        Replica.objects.filter(
-            state__in=(ReplicaState.AVAILABLE, ReplicaState.FAILED),
-            updated__gte=now - dt.timedelta(seconds=window),
-        )
-        .exclude(endpoint__role=StorageRole.SDP)
-        .exclude(reason__contains="not copied: the copy at")  # never tried: its upstream failed
-        .filter(Q(reason__contains="; transfer job "))  # settled from a transfer job of the push loop
-        .select_related("product__telescope", "endpoint__site", "upstream__endpoint__site", "via")
-        .order_by("-updated", "-id")
+        CopyRequest.objects.filter(settled__gte=now - dt.timedelta(seconds=window))
+        .exclude(source_problem=True)
+        .exclude(state=CopyOutcome.CANCELED)  # stopped by an operator: says nothing of the lane
+        .only("source_site", "destination_site", "via_site", "state", "reasons", "settled")
+        .order_by("-settled", "-id")
     )
-    history: dict[Key, list[Replica]] = {}
-    for replica in settled:
-        if replica.state == ReplicaState.FAILED and _source_problem(replica.reason):
-            continue
-        for key in _lanes_of(replica):
-            history.setdefault(key, []).append(replica)
+    history: dict[Key, list[CopyRequest]] = {}
+    for request in settled:
+        for key in request.lanes:
+            history.setdefault(key, []).append(request)
     for key, rows in history.items():
         recent = rows[: max(1, failures)]
-        if len(recent) == max(1, failures) and all(r.state == ReplicaState.FAILED for r in recent):
+        if len(recent) == max(1, failures) and all(r.state != CopyOutcome.FINISHED for r in recent):
             yield key, recent
 
 
-def _lanes_of(replica: Replica) -> list[Key]:
-    site = replica.endpoint.site.name
-    if replica.upstream is not None:
-        return [(replica.upstream.endpoint.site.name, site)]
-    telescope = replica.product.telescope.name
-    if replica.via is not None:
-        return [(telescope, replica.via.name), (replica.via.name, site)]
-    return [(telescope, site)]
-
-
-def _job_part(reason: str) -> str:
-    marker = "; transfer job "
-    return reason[reason.rfind(marker) + 2 :] if marker in reason else reason
-
-
-def _source_problem(reason: str) -> bool:
-    """Whether the failure a replica's reason ends with was its source's ("transfer job J FAILED: r1; r2")."""
-    failure = _job_part(reason).partition(": ")[2]
-    return is_source_problem(failure.split("; "))
-
-
-def _why(reason: str) -> str:
-    tail = _job_part(reason).split(f"; {REROUTED}", 1)[0]
+def _why(request: CopyRequest) -> str:
+    tail = f"transfer job {request.job_id} {request.state}: {'; '.join(request.reasons)}"
     return tail if len(tail) <= 200 else tail[:197] + "..."
 
 

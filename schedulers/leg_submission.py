@@ -6,6 +6,7 @@ its own transaction inside the cycle's, and records why the replica is where it 
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -18,7 +19,7 @@ from replicas import lifecycle
 from replicas.choices import PolicyKind as StoredKind
 from replicas.choices import ProductState, ReplicaState
 from replicas.lifecycle import place_replica
-from replicas.models import DataProduct, Replica, ReplicaPolicy
+from replicas.models import CopyRequest, DataProduct, Replica, ReplicaPolicy
 from replicas.rucio_sync import RUCIO_RULE_REASON
 from replicas.services import active_policy
 from topology.choices import landing_role
@@ -285,7 +286,6 @@ def _submit_job(
             streams=hints.streams_per_file,
             multihop=multihop,
             metadata={
-                "replica_id": replica.pk,
                 "product": product.did,
                 "lane": lane,
                 "streams": wire_streams(scheme, hints, [f.size_bytes for f in files]),
@@ -298,6 +298,21 @@ def _submit_job(
                 "planned_bps": hints.max_rate_bps,
                 **({"predicted_arrival": _in_plan_time(finish_s)} if finish_s is not None else {}),
             },
+        ),
+    )
+    # The link from the replica to the job that carries it and back (its end settles the replica).
+    CopyRequest.objects.create(
+        replica=replica,
+        endpoint=tool.settles_from,
+        job_id=job_id,
+        source_site=lane[0],
+        destination_site=lane[1],
+        via_site=replica.via.name if replica.via is not None else "",
+        planned_bps=hints.max_rate_bps,
+        streams=hints.streams,
+        streams_per_file=hints.streams_per_file,
+        predicted_arrival=(
+            dt.datetime.fromtimestamp(_in_plan_time(finish_s), tz=dt.UTC) if finish_s is not None else None
         ),
     )
     return job_id, f"transfer job {job_id}"

@@ -14,7 +14,7 @@ more on a lane whose planned copies in flight need more products to fill them):
 
 When a product's first leg goes, every replica its policy asks for gets a row: the first copy COPYING, a
 second or full copy PLANNED with ``upstream`` pointing at the first. The product is PLACED only when all of
-them are available (``replicas.services.settle_replica``). A product on a full lane waits for a later
+them are available (``replicas.services.settle_request``). A product on a full lane waits for a later
 cycle, in the planner's order (priority and deadline). Handing a leg on is ``leg_submission``'s."""
 
 from __future__ import annotations

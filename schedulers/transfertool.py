@@ -119,6 +119,10 @@ class TransfertoolError(RuntimeError):
 class Transfertool(abc.ABC):
     """Submit, query and cancel transfer jobs."""
 
+    # Where the ends of this tool's jobs come from, as a copy request records it (replicas.CopyRequest):
+    # empty, the platform's own transfer service (its job_finished signal); an external FTS3's URL, the poll.
+    settles_from = ""
+
     @abc.abstractmethod
     def submit(self, files: Sequence[TransferRequest], params: JobParams) -> str:
         """Submit one job; return its id."""

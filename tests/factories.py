@@ -1,13 +1,16 @@
 """Factories of the core rows the tests need, one definition each (issue 34): a product as the SDP
-registers it, through the platform's own service (its files and its AVAILABLE SDP replica with it)."""
+registers it, through the platform's own service (its files and its AVAILABLE SDP replica with it); a push
+job linked to its replica by a copy request; a copy's end as its transfertool reports it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from replicas.models import DataProduct
-from replicas.services import FileSpec, register_product
+from replicas.models import CopyRequest, DataProduct, Replica
+from replicas.services import FileSpec, record_job_end, register_product
 from topology.models import Telescope
+from transfers.models import TransferJob
 
 # Any well-formed adler32: the tests that copy bytes write their own files and sums.
 ADLER32 = "0cc737eb"
@@ -35,3 +38,22 @@ def product_at_sdp(
         priority=priority,
         files=[FileSpec(file, size, ADLER32) for file, size in zip(names, sizes, strict=True)],
     )
+
+
+def push_job_for(
+    replica: Replica, *, lane: tuple[str, str] = ("SKA1-Low", "UKSRC"), **fields: Any
+) -> TransferJob:
+    """A job of the platform's transfer service carrying ``replica``'s copy, linked to it as the push loop
+    links its jobs: by a copy request (the job's metadata names the lane only, as the loop's does)."""
+    job = TransferJob.objects.create(metadata={"lane": list(lane)}, **fields)
+    CopyRequest.objects.create(
+        replica=replica, job_id=str(job.job_id), source_site=lane[0], destination_site=lane[1]
+    )
+    return job
+
+
+def settle_copy(replica: Replica, state: str, reasons: Sequence[str] = ()) -> list[Replica]:
+    """The end of the job of ``replica``'s open copy request, as its transfertool reports it (the embedded
+    service's signal, an external FTS3's poll)."""
+    request = replica.copy_requests.get(settled__isnull=True)
+    return record_job_end(endpoint=request.endpoint, job_id=request.job_id, state=state, reasons=reasons)

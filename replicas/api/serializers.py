@@ -16,7 +16,15 @@ from projects.models import Project
 from srcnet.api.serializers import LookupSlugField, ValidatedModelSerializer, name_field
 from topology.models import RegionalCentre, StorageEndpoint, Telescope
 
-from ..models import POLICY_INPUT_FIELDS, DataProduct, PolicyShare, ProductFile, Replica, ReplicaPolicy
+from ..models import (
+    POLICY_INPUT_FIELDS,
+    CopyRequest,
+    DataProduct,
+    PolicyShare,
+    ProductFile,
+    Replica,
+    ReplicaPolicy,
+)
 from ..services import FileSpec, register_product
 
 
@@ -60,6 +68,38 @@ class ReplicaListSerializer(serializers.ListSerializer):
         return super().to_representation(items)
 
 
+class CopyRequestSerializer(serializers.ModelSerializer):
+    """The push loop's request for a replica's copy: its transfer job, the plan, the outcome."""
+
+    lane = serializers.SerializerMethodField(help_text="[source site, destination site]")
+    via = serializers.CharField(source="via_site", read_only=True, help_text="The relay site; empty: none")
+    endpoint = serializers.CharField(
+        read_only=True, help_text="The FTS3 endpoint of the job; empty: the platform's own transfer service"
+    )
+
+    class Meta:
+        model = CopyRequest
+        fields = [
+            "job_id",
+            "endpoint",
+            "lane",
+            "via",
+            "planned_bps",
+            "streams",
+            "streams_per_file",
+            "predicted_arrival",
+            "state",
+            "reasons",
+            "source_problem",
+            "submitted",
+            "settled",
+        ]
+        read_only_fields = fields
+
+    def get_lane(self, request: CopyRequest) -> list[str]:
+        return [request.source_site, request.destination_site]
+
+
 class ReplicaSerializer(serializers.ModelSerializer):
     product = serializers.CharField(source="product.did", read_only=True)
     endpoint: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="name", read_only=True)
@@ -79,6 +119,9 @@ class ReplicaSerializer(serializers.ModelSerializer):
     arrival_note = serializers.SerializerMethodField(
         help_text="Why it arrives then and not sooner (schedulers/arrivals.py); empty when not pending"
     )
+    copy_requests = CopyRequestSerializer(
+        many=True, read_only=True, help_text="The transfer jobs that carried (or carry) its copy, in order"
+    )
 
     class Meta:
         model = Replica
@@ -95,6 +138,7 @@ class ReplicaSerializer(serializers.ModelSerializer):
             "reason",
             "predicted_arrival",
             "arrival_note",
+            "copy_requests",
             "created",
             "updated",
         ]

@@ -34,7 +34,7 @@ class DataProductViewSet(
             # upstream's site: a second copy's lane, for its predicted arrival (schedulers/arrivals.py)
             queryset=Replica.objects.select_related(
                 "endpoint__site", "policy", "product", "upstream__endpoint__site", "via"
-            ),
+            ).prefetch_related("copy_requests"),
         ),
     )
     serializer_class = s.DataProductSerializer
@@ -73,7 +73,7 @@ class DataProductViewSet(
 class ReplicaViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Replica.objects.select_related(
         "product", "endpoint__site", "policy", "upstream__endpoint__site", "upstream__product", "via"
-    )
+    ).prefetch_related("copy_requests")
     serializer_class = s.ReplicaSerializer
     filterset_class = filtersets.ReplicaFilterSet
 

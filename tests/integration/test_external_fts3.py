@@ -13,7 +13,7 @@ import pytest
 
 from identity.tokens import issue
 from replicas.choices import ProductState, ReplicaState
-from replicas.models import Replica
+from replicas.models import CopyRequest, Replica
 from replicas.services import FileSpec, register_product
 from schedulers.embedded_transfertool import EmbeddedTransfertool
 from schedulers.external import poll_external_jobs
@@ -78,11 +78,11 @@ def test_replicas_settle_by_polling_the_external_fts3(celery_worker, bound_topol
         reason="pinned by the test",
     )
     replicas = {k: push_product(product=p)[0] for k, p in products.items()}  # default_transfertool()
-    rows = {k: ExternalJob.objects.get(metadata__replica_id=r.pk) for k, r in replicas.items()}
+    rows = {k: ExternalJob.objects.get(job_id=r.copy_requests.get().job_id) for k, r in replicas.items()}
     for key, row in rows.items():
         assert row.endpoint == external_fts3 and row.settled is None
         job = TransferJob.objects.get(job_id=row.job_id)
-        # Submitted through the REST endpoint with a token, without the replica id.
+        # Submitted through the REST endpoint with a token; the copy request, not the job, names the replica.
         assert job.metadata["auth_method"] == "oauth2" and "replica_id" not in job.metadata
         assert job.metadata["product"] == products[key].did
         wait_until(lambda j=row.job_id: _job_ended_and_worker_idle(j), timeout=180, what=f"job {row.job_id}")
@@ -151,7 +151,9 @@ def test_the_poll_records_the_lane_measurement_of_a_loop_job(
     cycle = push_cycle()  # default_transfertool(): the external FTS3
     assert cycle.error == "" and [e["lane"] for e in cycle.submitted] == [["SKA1-Low", "UKSRC"]]
     row = ExternalJob.objects.get(job_id=cycle.submitted[0]["job_id"])
-    assert row.metadata["lane"] == ["SKA1-Low", "UKSRC"] and row.metadata["replica_id"]
+    assert row.metadata["lane"] == ["SKA1-Low", "UKSRC"]
+    request = CopyRequest.objects.get(job_id=row.job_id)
+    assert request.endpoint == external_fts3 and request.replica.product.name == name
     wait_until(lambda: _job_ended_and_worker_idle(row.job_id), timeout=180, what=f"job {row.job_id}")
     # The embedded service behind the endpoint measured its own job through its in-process signal; a real
     # external FTS3 cannot, so that row goes and the poll must bring the measurement back.

@@ -97,7 +97,7 @@ def test_a_product_whose_file_is_missing_is_not_marked_complete(
     assert replica.state == ReplicaState.FAILED
     # The job ended dirty: present.ms arrived verified, absent.ms failed at its source on every one of the
     # configured tries; the replica's reason is that job's outcome with that file's failure, and nothing else.
-    job = TransferJob.objects.get(metadata__replica_id=replica.pk)
+    job = TransferJob.objects.get(job_id=replica.copy_requests.get().job_id)
     files = {f.metadata["file"]: f for f in job.files.all()}
     assert files["present.ms"].state == FileState.FINISHED
     absent = files["absent.ms"]

@@ -28,6 +28,7 @@ from monitoring.network_accounting import CollectorUnreachable, account_flows
 from replicas.models import DataProduct, ProductFile, Replica, ReplicaPolicy
 from rules.api.serializers import RuleSerializer
 from rules.models import Rule
+from tests.factories import push_job_for
 from tests.fireflies import datagram, firefly
 from topology.models import StorageEndpoint
 from transfers.models import TransferAttempt, TransferFile, TransferJob
@@ -113,8 +114,10 @@ def a_copy(
     activity: str = "SKA Data Products",
 ) -> TransferFile:
     """A copy of the platform's transfer service: its job, file and one attempt over those times."""
-    job = TransferJob.objects.create(
-        activity=activity, metadata={"replica_id": replica.pk} if replica is not None else {}
+    job = (
+        push_job_for(replica, lane=(source.site.name, destination.site.name), activity=activity)
+        if replica is not None
+        else TransferJob.objects.create(activity=activity)
     )
     path = f"ska/p{job.pk}/f.ms"
     copied = TransferFile.objects.create(

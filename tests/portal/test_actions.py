@@ -192,7 +192,7 @@ def test_operator_reroutes_a_copying_product(
     new = product.replicas.exclude(endpoint=product.source).get()
     assert new.endpoint == target and new.state == ReplicaState.COPYING and new.policy is None
     assert "re-routed by op" in new.reason and "SRC down" in new.reason
-    new_job = TransferJob.objects.get(metadata__replica_id=new.pk)
+    new_job = TransferJob.objects.get(job_id=new.copy_requests.get().job_id)
     assert new_job.state == JobState.SUBMITTED and all(
         target.hostname in f.dest_surl for f in new_job.files.all()
     )
@@ -228,7 +228,7 @@ def test_an_operator_may_reroute_to_where_an_earlier_copy_failed(
     assert again.pk == failed.pk and again.state == ReplicaState.COPYING and again.policy is None
     assert "re-routed by op" in again.reason and "earlier here: TRANSFER timed out" in again.reason
     assert not product.replicas.filter(pk=old.pk).exists()
-    assert TransferJob.objects.get(metadata__replica_id=again.pk).state == JobState.SUBMITTED
+    assert TransferJob.objects.get(job_id=again.copy_requests.get().job_id).state == JobState.SUBMITTED
 
 
 def test_rerouting_to_where_it_already_goes_is_a_form_error(client, operator, reference_topology):

@@ -24,7 +24,7 @@ from schedulers.lane_load import LaneLoad
 from schedulers.loop import push_cycle
 from schedulers.planning.types import Leg, LegRole
 from tests.conftest import policy_of_shares
-from tests.factories import product_at_sdp
+from tests.factories import product_at_sdp, push_job_for
 from topology.models import RegionalCentre, Telescope
 
 GB = 10**9
@@ -228,14 +228,14 @@ def test_a_copy_arrives_no_sooner_than_its_slowest_file_at_the_pace_it_keeps(ref
     it. A file whose recent pace the service saw at 5 MB/s, with 1.9 GB to go, ends in 380 s, whatever the
     lane's queue says (19 s). A file with no pace yet (its looks span too little time) is not held to one."""
     from replicas.models import Replica
-    from transfers.models import TransferFile, TransferJob
+    from transfers.models import TransferFile
 
     now = dt.datetime.now(dt.UTC)
     _copying_to_uk(now, {"crawling": 25, "starting": 5})
     rates = {("SKA1-Low", "UKSRC"): 800e6}
     for name, pace in (("crawling", 5e6), ("starting", None)):
         replica = Replica.objects.get(product__name=name, state="copying")
-        job = TransferJob.objects.create(metadata={"replica_id": replica.pk, "lane": ["SKA1-Low", "UKSRC"]})
+        job = push_job_for(replica)
         TransferFile.objects.create(
             job=job,
             file_index=0,
@@ -273,7 +273,7 @@ def test_a_copy_whose_files_the_service_reports_counts_what_they_have_not_sent(r
         product = _product(name, 3, 2 * GB)
         replica = Replica.objects.create(product=product, endpoint=uk, state="copying")
         Replica.objects.filter(pk=replica.pk).update(created=now - dt.timedelta(seconds=60))
-        job = TransferJob.objects.create(metadata={"replica_id": replica.pk, "lane": ["SKA1-Low", "UKSRC"]})
+        job = push_job_for(replica)
         for index, (state, started_s_ago) in enumerate(files):
             TransferFile.objects.create(
                 job=job,

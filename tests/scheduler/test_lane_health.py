@@ -12,15 +12,15 @@ import pytest
 
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica
-from replicas.services import settle_replica
 from schedulers.lane_health import unavailable_lanes
 from schedulers.loop import push_cycle
 from schedulers.planning import DegradeStep, LiveState, PolicyKind, Product, ReplicaPolicy, plan
 from schedulers.snapshot import topology_snapshot
+from tests.factories import settle_copy
 from topology.models import Link, RegionalCentre, StorageEndpoint
 
 from .helpers import star
-from .test_policy_execution import RecordingTool, _job_id, _product
+from .test_policy_execution import RecordingTool, _product
 
 STALLED = (
     "TRANSFER stalled: no progress at the destination for 12 s (1048576 of 25165824 bytes there), cancelled"
@@ -67,7 +67,7 @@ def _uk_and_au() -> None:
 
 
 def _fail(replica: Replica, reason: str = STALLED) -> None:
-    settle_replica(replica_id=replica.pk, job_id=_job_id(replica), state="FAILED", reasons=[reason])
+    settle_copy(replica, "FAILED", [reason])
 
 
 def _copying(product: DataProduct) -> Replica:
@@ -95,7 +95,7 @@ def test_a_copy_failed_on_its_way_goes_to_another_src_and_the_cycle_says_why(  #
     assert event["detail"].startswith("lane SKA1-Low -> UKSRC unavailable since ")
     assert STALLED in event["detail"] and event["detail"].endswith(": re-routing")
     again = _copying(product)
-    settle_replica(replica_id=again.pk, job_id=_job_id(again), state="FINISHED")
+    settle_copy(again, "FINISHED")
     product.refresh_from_db()
     assert product.state == ProductState.PLACED  # the failed copy is history, not the product's state
     # The cycles API says it too.
@@ -132,7 +132,7 @@ def test_the_lane_comes_back_after_its_cool_off_or_a_success(reference_topology,
     push_cycle(transfertool=tool)
     probe = _copying(product)
     assert probe.endpoint.name == "UKSRC_DISK"
-    settle_replica(replica_id=probe.pk, job_id=_job_id(probe), state="FINISHED")
+    settle_copy(probe, "FINISHED")
     settings.SRCNET_LANE_HEALTH = {**settings.SRCNET_LANE_HEALTH, "COOL_OFF_SECONDS": 300}
     assert unavailable_lanes(topology=topology) == {}  # its last copy arrived
 
@@ -172,7 +172,7 @@ def test_a_pinned_product_whose_lane_broke_goes_by_its_telescopes_policy(referen
         state=ReplicaState.PLANNED,
         reason="campaign c1",
     )
-    settle_replica(replica_id=_copying(broken).pk, job_id=_job_id(_copying(broken)), state="FINISHED")
+    settle_copy(_copying(broken), "FINISHED")
     cycle = push_cycle(transfertool=tool)
     assert [s["lane"] for s in cycle.submitted] == [["SKA1-Low", "AUSRC"]]
     pin.refresh_from_db()

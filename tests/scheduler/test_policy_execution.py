@@ -12,7 +12,7 @@ import pytest
 
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica, ReplicaPolicy
-from replicas.services import FileSpec, register_product, settle_replica
+from replicas.services import FileSpec, register_product
 from schedulers.loop import push_cycle
 from schedulers.planning import DegradeStep, LegRole, PolicyKind, plan
 from schedulers.planning import ReplicaPolicy as PlannerPolicy
@@ -25,7 +25,7 @@ from schedulers.transfertool import (
     TransferRequest,
     Transfertool,
 )
-from tests.factories import product_at_sdp
+from tests.factories import product_at_sdp, settle_copy
 from topology.models import RegionalCentre, Telescope
 
 pytestmark = pytest.mark.django_db
@@ -109,10 +109,6 @@ def _product(name: str = "obs") -> DataProduct:
     return product_at_sdp(name, sizes=[10**6, 10**6])
 
 
-def _job_id(replica: Replica) -> str:
-    return replica.reason.rsplit("transfer job ", 1)[1].split()[0]
-
-
 def test_the_stored_policy_becomes_the_planners(reference_topology) -> None:  # type: ignore[no-untyped-def]
     topology = topology_snapshot()
     two = _stored(kind="two_replicas", partners={"UKSRC": "AUSRC"}, degrade_order=["relay"], degrade_at=0.9)
@@ -167,7 +163,7 @@ def test_two_replicas_second_copy_goes_from_the_src_once_the_first_arrives(refer
     assert "second copy (redistribution to the partner SRC), UKSRC -> AUSRC" in second.reason
     # The second copy waits for the first: nothing more goes while it travels.
     assert push_cycle(transfertool=tool).legs_submitted == 0
-    settle_replica(replica_id=first.pk, job_id=_job_id(first), state="FINISHED")
+    settle_copy(first, "FINISHED")
     product.refresh_from_db()
     assert product.state == ProductState.PLACING  # one of its two replicas is there
     cycle = push_cycle(transfertool=tool)
@@ -178,7 +174,7 @@ def test_two_replicas_second_copy_goes_from_the_src_once_the_first_arrives(refer
     second.refresh_from_db()
     assert second.state == ReplicaState.COPYING and "push plan: UKSRC -> AUSRC" in second.reason
     assert push_cycle(transfertool=tool).legs_submitted == 0  # the UKSRC -> AUSRC lane is busy
-    settle_replica(replica_id=second.pk, job_id=_job_id(second), state="FINISHED")
+    settle_copy(second, "FINISHED")
     product.refresh_from_db()
     second.refresh_from_db()
     assert product.state == ProductState.PLACED
@@ -197,7 +193,7 @@ def test_full_copy_at_the_copy_site_and_none_when_the_first_copy_is_there(refere
     policy.copy_site = RegionalCentre.objects.get(name="UKSRC")
     policy.save()
     first = product.replicas.get(endpoint__name="UKSRC_DISK")
-    settle_replica(replica_id=first.pk, job_id=_job_id(first), state="FINISHED")  # frees the lane
+    settle_copy(first, "FINISHED")  # frees the lane
     other = _product("b")
     cycle = push_cycle(transfertool=tool)
     # The new product has its first copy only; the first product's copy, placed under the old copy site,
@@ -249,9 +245,7 @@ def test_a_failed_first_copy_fails_the_copy_that_waits_for_it(reference_topology
     push_cycle(transfertool=tool)
     first = product.replicas.get(endpoint__name="UKSRC_DISK")
     # A source problem: the product fails (one that failed on its way is re-routed: test_lane_health.py).
-    settle_replica(
-        replica_id=first.pk, job_id=_job_id(first), state="FAILED", reasons=["SOURCE [2 No such file]"]
-    )
+    settle_copy(first, "FAILED", ["SOURCE [2 No such file]"])
     second = product.replicas.get(endpoint__name="AUSRC_DISK")
     product.refresh_from_db()
     assert (
@@ -273,7 +267,7 @@ def test_an_explicit_push_places_the_second_copy_and_the_loop_makes_it(reference
     assert len(tool.jobs) == 1  # only the first copy goes now
     assert len(push_product(product=product, transfertool=tool)) == 2 and len(tool.jobs) == 1  # idempotent
     first = product.replicas.get(endpoint__name="UKSRC_DISK")
-    settle_replica(replica_id=first.pk, job_id=_job_id(first), state="FINISHED")
+    settle_copy(first, "FINISHED")
     cycle = push_cycle(transfertool=tool)
     assert [e["lane"] for e in cycle.submitted] == [["UKSRC", "AUSRC"]]
 
@@ -305,7 +299,7 @@ def test_explicit_shares_decide_where_the_loop_sends_first_copies(reference_topo
     assert cycle.error == "" and [e["lane"] for e in cycle.submitted] == [["SKA1-Low", "CASRC"]]
     # An explicit push goes through the loop too: once the lane is free, to the same SRC.
     first = looped.replicas.get(endpoint__name="CASRC_DISK")
-    settle_replica(replica_id=first.pk, job_id=_job_id(first), state="FINISHED")
+    settle_copy(first, "FINISHED")
     pushed = _product("pushed")
     push_product(product=pushed, transfertool=tool)
     for product in (looped, pushed):

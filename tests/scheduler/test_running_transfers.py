@@ -10,6 +10,7 @@ import pytest
 
 from schedulers.arrivals import copies_in_flight
 from schedulers.measurements import running_transfers
+from tests.factories import push_job_for
 
 pytestmark = pytest.mark.django_db
 GB = 10**9
@@ -23,7 +24,7 @@ def _copy_running(now: dt.datetime) -> None:
     from replicas.models import Replica
     from replicas.services import FileSpec, register_product
     from topology.models import StorageEndpoint, Telescope
-    from transfers.models import TransferFile, TransferJob
+    from transfers.models import TransferFile
 
     files = [FileSpec(f"{i}.ms", GB, "0cc737eb") for i in range(3)]
     low = Telescope.objects.get(name="SKA1-Low")
@@ -31,7 +32,7 @@ def _copy_running(now: dt.datetime) -> None:
     replica = Replica.objects.create(
         product=product, endpoint=StorageEndpoint.objects.get(name="UKSRC_DISK"), state="copying"
     )
-    job = TransferJob.objects.create(metadata={"replica_id": replica.pk, "lane": list(LANE)})
+    job = push_job_for(replica, lane=LANE)
     ago = lambda s: now - dt.timedelta(seconds=s)  # noqa: E731
     rows: list[dict[str, Any]] = [
         {"state": "FINISHED", "start_time": ago(20), "finish_time": ago(5)},

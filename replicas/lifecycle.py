@@ -111,15 +111,15 @@ def fail_if_planned(replica_id: int, reason: str) -> int:
     return Replica.objects.filter(pk=replica_id, state=P).update(state=F, reason=reason)
 
 
-def mirror(replica: Replica, state: str, reason: str) -> bool:
-    """Rucio mode: the replica as Rucio's rule locks say (Rucio is the authority there, so any move of its
-    is taken, including a repaired rule's FAILED to COPYING). Returns whether anything changed."""
+def mirror(replica: Replica, state: str, reason: str, *, rucio_rule: str) -> bool:
+    """Rucio mode: the replica as the locks of ``rucio_rule`` say (Rucio is the authority there, so any move
+    of its is taken, including a repaired rule's FAILED to COPYING). Returns whether anything changed."""
     if state not in REPLICA_STARTS:
         raise IllegalTransition(f"Rucio's lock state maps to no replica state: {state}")
-    if (replica.state, replica.reason) == (state, reason):
+    if (replica.state, replica.reason, replica.rucio_rule) == (state, reason, rucio_rule):
         return False
-    replica.state, replica.reason = state, reason
-    replica.save(update_fields=["state", "reason", "updated"])
+    replica.state, replica.reason, replica.rucio_rule = state, reason, rucio_rule
+    replica.save(update_fields=["state", "reason", "rucio_rule", "updated"])
     return True
 
 

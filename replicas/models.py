@@ -419,6 +419,17 @@ class Replica(models.Model):
         related_name="relayed_replicas",
         help_text="The distribution centre a relayed (multihop) copy goes through",
     )
+    rucio_rule = models.CharField(
+        max_length=64,
+        blank=True,
+        db_index=True,
+        help_text="Rucio mode: the rule whose locks it follows (the push loop's, a scientist's); empty: none",
+    )
+    placement = models.TextField(
+        blank=True,
+        help_text="Rucio mode: why the push loop placed it there, kept in front of the reason as its rule's "
+        "locks move",
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -33,8 +33,8 @@ def record_rules(
     """The product's replicas as its rules say, each destination from the best rule covering it (a failed
     lock's reason from ``transfer_errors``, Rucio's request errors by RSE), and the product's state from
     its replicas; in one transaction. Returns the replicas touched."""
-    # destination -> (state, reason) from the best rule covering it
-    best: dict[str, tuple[str, str]] = {}
+    # destination -> (state, reason, rule id) from the best rule covering it
+    best: dict[str, tuple[str, str, str]] = {}
     errors: dict[str, dict[str, str]] = {}
     for rule in rules:
         for rse, lock_states in rule.locks.items():
@@ -53,26 +53,29 @@ def record_rules(
                 reason += f": {detail or 'transfers stuck'}"
             current = best.get(rse)
             if current is None or _STATE_RANK[ReplicaState(state)] < _STATE_RANK[ReplicaState(current[0])]:
-                best[rse] = (state, reason)
+                best[rse] = (state, reason, rule.rule_id)
     touched: list[Replica] = []
     with transaction.atomic():
         product = DataProduct.objects.select_for_update().get(pk=product.pk)
         endpoints = {e.name: e for e in StorageEndpoint.objects.filter(name__in=list(best))}
-        for rse, (state, reason) in sorted(best.items()):
+        for rse, (state, reason, rule_id) in sorted(best.items()):
             endpoint = endpoints.get(rse)
             if endpoint is None or endpoint.pk == product.source_id:
                 continue
             replica = Replica.objects.filter(product=product, endpoint=endpoint).first()
             if replica is None:
                 replica = lifecycle.new_replica(
-                    product=product, endpoint=endpoint, state=state, reason=reason, policy=policy
+                    product=product,
+                    endpoint=endpoint,
+                    state=state,
+                    reason=reason,
+                    policy=policy,
+                    rucio_rule=rule_id,
                 )
             else:
                 # A replica the push loop placed keeps the plan's reason in front of the rule's.
-                placement = replica.reason.split(f"; {RUCIO_RULE_REASON} ", 1)[0]
-                if placement and not placement.startswith(RUCIO_RULE_REASON):
-                    reason = f"{placement}; {reason}"
-                lifecycle.mirror(replica, state, reason)
+                reason = f"{replica.placement}; {reason}" if replica.placement else reason
+                lifecycle.mirror(replica, state, reason, rucio_rule=rule_id)
             touched.append(replica)
         lifecycle.follow_replicas(product, product.replicas.exclude(endpoint_id=product.source_id))
     return touched

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
 from replicas.choices import ReplicaState
@@ -23,12 +23,11 @@ def visible_rules(user: Any) -> QuerySet[Rule]:
 
 def rule_replicas(rule: Rule) -> list[Replica]:
     """The copies the rule stands for: in embedded mode the replicas it placed or counted; in Rucio mode
-    those the platform followed from its Rucio rules (their reason names the rule)."""
+    those the platform followed from its Rucio rules (``Replica.rucio_rule``)."""
     if rule.rucio_rules:
-        named = Q()
-        for rule_id in rule.rucio_rules.values():
-            named |= Q(reason__contains=rule_id)
-        queryset = Replica.objects.filter(named, product__in=rule.products.all())
+        queryset = Replica.objects.filter(
+            rucio_rule__in=[str(r) for r in rule.rucio_rules.values()], product__in=rule.products.all()
+        )
     else:
         queryset = rule.replicas.all()
     return list(

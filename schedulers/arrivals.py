@@ -389,7 +389,6 @@ class CopyArrival:
     note: str
 
 
-RUCIO_RULE_REASON = "rucio rule"
 IN_FLIGHT_FILES = (FileState.SUBMITTED, FileState.ACTIVE)
 WINDOW_BYTES = 2**30  # the per-flow TCP ceiling's window where a lane has no measurement (topology.physics)
 
@@ -410,7 +409,7 @@ def copy_arrivals(replicas: Iterable[Replica], now: dt.datetime | None = None) -
     rates = lane_rates(now)
     out: dict[int, CopyArrival] = {}
     for replica in sorted(pending, key=lambda r: (r.upstream_id is not None, r.pk)):
-        if RUCIO_RULE_REASON in replica.reason:
+        if replica.rucio_rule:
             out[replica.pk] = _rucio_copy(replica, now, rates)
         elif replica.upstream_id is not None:
             out[replica.pk] = _second_copy(replica, now, rates, out)

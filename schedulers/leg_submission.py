@@ -135,9 +135,11 @@ def submit_first(
     if via:
         hops.append((hops[0][1], destination))
     arrival = None if note else (forward or leg).finish_s
-    job_id, handle = _submit_job(product, hops, hints, replica, [leg.source, final], tool, finish_s=arrival)
+    job_id, handle = _submit_job(
+        product, hops, hints, replica, [leg.source, final], tool, finish_s=arrival, placement=why
+    )
     replica.reason = f"{why}; {handle}"
-    replica.save(update_fields=["state", "via", "reason", "updated"])
+    replica.save(update_fields=["state", "via", "reason", "rucio_rule", "placement", "updated"])
     return {
         "product": product.did,
         "role": leg.role.value if not note else "pinned copy",
@@ -173,9 +175,10 @@ def submit_copy(replica_id: int, leg: Leg, tool: Transfertool, *, note: str = ""
         [leg.source, leg.destination],
         tool,
         finish_s=None if note else leg.finish_s,
+        placement=why,
     )
     replica.reason = f"{why}; {handle}"
-    replica.save(update_fields=["state", "reason", "updated"])
+    replica.save(update_fields=["state", "reason", "rucio_rule", "placement", "updated"])
     return {
         "product": replica.product.did,
         "role": leg.role.value if not note else "unplanned copy",
@@ -233,6 +236,7 @@ def _submit_job(
     tool: Transfertool,
     *,
     finish_s: float | None = None,
+    placement: str = "",
 ) -> tuple[str, str]:
     """One transfer job over ``hops`` (more than one: a multihop job), every file of the product per hop, or
     in Rucio mode one rule at the last hop's destination; returns its id and how the replica's reason
@@ -263,6 +267,8 @@ def _submit_job(
         streams = rucio_link_streams(hints)
         enforce_links(tool, hop_links(tool, hops, scheme, hints.lane_files, nostreams=streams))
         rule_id = place_by_rule(product, hops[-1][1], replica, activity=ACTIVITY)
+        # The replica follows the rule's locks from now on (replicas/rucio_record.py), its placement in front.
+        replica.rucio_rule, replica.placement = rule_id, placement
         # Rucio's conveyor submits the FTS3 jobs without the plan's figures: keep them for the metrics.
         PlannedRule.objects.create(
             rule_id=rule_id,

@@ -31,7 +31,6 @@ from django.utils import timezone
 
 from replicas.choices import ReplicaState
 from replicas.models import Replica, ReplicaPolicy
-from replicas.rucio_sync import RUCIO_RULE_REASON
 from replicas.services import active_policy
 from topology.choices import StorageRole
 from topology.models import Telescope
@@ -106,10 +105,10 @@ def _waiting_copies() -> list[WaitingCopy]:
     A copy whose upstream came by a Rucio rule is Rucio's to make (``RucioAdapter.place_waiting_copies``,
     run as rules are followed), not the loop's."""
     rows = (
-        Replica.objects.filter(state=ReplicaState.PLANNED, upstream__state=ReplicaState.AVAILABLE)
-        .exclude(upstream__reason__startswith=RUCIO_RULE_REASON)
+        Replica.objects.filter(
+            state=ReplicaState.PLANNED, upstream__state=ReplicaState.AVAILABLE, upstream__rucio_rule=""
+        )
         .select_related("product__telescope", "endpoint__site", "upstream__endpoint__site")
-        .exclude(upstream__reason__contains=f"; {RUCIO_RULE_REASON} ")
         .annotate(total=Sum("product__files__size_bytes"), nfiles=Count("product__files", distinct=True))
         .order_by("created", "id")
     )

@@ -88,8 +88,13 @@ def test_rows_start_only_as_a_copy_can_start(product) -> None:  # type: ignore[n
 def test_rucios_view_is_mirrored_whatever_the_move(product) -> None:  # type: ignore[no-untyped-def]
     """Rucio mode: Rucio is the authority (a repaired rule takes a FAILED lock back to replicating)."""
     replica = a_replica(product, ReplicaState.FAILED)
-    assert lifecycle.mirror(replica, ReplicaState.COPYING, "rucio rule x: REPLICATING") is True
-    assert lifecycle.mirror(replica, ReplicaState.COPYING, "rucio rule x: REPLICATING") is False
+    assert (
+        lifecycle.mirror(replica, ReplicaState.COPYING, "rucio rule x: REPLICATING", rucio_rule="x") is True
+    )
+    assert (
+        lifecycle.mirror(replica, ReplicaState.COPYING, "rucio rule x: REPLICATING", rucio_rule="x") is False
+    )
+    assert replica.rucio_rule == "x"
     replica.refresh_from_db()
     assert replica.state == ReplicaState.COPYING
 

@@ -61,8 +61,17 @@ def test_missing_source_file_fails_the_request_with_its_reason(  # type: ignore[
     assert "SOURCE" in errors["UKSRC_DISK"], errors
     followed(product, ProductState.FAILED)
     replica = Replica.objects.get(product=product, endpoint=dest)
-    assert replica.state == ReplicaState.FAILED
-    assert rule.rule_id in replica.reason and "STUCK" in replica.reason
+    assert replica.state == ReplicaState.FAILED and replica.rucio_rule == rule.rule_id
+    # Rucio marks the lock STUCK before the rule itself: a round of the follower between the two recorded
+    # the failed lock under the rule's REPLICATING (a run on 2026-11-29). The rule's change brings its product
+    # into the next round, which says STUCK.
+    wait_until(
+        lambda: "STUCK" in Replica.objects.get(pk=replica.pk).reason,
+        timeout=60,
+        what="the follower's round after the rule went STUCK",
+    )
+    replica.refresh_from_db()
+    assert rule.rule_id in replica.reason and replica.state == ReplicaState.FAILED
     # the FTS3 service's reason travels through Rucio's request into the replica's reason
     assert "TRANSFER_FAILED" in replica.reason and "No such file" in replica.reason, replica.reason
     assert not rucio_sites["UKSRC_DISK"].local_path(f"srcnet/{scope}/{product.name}/gone.ms").exists()

@@ -415,8 +415,12 @@ def test_a_rucio_rules_copy_arrives_when_its_links_queue_at_the_fts3_endpoint_dr
     _measured(("SKA1-Low", "UKSRC"), 800e6)
     ahead, mine, waiting = _product("ahead", 3, GB), _product("sci-mine", 3, GB), _product("sci-wait", 3, GB)
     reason = "rucio rule 9a1b2c (SKA User Request, UKSRC_DISK): REPLICATING"
-    copy = Replica.objects.create(product=mine, endpoint=uk, state="copying", reason=reason)
-    idle = Replica.objects.create(product=waiting, endpoint=uk, state="planned", reason=reason)
+    copy = Replica.objects.create(
+        product=mine, endpoint=uk, state="copying", reason=reason, rucio_rule="9a1b2c"
+    )
+    idle = Replica.objects.create(
+        product=waiting, endpoint=uk, state="planned", reason=reason, rucio_rule="9a1b2c"
+    )
     # Rucio's conveyor's jobs as it submits them to the platform's FTS3 endpoint: another product's file
     # first, then this copy's two files (one job each), all on SKA1-LOW_SDP -> UKSRC_DISK.
     rucio_job(fts, scope="ska", dataset=ahead.name, file="x.ms", size=GB)

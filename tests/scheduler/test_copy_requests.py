@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from django.apps.registry import Apps
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
@@ -25,6 +26,21 @@ from transfers.signals import job_finished
 from .test_policy_execution import RecordingTool, _only_uk
 
 STALLED = "TRANSFER stalled: no progress at the destination for 12 s, cancelled"
+
+
+def _replicas_back_at(migration: str) -> Apps:
+    """The replicas app migrated back to ``migration`` (every other app at its latest); the models as they
+    were then."""
+    executor = MigrationExecutor(connection)
+    before = [("replicas", migration)]
+    before += [leaf for leaf in executor.loader.graph.leaf_nodes() if leaf[0] != "replicas"]
+    executor.migrate(before[:1])
+    return executor.loader.project_state(before).apps
+
+
+def _migrate_to_the_latest() -> None:
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def _pushed(name: str = "obs") -> tuple[Replica, RecordingTool, dict]:  # type: ignore[type-arg]
@@ -141,11 +157,8 @@ def test_the_api_and_the_portal_show_a_replicas_copy_requests(  # type: ignore[n
 def test_the_upgrade_turns_the_old_jobs_metadata_into_copy_requests(reference_topology) -> None:  # type: ignore[no-untyped-def]
     """A copy in flight across the upgrade is still settled when its job ends, and a settled one keeps lane
     health's history: migration 0009 reads the ``replica_id`` the jobs carried, once."""
-    executor = MigrationExecutor(connection)
-    before = [("replicas", "0008_copy_request")]
-    before += [leaf for leaf in executor.loader.graph.leaf_nodes() if leaf[0] != "replicas"]
-    executor.migrate(before[:1])
-    old = executor.loader.project_state(before).apps
+    product = product_at_sdp("upgraded", sizes=[10**6])  # with today's models, before going back
+    old = _replicas_back_at("0008_copy_request")
     Replica_, TransferJob_, TransferFile_, ExternalJob_ = (
         old.get_model(name)
         for name in (
@@ -155,7 +168,6 @@ def test_the_upgrade_turns_the_old_jobs_metadata_into_copy_requests(reference_to
             "schedulers.ExternalJob",
         )
     )
-    product = product_at_sdp("upgraded", sizes=[10**6])
     endpoints = {
         name: pk
         for pk, name in old.get_model("topology", "StorageEndpoint").objects.values_list("pk", "name")
@@ -188,8 +200,7 @@ def test_the_upgrade_turns_the_old_jobs_metadata_into_copy_requests(reference_to
     TransferJob_.objects.create(
         state="ACTIVE", metadata={"replica_id": 10**9}
     )  # a replica that no longer exists
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    _migrate_to_the_latest()
 
     requests = {r.replica_id: r for r in CopyRequest.objects.all()}
     assert set(requests) == {moving.pk, failed.pk, followed.pk}
@@ -222,3 +233,30 @@ def test_the_upgrade_turns_the_old_jobs_metadata_into_copy_requests(reference_to
     assert [r.pk for r in record_job_end(endpoint="", job_id=str(in_flight.job_id), state="FINISHED")] == [
         moving.pk
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_upgrade_reads_rucio_rules_out_of_the_old_reasons_once(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """Rucio mode's replicas name their rule in a field now (the loop and the rules page no longer search
+    the reason for it): migration 0010 reads it from the reasons Rucio mode wrote, with the push loop's
+    placement that the reason kept in front."""
+    product = product_at_sdp("ruled", sizes=[10**6])
+    old = _replicas_back_at("0009_copy_requests_from_job_metadata")
+    Replica_ = old.get_model("replicas", "Replica")
+    endpoints = dict(old.get_model("topology", "StorageEndpoint").objects.values_list("name", "pk"))
+    rule, other = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+    placed = "low-share (weighted_share): first copy; push plan: SKA1-Low -> UKSRC at 400 Mbit/s"
+    rows = {
+        "UKSRC_DISK": f"{placed}; rucio rule {rule} (SKA Data Products, UKSRC_DISK): REPLICATING",
+        "AUSRC_DISK": f"rucio rule {other} created by account alice outside the platform (User, AUSRC_DISK)",
+        "FRSRC_DISK": f"{placed}; transfer job 1d2e finished",
+    }
+    for name, reason in rows.items():
+        Replica_.objects.create(
+            product_id=product.pk, endpoint_id=endpoints[name], state="copying", reason=reason
+        )
+    _migrate_to_the_latest()
+    found = {r.endpoint.name: (r.rucio_rule, r.placement) for r in Replica.objects.filter(product=product)}
+    assert found["UKSRC_DISK"] == (rule, placed)
+    assert found["AUSRC_DISK"] == (other, "")
+    assert found["FRSRC_DISK"] == ("", "")

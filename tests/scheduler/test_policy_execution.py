@@ -335,9 +335,12 @@ def test_a_copy_waiting_on_a_rucio_placed_replica_is_left_to_rucio(reference_top
     push_product(product=product, transfertool=tool)
     first = product.replicas.get(endpoint__name="UKSRC_DISK")
     Replica.objects.filter(pk=first.pk).update(
-        state=ReplicaState.AVAILABLE, reason="rucio rule 0a1b (SKA Data Products, UKSRC_DISK): OK"
+        state=ReplicaState.AVAILABLE,
+        reason="rucio rule 0a1b (SKA Data Products, UKSRC_DISK): OK",
+        rucio_rule="0a1b",
     )
     assert push_cycle(transfertool=tool).legs_submitted == 0
     assert product.replicas.get(endpoint__name="AUSRC_DISK").state == ReplicaState.PLANNED
-    Replica.objects.filter(pk=first.pk).update(reason="transfer job finished")  # the platform's own copy
+    # The platform's own copy (no rule):
+    Replica.objects.filter(pk=first.pk).update(reason="transfer job finished", rucio_rule="")
     assert [e["lane"] for e in push_cycle(transfertool=tool).submitted] == [["UKSRC", "AUSRC"]]

@@ -81,7 +81,7 @@ def test_a_host_failing_mid_run_leaves_the_others_as_they_were(
         deployment.ssh(BROKEN, ["sh", "-c", f"echo '{DRIFT}' >> {PINNED} && chattr +i {PINNED}"])
         assert "i" in deployment.ssh(BROKEN, ["lsattr", PINNED]).stdout.split()[0]
 
-        broken = deployment.playbook(label="one-host-fails", timeout=600)
+        broken = deployment.playbook(label="one-host-fails")
         assert broken.returncode != 0, broken.output[-4000:]
         assert set(broken.recap) == set(LAYOUT), broken.recap
         # Only w2 failed, and after the preflight: in the Workers play, writing the pinned file.
@@ -112,7 +112,7 @@ def test_a_host_failing_mid_run_leaves_the_others_as_they_were(
 
         # Repaired (the pin removed), the next run puts the inventory's configuration back on w2 alone...
         deployment.ssh(BROKEN, ["chattr", "-i", PINNED])
-        repaired = deployment.playbook(label="repaired-host", timeout=600)
+        repaired = deployment.playbook(label="repaired-host")
         assert repaired.returncode == 0, repaired.output[-4000:]
         assert not _failed_hosts(repaired), repaired.recap
         assert repaired.recap[BROKEN]["changed"] > 0, repaired.recap
@@ -126,7 +126,7 @@ def test_a_host_failing_mid_run_leaves_the_others_as_they_were(
 
         # ... and the run after that changes nothing on it (the repaired run changed nothing on the
         # others, above; site.yml's own idempotence on every host is test_site.py's).
-        again = deployment.playbook("--limit", BROKEN, label="after-repair", timeout=600)
+        again = deployment.playbook("--limit", BROKEN, label="after-repair")
         assert again.returncode == 0, again.output[-4000:]
         assert again.changed() == {BROKEN: 0}, again.recap
     finally:

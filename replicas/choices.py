@@ -10,16 +10,6 @@ class ReplicaState(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class CopyOutcome(models.TextChoices):
-    """How a copy request's transfer job ended, in FTS3's job states (FINISHEDDIRTY: some files failed)."""
-
-    SUBMITTED = "SUBMITTED", "Submitted"
-    FINISHED = "FINISHED", "Finished"
-    FINISHEDDIRTY = "FINISHEDDIRTY", "Finished dirty"
-    FAILED = "FAILED", "Failed"
-    CANCELED = "CANCELED", "Canceled"
-
-
 class PolicyKind(models.TextChoices):
     """The four AENEAS replica scenarios (the planner's ``one_replica`` is ``weighted_share`` here)."""
 

@@ -6,9 +6,10 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
+from transfers.choices import JobState
+
 from .choices import (
     DEFAULT_DEGRADE_ORDER,
-    CopyOutcome,
     DegradeStep,
     PolicyKind,
     ProductState,
@@ -464,7 +465,8 @@ class CopyRequest(models.Model):
     streams = models.PositiveIntegerField(default=0, help_text="TCP streams the plan gave the job")
     streams_per_file = models.PositiveIntegerField(default=0, help_text="TCP streams each file's copy asks")
     predicted_arrival = models.DateTimeField(null=True, blank=True, help_text="When the plan expects it")
-    state = models.CharField(max_length=16, choices=CopyOutcome.choices, default=CopyOutcome.SUBMITTED)
+    # FTS3's job states, as the transfer service names them: SUBMITTED until the job ends.
+    state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.SUBMITTED)
     reasons = models.JSONField(default=list, blank=True, help_text="The failed files' reasons")
     source_problem = models.BooleanField(
         default=False, help_text="It failed for its source (a missing or corrupt file), not for its path"

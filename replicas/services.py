@@ -17,7 +17,7 @@ from topology.choices import StorageRole
 from topology.models import StorageEndpoint, Telescope
 
 from . import lifecycle
-from .choices import CopyOutcome, PolicyKind, ProductState, ReplicaState
+from .choices import PolicyKind, ProductState, ReplicaState
 from .lifecycle import REROUTED
 from .models import CopyRequest, DataProduct, ProductFile, Replica, ReplicaPolicy
 from .policies import PolicyError, choose_by_weighted_share
@@ -178,7 +178,7 @@ def settle_request(request_pk: int, *, state: str, reasons: Sequence[str] = ()) 
     if request.settled is not None:
         return None
     reasons = sorted(set(reasons))
-    request.state = state if state in CopyOutcome.values else CopyOutcome.FAILED
+    request.state = state if state in JobState.values else JobState.FAILED
     request.reasons = reasons
     request.source_problem = state != JobState.FINISHED and is_source_problem(reasons)
     request.settled = timezone.now()

@@ -26,10 +26,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from replicas import lifecycle
-from replicas.choices import CopyOutcome, ReplicaState
+from replicas.choices import ReplicaState
 from replicas.lifecycle import REROUTED
 from replicas.models import CopyRequest, DataProduct, Replica
 from topology.models import Link
+from transfers.choices import JobState
 
 from .planning.types import Plan, PlanEvent, Product, Topology
 
@@ -80,7 +81,7 @@ def _failing_lanes(now: dt.datetime, failures: int, window: float) -> Iterable[t
     settled = (
         CopyRequest.objects.filter(settled__gte=now - dt.timedelta(seconds=window))
         .exclude(source_problem=True)
-        .exclude(state=CopyOutcome.CANCELED)  # stopped by an operator: says nothing of the lane
+        .exclude(state=JobState.CANCELED)  # stopped by an operator: says nothing of the lane
         .only("source_site", "destination_site", "via_site", "state", "reasons", "settled")
         .order_by("-settled", "-id")
     )
@@ -90,7 +91,7 @@ def _failing_lanes(now: dt.datetime, failures: int, window: float) -> Iterable[t
             history.setdefault(key, []).append(request)
     for key, rows in history.items():
         recent = rows[: max(1, failures)]
-        if len(recent) == max(1, failures) and all(r.state != CopyOutcome.FINISHED for r in recent):
+        if len(recent) == max(1, failures) and all(r.state != JobState.FINISHED for r in recent):
             yield key, recent
 
 

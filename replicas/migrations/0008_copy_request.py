@@ -88,8 +88,9 @@ class Migration(migrations.Migration):
                     models.CharField(
                         choices=[
                             ("SUBMITTED", "Submitted"),
+                            ("ACTIVE", "Active"),
                             ("FINISHED", "Finished"),
-                            ("FINISHEDDIRTY", "Finished dirty"),
+                            ("FINISHEDDIRTY", "Finished with some files failed"),
                             ("FAILED", "Failed"),
                             ("CANCELED", "Canceled"),
                         ],

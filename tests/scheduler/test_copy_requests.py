@@ -13,13 +13,14 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 
-from replicas.choices import CopyOutcome, ProductState, ReplicaState
+from replicas.choices import ProductState, ReplicaState
 from replicas.models import CopyRequest, Replica
 from replicas.services import record_job_end
 from schedulers.lane_health import unavailable_lanes
 from schedulers.loop import push_cycle
 from schedulers.snapshot import topology_snapshot
 from tests.factories import product_at_sdp, settle_copy
+from transfers.choices import JobState
 from transfers.models import TransferJob
 from transfers.signals import job_finished
 
@@ -62,7 +63,7 @@ def test_the_push_loop_links_each_copy_to_its_job_with_the_plan_it_gave_it(refer
     assert request.planned_bps == params.metadata["planned_bps"] > 0
     assert request.predicted_arrival is not None
     assert request.predicted_arrival.timestamp() == pytest.approx(params.metadata["predicted_arrival"])
-    assert request.state == CopyOutcome.SUBMITTED and request.settled is None
+    assert request.state == JobState.SUBMITTED and request.settled is None
     # The job itself carries no replica: nothing reads one from a job's metadata.
     assert "replica_id" not in params.metadata
 
@@ -75,9 +76,7 @@ def test_a_jobs_end_settles_its_replica_once_and_keeps_the_outcome(reference_top
     request = replica.copy_requests.get()
     assert replica.state == ReplicaState.AVAILABLE
     assert replica.reason.endswith(f"transfer job {entry['job_id']} finished")
-    assert (
-        request.state == CopyOutcome.FINISHED and request.settled is not None and not request.source_problem
-    )
+    assert request.state == JobState.FINISHED and request.settled is not None and not request.source_problem
     # The same end reported again (the poll after the signal, a repeated signal) changes nothing.
     reason, settled = replica.reason, request.settled
     assert record_job_end(endpoint="", job_id=entry["job_id"], state="FAILED", reasons=["late"]) == []
@@ -86,7 +85,7 @@ def test_a_jobs_end_settles_its_replica_once_and_keeps_the_outcome(reference_top
     assert (replica.state, replica.reason, request.state, request.settled) == (
         ReplicaState.AVAILABLE,
         reason,
-        CopyOutcome.FINISHED,
+        JobState.FINISHED,
         settled,
     )
 
@@ -98,7 +97,7 @@ def test_a_failure_keeps_its_reasons_and_whether_the_source_was_to_blame(referen
         replica, "FAILED", ["SOURCE [2 No such file or directory]", "SOURCE [2 No such file or directory]"]
     )
     request = replica.copy_requests.get()
-    assert request.state == CopyOutcome.FAILED and request.source_problem
+    assert request.state == JobState.FAILED and request.source_problem
     assert request.reasons == ["SOURCE [2 No such file or directory]"]
     # A source problem says nothing of the lane: it stays available.
     assert ("SKA1-Low", "UKSRC") not in unavailable_lanes(topology=topology_snapshot())
@@ -109,7 +108,7 @@ def test_a_path_failure_takes_its_lane_out_naming_the_job(reference_topology) ->
     replica, _, entry = _pushed()
     settle_copy(replica, "FAILED", [STALLED])
     request = replica.copy_requests.get()
-    assert request.state == CopyOutcome.FAILED and not request.source_problem
+    assert request.state == JobState.FAILED and not request.source_problem
     outage = unavailable_lanes(topology=topology_snapshot())[("SKA1-Low", "UKSRC")]
     assert f"transfer job {entry['job_id']} FAILED: {STALLED}" in outage.reason
     assert outage.since == request.settled

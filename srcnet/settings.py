@@ -188,6 +188,7 @@ SPECTACULAR_SETTINGS = {
         "SiteKindEnum": "topology.choices.SiteKind",
         "TokenScopeEnum": "identity.models.TokenScope",
         "TransferFileStateEnum": "transfers.choices.FileState",
+        "TransferJobStateEnum": "transfers.choices.JobState",
     },
 }
 

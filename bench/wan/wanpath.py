@@ -88,6 +88,12 @@ class PathConfig:
     # segmentation offload, so the kernel hands the emulator MTU-sized IPv6 packets. With the "dtn"
     # tuning both hosts reflect flow labels (net.ipv6.flowlabel_reflect=1) as the dtn_tuning role sets it.
     ipv6: bool = False
+    # One CPU for the emulator and for measure_rtt's probe and echo (None: the scheduler places them).
+    # On a VM a wake-up that crosses CPUs costs a variable inter-processor interrupt: measured
+    # 2026-11-29 (docs/benchmarks/idle-rtt.md), the fixed cost's spread over 18 probe runs
+    # of six bring-ups at 7.5 ms was 0.061 ms free and 0.028 ms with all three on CPU 0. For idle-RTT
+    # fidelity only: a copy's end hosts and the emulator on one CPU would share its cycles.
+    cpu: int | None = None
 
     def one_way_delay_us(self, rtt_ms: float | None = None) -> int:
         """Delay the emulator adds per direction so the end-to-end RTT is rtt_ms."""
@@ -513,6 +519,8 @@ def _start_emulator(
         "--rt",
         str(cfg.rt_prio),
     ]
+    if cfg.cpu is not None:
+        argv += ["--cpu", str(cfg.cpu)]
     # The stats file doubles as the readiness signal: drop a previous
     # (calibration) emulator's file first.
     with contextlib.suppress(FileNotFoundError):
@@ -676,7 +684,8 @@ def measure_rtt(
     busy neighbour on the shared CPUs delays neither: the figure is the
     path's RTT, not the probe's scheduling latency."""
     prio = ["chrt", "-f", "5"] if rt else []
-    probe = [*prio, sys.executable, os.path.join(HERE, "rttprobe.py")]
+    pin = ["taskset", "-c", str(path.config.cpu)] if path.config.cpu is not None else []
+    probe = [*pin, *prio, sys.executable, os.path.join(HERE, "rttprobe.py")]
     srv = path.popen_b([*probe, "serve", str(port)])
     try:
         budget = 15 + count * (interval_s + 2 * path.config.rtt_ms / 1e3)
@@ -732,6 +741,7 @@ def emulated_path(
     overhead_ms: float | None = DEFAULT_OVERHEAD_MS,
     name: str | None = None,
     ipv6: bool = False,
+    cpu: int | None = None,
 ):
     """Bring a path up for the duration of a `with` block.
 
@@ -751,6 +761,7 @@ def emulated_path(
         rt_prio=rt_prio,
         overhead_ms=overhead_ms,
         ipv6=ipv6,
+        cpu=cpu,
     )
     restore = None
     if _main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:

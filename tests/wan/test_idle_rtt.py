@@ -6,7 +6,10 @@ keeps only the other worker away, not the pytest process that runs beside them (
 7.5 ms case found fewer than three undisturbed bring-ups of eight while the Rucio and demo tests ran).
 """
 
+import json
 import statistics
+import time
+from pathlib import Path
 
 import pytest
 from wanpath import CpuLoad, emulated_path, fixed_cost_now, measure_rtt, rtt_is_quiet
@@ -30,6 +33,27 @@ IDLE_ATTEMPTS = 6
 # Two calibrations on the idle VM differ by 0.04-0.09 ms (the median of 50 probes), hence not less.
 STEADY_COST_MS = 0.1
 SHORT_PATH_BRING_UPS = 3
+# A busy moment on a shared host (steal time from other guests) can last longer than IDLE_ATTEMPTS short
+# attempts (CI, 2026-11-29, stop 44: the 7.5 ms case failed in the AFTER phase, alone on the machine). On
+# a short path the attempts go on for this long before the test gives up; each attempt's figures are
+# written to test-artifacts/idle-rtt-<ms>.json so that a failure can be read, not guessed.
+SHORT_PATH_WINDOW_S = 75.0
+# The emulator, the probe and its echo on one CPU: on this VM a wake-up across CPUs costs a variable
+# inter-processor interrupt, which halves the fixed cost's spread between bring-ups (0.061 -> 0.028 ms
+# sd at 7.5 ms, docs/benchmarks/idle-rtt.md). Free-running, three idle bring-ups' median was
+# 0.2 ms off in one run of six on an idle machine.
+PROBE_CPU = 0
+EVIDENCE = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def _keep_evidence(rtt_ms: float, seen: list[dict]) -> None:
+    EVIDENCE.mkdir(exist_ok=True)
+    (EVIDENCE / f"idle-rtt-{rtt_ms:g}.json").write_text(json.dumps(seen, indent=1, default=str))
+
+
+def _summary(r: dict) -> str:
+    keys = ("median_ms", "min_ms", "cpu_busy", "calibration_cpu_busy", "fixed_cost_ms", "fixed_cost_after_ms")
+    return " ".join(f"{k}={r.get(k)}" for k in keys)
 
 
 @pytest.mark.parametrize("rtt_ms", [7.5, 56.0, 300.0])
@@ -39,10 +63,16 @@ def test_idle_rtt_within_2_percent(rtt_ms):
     # On a short path one bring-up's calibration can be off by the whole tolerance (CI saw 7.67 and 7.33 ms
     # at 7.5 from undisturbed attempts): the figure is the median of SHORT_PATH_BRING_UPS bring-ups there.
     wanted = SHORT_PATH_BRING_UPS if short else 1
-    seen, undisturbed = [], []
-    for _ in range(IDLE_ATTEMPTS + wanted - 1):
+    seen: list[dict] = []
+    undisturbed: list[dict] = []
+    deadline = time.monotonic() + (SHORT_PATH_WINDOW_S if short else 0.0)
+    attempts = 0
+    least = IDLE_ATTEMPTS + wanted - 1
+    while len(undisturbed) < wanted and (attempts < least or time.monotonic() < deadline):
+        attempts += 1
         # new path each time: the bring-up calibration must be quiet too
-        with emulated_path(rtt_ms=rtt_ms, rate_mbit=100) as path:
+        # The probes on the emulator's CPU (PROBE_CPU): no wake-up crosses CPUs.
+        with emulated_path(rtt_ms=rtt_ms, rate_mbit=100, cpu=PROBE_CPU) as path:
             load = CpuLoad().start()
             r = measure_rtt(path, count=count, interval_s=0.02)
             r["cpu_busy"] = round(load.stop(), 3)
@@ -54,15 +84,18 @@ def test_idle_rtt_within_2_percent(rtt_ms):
         busy = max(r["cpu_busy"], r["calibration_cpu_busy"] or 0.0)
         idle_cpu = not short or busy <= IDLE_CPU_BUSY
         steady = not short or abs(r["fixed_cost_after_ms"] - r["fixed_cost_ms"]) <= STEADY_COST_MS
-        if rtt_is_quiet(r) and idle_cpu and steady:
+        r["undisturbed"] = rtt_is_quiet(r) and idle_cpu and steady
+        if r["undisturbed"]:
             undisturbed.append(r)
-            if len(undisturbed) == wanted:
-                break
-    else:
-        pytest.fail(f"{len(undisturbed)} undisturbed RTT measurements of {wanted} wanted: {seen}")
+    _keep_evidence(rtt_ms, seen)
+    if len(undisturbed) < wanted:
+        pytest.fail(
+            f"{len(undisturbed)} undisturbed RTT measurements of {wanted} wanted in {attempts} attempts: "
+            + "; ".join(_summary(r) for r in seen)
+        )
     assert all(r["received"] == count for r in undisturbed)
     median = statistics.median(r["median_ms"] for r in undisturbed)
-    assert abs(median - rtt_ms) <= 0.02 * rtt_ms, undisturbed
+    assert abs(median - rtt_ms) <= 0.02 * rtt_ms, "; ".join(_summary(r) for r in undisturbed)
     # The emulator never delivers early: even the fastest probe took the RTT
     # minus the calibrated fixed cost.
     for r in undisturbed:

@@ -40,6 +40,7 @@ from .lane_health import unavailable_lanes, unpin_broken, with_outage_events
 from .lane_load import LaneLoad, lane_load
 from .leg_submission import follow_lane_limits, submit_copy, submit_first
 from .measurements import running_transfers
+from .missed_ends import settle_missed_ends
 from .models import PathMeasurement, PushCycle
 from .plan_settings import plan_config
 from .planning.backlog import lane_work
@@ -364,6 +365,12 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         # plans of a cycle in Rucio mode make none, whatever config the caller passed.
         config = replace(config, relays=False)
     report = CycleReport()
+    # A job of the own service that ended before its copy request was written settles now (missed_ends.py):
+    # its lane's room and its product's state are right before this cycle reads them.
+    for job_id in settle_missed_ends():
+        report.events.append(
+            {"time_s": 0.0, "telescope": "", "kind": "missed_end", "detail": f"job {job_id}"}
+        )
     try:
         # The queue is read once: the count reported is the queue this cycle plans.
         queue = queued_products(now=now)

@@ -31,12 +31,18 @@ DESCRIPTIONS: dict[ExitCode, str] = {
     ExitCode.AUTH: "Not authenticated (HTTP 401) or not allowed (HTTP 403: a write by a non-operator).",
     ExitCode.CONNECTION: "The server could not be reached (refused, unresolvable host, timed out).",
     ExitCode.TRANSFER_FAILED: "`transfers watch`: every file ended, but at least one FAILED or was CANCELED.",
-    ExitCode.TIMEOUT: "`transfers watch`: `--timeout` expired before every file ended.",
+    ExitCode.TIMEOUT: (
+        "`transfers watch`: `--timeout` expired before every file ended; `storage check --wait`: before "
+        "the check ended."
+    ),
     ExitCode.ENVIRONMENT: (
         "This machine cannot run the command (`bench path`: needs root, /dev/net/tun, for plugin sites "
         "the built XRootD plugin and, with tokens, a local token issuer that starts)."
     ),
-    ExitCode.PROBLEMS_FOUND: "`tokens check`: at least one problem found (each printed with what to change).",
+    ExitCode.PROBLEMS_FOUND: (
+        "`tokens check`: at least one problem found (each printed with what to change); `storage check "
+        "--wait`: the check found lost, corrupt or dark files, or could not read part of the storage."
+    ),
     ExitCode.INTERRUPTED: "Interrupted by Ctrl-C (SIGINT).",
 }
 

@@ -22,6 +22,7 @@ from .commands import (
     rules,
     scheduling,
     sites,
+    storage,
     subscriptions,
     tokens,
     topology,
@@ -48,6 +49,7 @@ NOUNS = (
     bench,
     campaigns,
     tokens,
+    storage,
     auth,
 )
 

@@ -1,6 +1,6 @@
 """The local Rucio server's daemons, running as long as the server does, as they run in production.
 
-Six processes per Rucio instance, started by ``localnet.rucio.ensure_rucio`` after the server answers and
+Seven processes per Rucio instance, started by ``localnet.rucio.ensure_rucio`` after the server answers and
 stopped by PID with it (``stop_rucio``, ``stop_all_rucio``, ``python -m localnet down``):
 
 | process | what it does |
@@ -11,6 +11,7 @@ stopped by PID with it (``stop_rucio``, ``stop_all_rucio``, ``python -m localnet
 | ``judge-evaluator`` | applies rules to files attached to a dataset after its rule was made |
 | ``judge-repairer`` | tries STUCK rules again (after ``[repairer] updated_at_delta``, 30 min) |
 | ``transmogrifier`` | makes the rules of subscriptions for new datasets that match them |
+| ``necromancer`` | copies replicas declared bad (by the consistency checks) again, or marks them lost |
 
 The conveyor's three run through ``rucio/conveyor.py`` (Rucio's daemon functions with no partition wait, no
 topology cache, and a poller that asks again after 3 s, as the local FTS3 service sends no messages); the
@@ -38,6 +39,7 @@ DAEMONS = (
     "judge-evaluator",
     "judge-repairer",
     "transmogrifier",
+    "necromancer",
 )
 # Seconds a daemon sleeps when a cycle found little to do: how long a rule waits at each step.
 SLEEP_TIME = os.environ.get("SRCNET_RUCIO_DAEMON_SLEEP", "2")
@@ -77,6 +79,8 @@ def daemon_argv(daemon: str, venv: Path) -> list[str]:
         return [str(venv / "bin" / "rucio-judge-repairer"), "--sleep-time", "10"]
     if daemon == "transmogrifier":
         return [str(venv / "bin" / "rucio-transmogrifier"), "--sleep-time", SLEEP_TIME]
+    if daemon == "necromancer":
+        return [str(venv / "bin" / "rucio-necromancer"), "--sleep-time", SLEEP_TIME]
     raise ValueError(f"unknown Rucio daemon {daemon!r}")
 
 

@@ -54,6 +54,7 @@ class StateCollector(Collector):
         yield from self._paths()
         yield from self._push_cycles()
         yield from self._network_traffic()
+        yield from self._consistency()
 
     def _access_links(self) -> Iterator[Metric]:
         window = float(metrics_setting("RATE_WINDOW_SECONDS"))
@@ -254,6 +255,45 @@ class StateCollector(Collector):
                 "Flows reported by a host and port that is no registered storage endpoint",
                 value=unmatched,
             )
+
+    def _consistency(self) -> Iterator[Metric]:
+        from consistency.selectors import endpoint_consistency, products_without_good_replica
+
+        labels = ["endpoint"]
+        checked = GaugeMetricFamily(
+            "srcnet_consistency_files_checked",
+            "Known replica files the endpoint's last ended consistency check judged",
+            labels=labels,
+        )
+        found = GaugeMetricFamily(
+            "srcnet_consistency_findings",
+            "What the endpoint's last ended consistency check found: lost, corrupt, dark, unchecked files",
+            labels=["endpoint", "kind"],
+        )
+        last = GaugeMetricFamily(
+            "srcnet_consistency_last_complete_timestamp_seconds",
+            "Unix time a consistency check of the endpoint last completed (read all of its storage)",
+            labels=labels,
+        )
+        overdue = GaugeMetricFamily(
+            "srcnet_consistency_check_overdue",
+            "1 when no consistency check of the endpoint completed in twice its period",
+            labels=labels,
+        )
+        for row in endpoint_consistency():
+            if row.last is not None:
+                checked.add_metric([row.endpoint], row.last.files_checked)
+                for kind in ("lost", "corrupt", "dark", "unchecked"):
+                    found.add_metric([row.endpoint, kind], getattr(row.last, kind))
+            if row.last_complete is not None:
+                last.add_metric([row.endpoint], row.last_complete.timestamp())
+            overdue.add_metric([row.endpoint], 1 if row.overdue else 0)
+        yield from (checked, found, last, overdue)
+        yield GaugeMetricFamily(
+            "srcnet_products_without_good_replica",
+            "Products with no replica available, planned or being copied (all lost or corrupt, none healing)",
+            value=products_without_good_replica(),
+        )
 
     def _workers(self) -> Iterator[Metric]:
         workers = GaugeMetricFamily(

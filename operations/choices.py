@@ -13,6 +13,9 @@ class AuditAction(models.TextChoices):
     EDIT_POLICY = "edit_policy", "Create or edit a replica policy"
     ISSUE_TOKEN = "issue_token", "Make a personal API token"
     REVOKE_TOKEN = "revoke_token", "Revoke a personal API token"
+    CHECK_STORAGE = "check_storage", "Start a storage consistency check"
+    REMOVE_DARK_FILE = "remove_dark_file", "Remove a dark file from storage"
+    KEEP_DARK_FILE = "keep_dark_file", "Keep a dark file"
 
 
 class TargetType(models.TextChoices):
@@ -21,3 +24,5 @@ class TargetType(models.TextChoices):
     PRODUCT = "product", "Data product"
     POLICY = "policy", "Replica policy"
     TOKEN = "token", "Personal API token"
+    STORAGE = "storage", "Storage endpoint"
+    STORAGE_FILE = "storage_file", "File at a storage endpoint"

@@ -8,6 +8,10 @@ class ReplicaState(models.TextChoices):
     COPYING = "copying", "Copying"
     AVAILABLE = "available", "Available"
     FAILED = "failed", "Failed"
+    # Found damaged at its storage by a consistency check (consistency/): never shown available again until
+    # a copy heals it.
+    LOST = "lost", "Lost (absent at its storage)"
+    CORRUPT = "corrupt", "Corrupt (size or adler32 differs at its storage)"
 
 
 class PolicyKind(models.TextChoices):

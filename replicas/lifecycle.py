@@ -21,6 +21,9 @@ from .choices import ProductState, ReplicaState
 from .models import DataProduct, Replica
 
 P, C, A, F = ReplicaState.PLANNED, ReplicaState.COPYING, ReplicaState.AVAILABLE, ReplicaState.FAILED
+L, X = ReplicaState.LOST, ReplicaState.CORRUPT
+# A replica its storage no longer holds as the platform recorded it.
+DAMAGED: frozenset[str] = frozenset({L, X})
 
 # The states a replica row is made in: planned (placed, to be copied), copying (placed and submitted at
 # once), available (the SDP's own copy, or one Rucio reports made), failed (Rucio's view of a stuck rule).
@@ -28,8 +31,10 @@ REPLICA_STARTS: frozenset[str] = frozenset({P, C, A, F})
 REPLICA_MOVES: Mapping[str, frozenset[str]] = {
     P: frozenset({C, F}),  # submitted; or will never be (its upstream failed, its lane broke)
     C: frozenset({A, F}),  # its transfer ended
-    A: frozenset(),  # (lost and corrupt replicas: issue 36)
+    A: frozenset({L, X}),  # a consistency check found it absent, or its bytes not the product's
     F: frozenset({P, C}),  # a row kept as history, placed again (re-route, an operator's choice)
+    L: frozenset({P, A, F}),  # healed by a copy (planned); found again (a later check); no source left
+    X: frozenset({P, A, F}),  # as lost
 }
 
 # Marks a failed first copy (and the copies that waited for it) kept as history when its product went back
@@ -140,6 +145,43 @@ def fail_waiting(waiting: Iterable[Replica], why: str) -> None:
         move(copy, F, reason=f"{copy.reason}; {why}")
 
 
+def damage(replica: Replica, state: str, reason: str) -> bool:
+    """A consistency check found ``replica`` LOST or CORRUPT at its storage; returns whether it changed.
+    Only an AVAILABLE replica (or one already damaged, whose reason is then updated) can be."""
+    if state not in DAMAGED:
+        raise IllegalTransition(f"a replica is found lost or corrupt, not {state}")
+    if (replica.state, replica.reason) == (state, reason):
+        return False
+    if replica.state in DAMAGED:
+        replica.state, replica.reason = state, reason
+        replica.save(update_fields=["state", "reason", "updated"])
+        return True
+    move(replica, state, reason=reason)
+    return True
+
+
+def heal(replica: Replica, source: Replica, reason: str) -> Replica:
+    """A damaged ``replica`` to be copied again from ``source`` (an AVAILABLE replica of its product): it is
+    PLANNED with ``source`` upstream, so the push loop's next plan carries the copy like any waiting copy;
+    the copy overwrites what the storage holds (``repairs`` counts the heals)."""
+    if replica.state not in DAMAGED:
+        raise IllegalTransition(f"only a lost or corrupt replica is healed, not a {replica.state} one")
+    if source.state != A or source.product_id != replica.product_id or source.pk == replica.pk:
+        raise IllegalTransition("a replica is healed from another available replica of its product")
+    move(replica, P, reason=reason, save=False)
+    replica.upstream, replica.via = source, None
+    replica.repairs += 1
+    replica.save(update_fields=["state", "reason", "upstream", "via", "repairs", "updated"])
+    return replica
+
+
+def give_up(replica: Replica, reason: str) -> Replica:
+    """A damaged replica with no available replica of its product left to heal it from: FAILED."""
+    if replica.state not in DAMAGED:
+        raise IllegalTransition(f"only a lost or corrupt replica is given up, not a {replica.state} one")
+    return move(replica, F, reason=reason)
+
+
 # -- products -------------------------------------------------------------------------------------------
 
 
@@ -157,10 +199,15 @@ def follow_replicas(
     """A product's state from its current replicas (not its SDP copy, not history): FAILED if one failed,
     PLACED when all are available, else (copies still to come) PLACING, or as it was with ``pending``
     False; unchanged without any."""
+    # The SDP's own copy found damaged changes nothing of where the product is (the platform never writes
+    # there; a first copy still to be made from it fails for its source).
+    replicas = replicas.exclude(endpoint_id=product.source_id, state__in=DAMAGED)
     states = set(replicas.values_list("state", flat=True))
     if not states:
         return product
-    if F in states:
+    if states & DAMAGED and F not in states:
+        new = PG  # being healed (``heal``): placed again once the copies arrive
+    elif F in states:
         new = FD
     elif states == {A}:
         new = PD

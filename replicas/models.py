@@ -431,6 +431,10 @@ class Replica(models.Model):
         help_text="Rucio mode: why the push loop placed it there, kept in front of the reason as its rule's "
         "locks move",
     )
+    repairs = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="How many times a copy was planned to heal it (found lost or corrupt at its storage)",
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

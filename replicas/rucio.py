@@ -591,6 +591,19 @@ class RucioAdapter:
                 return str(request["err_msg"])
         return None
 
+    def declare_bad(
+        self, product: DataProduct, rse: str, file_names: Sequence[str], reason: str
+    ) -> list[str]:
+        """Declare the product's files ``file_names`` at ``rse`` bad (lost or corrupt there), as Rucio's own
+        consistency tools do: its necromancer then marks the replicas and, where another copy exists, its
+        rules copy them again. Returns what Rucio refused to declare (``"<did>: <why>"``)."""
+        replicas = [
+            {"scope": product.scope, "name": file_did_name(product.name, n), "rse": rse} for n in file_names
+        ]
+        with self._errors(f"cannot declare bad replicas of {product.did} at {rse}"):
+            refused = self.client.declare_bad_file_replicas(replicas, reason) or {}
+        return [str(entry) for entries in refused.values() for entry in entries]
+
     def sync_product(self, product: DataProduct) -> list[Replica]:
         """Follow every rule on the product (ours and others') into its replicas; returns the replicas
         touched. Rules the platform did not create are picked up with a reason naming the rule."""

@@ -291,6 +291,8 @@ def _submit_job(
             activity=ACTIVITY,
             streams=hints.streams_per_file,
             multihop=multihop,
+            # A copy that heals a replica found lost or corrupt replaces whatever its storage still holds.
+            overwrite=replica.repairs > 0,
             metadata={
                 "product": product.did,
                 "lane": lane,

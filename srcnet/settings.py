@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "monitoring",
     "rules",
     "identity",
+    "consistency",
 ]
 
 MIDDLEWARE = [
@@ -189,6 +190,7 @@ SPECTACULAR_SETTINGS = {
         "TokenScopeEnum": "identity.models.TokenScope",
         "TransferFileStateEnum": "transfers.choices.FileState",
         "TransferJobStateEnum": "transfers.choices.JobState",
+        "ConsistencyCheckModeEnum": "consistency.choices.CheckMode",
     },
 }
 
@@ -242,6 +244,24 @@ CELERY_BEAT_SCHEDULE = {
         "task": "monitoring.account_flows",
         "schedule": float(_env("FIREFLIES_ACCOUNT_INTERVAL", "30")),
     },
+    # Storage consistency: a check of each active endpoint whose last one is older than its period.
+    "consistency-schedule-checks": {
+        "task": "consistency.schedule_checks",
+        "schedule": float(_env("CONSISTENCY_SCHEDULE_INTERVAL", "600")),
+    },
+}
+
+# Storage consistency checks (consistency/, docs/reliability.md "Storage consistency"): every active endpoint
+# is checked once per PERIOD_HOURS by MODE ("list": finds dark files too; "stat": the known replicas only);
+# CHECKSUM_FRACTION of the files found whole have their adler32 read again from their bytes; a file unknown
+# to the platform is dark only when older than DARK_GRACE_HOURS (copies in flight never are). A check
+# RUNNING for longer than STALE_HOURS died with its worker: the next one starts anyway.
+SRCNET_CONSISTENCY = {
+    "PERIOD_HOURS": float(_env("CONSISTENCY_PERIOD_HOURS", "24")),
+    "MODE": _env("CONSISTENCY_MODE", "list"),
+    "CHECKSUM_FRACTION": float(_env("CONSISTENCY_CHECKSUM_FRACTION", "0.01")),
+    "DARK_GRACE_HOURS": float(_env("CONSISTENCY_DARK_GRACE_HOURS", "24")),
+    "STALE_HOURS": float(_env("CONSISTENCY_STALE_HOURS", "12")),
 }
 
 # A push job that ends asks for the next push cycle at once (its lane is free), instead of leaving the lane

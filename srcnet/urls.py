@@ -27,6 +27,7 @@ urlpatterns = [
     path("scheduler/", include("schedulers.urls")),
     path("operations/", include("operations.urls")),
     path("campaigns/", include("campaigns.urls")),
+    path("storage-checks/", include("consistency.urls")),
     path("api/", include("srcnet.api.urls")),
     path("fts3/", include("transfers.fts3.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

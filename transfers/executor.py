@@ -35,16 +35,6 @@ from .tokens import (
 )
 from .xrdcl_streams import tpc_streams
 
-# XrdCl reads these when first used: fail fast on a dead endpoint instead of retrying for minutes.
-os.environ.setdefault("XRD_CONNECTIONRETRY", "1")
-os.environ.setdefault("XRD_CONNECTIONWINDOW", "5")
-os.environ.setdefault("XRD_REQUESTTIMEOUT", "120")
-# XrdCl lives as long as the worker process and remembers a host it failed to reach for this long (1800 s by
-# default), answering "Connection error" at once meanwhile: a storage server restarted after a crash would be
-# unreachable from this worker for half an hour, and every retry in that time would fail. The service's own
-# retries are spaced out already (retry_delay, doubling).
-os.environ.setdefault("XRD_STREAMERRORWINDOW", "1")
-
 MIB = 1024 * 1024
 NO_TOKEN = "none"
 # gfal2 and XrdCl quote URLs in what they log, and a root:// URL carries its token (CopyAuthorization).

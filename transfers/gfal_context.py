@@ -10,8 +10,20 @@ unkillable. The threads gfal2 starts keep the blocked mask (the signals belong t
 
 from __future__ import annotations
 
+import os
 import signal
 from typing import Any
+
+# XrdCl reads these when first used (this module is imported by every user of gfal2 and XrdCl here):
+# fail fast on a dead endpoint instead of retrying for minutes.
+os.environ.setdefault("XRD_CONNECTIONRETRY", "1")
+os.environ.setdefault("XRD_CONNECTIONWINDOW", "5")
+os.environ.setdefault("XRD_REQUESTTIMEOUT", "120")
+# XrdCl lives as long as the worker process and remembers a host it failed to reach for this long (1800 s by
+# default), answering "Connection error" at once meanwhile: a storage server restarted after a crash would be
+# unreachable from this worker for half an hour, and every retry in that time would fail. The service's own
+# retries are spaced out already (retry_delay, doubling).
+os.environ.setdefault("XRD_STREAMERRORWINDOW", "1")
 
 
 def new_context() -> Any:

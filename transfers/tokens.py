@@ -356,13 +356,18 @@ def tokens_for_copy(source: str, destination: str, client: TokenClient | None = 
 
 def removal_token(url: str, client: TokenClient | None = None) -> RenewingToken | None:
     """A ``storage.modify`` token for the directory of ``url``'s file (to delete it), or None when no issuer
-    is configured."""
+    is configured. Over HTTP also ``storage.read`` there: gfal2 looks at a file (PROPFIND) before it deletes
+    it over WebDAV, and XRootD refuses that look without read (its log: "ofs_stat: Unable to locate ...;
+    permission denied"); XRootD's own protocol deletes without one."""
     from topology.services.storage_urls import StorageRegistry
+    from topology.tpc_streams import ROOT_SCHEMES
 
     client = client or service_client()
     if client is None:
         return None
     endpoint = StorageRegistry.load().resolve(url)
-    return RenewingToken(
-        client, client.fetch([f"storage.modify:{scope_path(url, endpoint.prefix)}"], endpoint.audience)
-    )
+    folder = scope_path(url, endpoint.prefix)
+    scopes = [f"storage.modify:{folder}"]
+    if url.partition("://")[0] not in ROOT_SCHEMES:
+        scopes.append(f"storage.read:{folder}")
+    return RenewingToken(client, client.fetch(scopes, endpoint.audience))

@@ -23,4 +23,5 @@ urlpatterns = [
     path("schedulers/", include("schedulers.api.urls")),
     path("operations/", include("operations.api.urls")),
     path("campaigns/", include("campaigns.api.urls")),
+    path("consistency/", include("consistency.api.urls")),
 ]

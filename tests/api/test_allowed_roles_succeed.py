@@ -435,6 +435,52 @@ def test_each_allowed_role_records_measurements_asks_for_simulations_and_imports
         assert RegionalCentre.objects.get(name="AUSRC").description == f"Pawsey, Perth ({role.name})", role
 
 
+proves(
+    ("/api/consistency/checks/", "post"),
+    ("/api/consistency/findings/{id}/remove/", "post"),
+    ("/api/consistency/findings/{id}/keep/", "post"),
+)
+
+
+def test_each_allowed_role_checks_storage_and_decides_on_dark_files(reference_topology, xrootd_sites):
+    """Against a real site (a dark file's removal acts on its storage); the check's task is queued once the
+    transaction commits, which this test's never does."""
+    from consistency.choices import CheckState, FindingAction, FindingKind
+    from consistency.models import ConsistencyCheck, Finding
+    from tests.integration.conftest import put_file, unique
+
+    site = xrootd_sites["UKSRC_DISK"]
+    StorageEndpoint.objects.filter(name="UKSRC_DISK").update(
+        hostname="127.0.0.1",
+        root_port=site.root_port,
+        http_port=site.http_port,
+        token_audience=site.audience,
+    )
+    for role in allowed("/api/consistency/checks/"):
+        user, client = client_of(role)
+        body = {"endpoint": "UKSRC_DISK", "mode": "stat", "checksum_fraction": 0.5}
+        made = client.post("/api/consistency/checks/", body, content_type="application/json")
+        assert made.status_code == 201, (role, made.content)
+        check = ConsistencyCheck.objects.get(pk=made.json()["id"])
+        assert (check.mode, check.checksum_fraction, check.requested_by) == ("stat", 0.5, user.username), role
+        decisions = {}
+        for decision in ("remove", "keep"):
+            relative = f"dark/{unique(decision)}/stray.ms"
+            put_file(site, relative, 100)
+            finding = Finding.objects.create(
+                check_run=check, kind=FindingKind.DARK, path=relative, found_size=100
+            )
+            answer = client.post(f"/api/consistency/findings/{finding.pk}/{decision}/")
+            assert answer.status_code == 200, (role, decision, answer.content)
+            finding.refresh_from_db()
+            decisions[decision] = (finding.action, site.local_path(f"srcnet/{relative}").exists())
+        assert decisions == {"remove": (FindingAction.REMOVED, False), "keep": (FindingAction.KEPT, True)}, (
+            role
+        )
+        # The next role's check may start once this one has ended (one check per endpoint at a time).
+        ConsistencyCheck.objects.filter(pk=check.pk).update(state=CheckState.COMPLETE)
+
+
 def test_every_write_operation_is_proven():
     assert set(OPERATIONS) - PROVEN == set(), (
         "write operations no test here proves for the roles allowed them"

@@ -215,6 +215,11 @@ OPERATOR_FORMS = {
     "campaigns:new",
     "campaigns:action",
     "schedulers:simulations",
+    # Storage consistency (operators only, reading too: a check's findings name every file at a site).
+    "consistency:checks",
+    "consistency:check",
+    "consistency:start",
+    "consistency:dark-file",
 }
 ANY_ACCOUNT_FORMS = {"rules:list", "rules:remove"}
 READ_ONLY = {
@@ -397,7 +402,42 @@ PORTAL_PROVEN = {
     "schedulers:simulations",
     "rules:list",
     "rules:remove",
+    "consistency:checks",
+    "consistency:check",
+    "consistency:start",
+    "consistency:dark-file",
 }
+
+
+@pytest.mark.parametrize("role", [Role.SCIENTIST, Role.OPERATOR, Role.ADMIN], ids=lambda r: r.name.lower())
+def test_each_allowed_role_starts_storage_checks_and_decides_on_dark_files(reference_topology, role):  # type: ignore[no-untyped-def]
+    """The storage checks' pages and forms: operators read them, start a check (its task is queued once the
+    transaction commits, which this test's never does) and keep a dark file, audited; a scientist gets 403
+    and changes nothing. (A dark file's removal acts on real storage: tests/consistency.)"""
+    from consistency.models import ConsistencyCheck, Finding
+    from operations.models import AuditEvent
+    from topology.models import StorageEndpoint
+
+    allowed = role >= Role.OPERATOR
+    expected = 302 if allowed else 403
+    client = portal_client(role)
+    assert client.get("/storage-checks/").status_code == (200 if allowed else 403)
+    body = {"endpoint": "UKSRC_DISK", "mode": "list", "checksum_fraction": "0.5", "dark_grace_hours": "12"}
+    answer = client.post("/storage-checks/new/", body)
+    assert answer.status_code == expected, answer.content.decode()[-800:]
+    check = ConsistencyCheck.objects.filter(endpoint__name="UKSRC_DISK").first()
+    assert (check is not None) is allowed
+    if check is None:
+        check = ConsistencyCheck.objects.create(endpoint=StorageEndpoint.objects.get(name="UKSRC_DISK"))
+    else:
+        assert (check.checksum_fraction, check.dark_grace_seconds) == (0.5, 12 * 3600)
+    dark = Finding.objects.create(check_run=check, kind="dark", path="ska/stray/x.ms", found_size=1)
+    assert client.get(f"/storage-checks/{check.pk}/").status_code == (200 if allowed else 403)
+    assert client.post(f"/storage-checks/findings/{dark.pk}/keep/", {"confirm": "on"}).status_code == expected
+    dark.refresh_from_db()
+    assert (dark.action == "kept") is allowed
+    actions = set(AuditEvent.objects.values_list("action", flat=True))
+    assert actions == ({"check_storage", "keep_dark_file"} if allowed else set())
 
 
 @pytest.mark.parametrize("role", [Role.SCIENTIST, Role.OPERATOR, Role.ADMIN], ids=lambda r: r.name.lower())

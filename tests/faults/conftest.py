@@ -59,6 +59,8 @@ WORKER_ENV = {
     "SRCNET_PUSH_INTERVAL": "2",
     "SRCNET_PUSH_ON_SETTLE": "1",
     "SRCNET_OPTIMIZER_INTERVAL": "3600",
+    # No storage consistency check takes a copy slot while a fault is timed (tests/consistency has its own).
+    "SRCNET_CONSISTENCY_SCHEDULE_INTERVAL": "86400",
     # One TCP stream per copy, whatever the plan asks: the source paces the connection that opens a file, not
     # an XRootD pull's sub-streams (docs/transfers.md, "What runs on the wire"), and a copy must last seconds.
     "XRD_SUBSTREAMSPERCHANNEL": "1",

@@ -32,10 +32,17 @@ def product(reference_topology) -> DataProduct:  # type: ignore[no-untyped-def]
     )
 
 
-def a_replica(product: DataProduct, state: str) -> Replica:
-    return lifecycle.new_replica(
-        product=product, endpoint=StorageEndpoint.objects.get(name="UKSRC_DISK"), state=state, reason="r"
+def a_replica(product: DataProduct, state: str, endpoint: str = "UKSRC_DISK") -> Replica:
+    """A replica in ``state``: made in it where a row can start so, else made available and set (the
+    set-up of a state a row reaches only by moves: lost, corrupt)."""
+    start = state if state in lifecycle.REPLICA_STARTS or state == "deleted" else ReplicaState.AVAILABLE
+    replica = lifecycle.new_replica(
+        product=product, endpoint=StorageEndpoint.objects.get(name=endpoint), state=start, reason="r"
     )
+    if start != state:
+        Replica.objects.filter(pk=replica.pk).update(state=state)
+        replica.refresh_from_db()
+    return replica
 
 
 @pytest.mark.parametrize(("old", "new"), list(itertools.product(REPLICA_STATES, REPLICA_STATES)))
@@ -76,7 +83,49 @@ def test_a_copy_ends_available_or_failed_and_settling_it_again_changes_nothing(p
     with pytest.raises(IllegalTransition, match="available or failed"):
         lifecycle.settle(replica, ReplicaState.PLANNED, "back")
     with pytest.raises(IllegalTransition, match="from available to failed"):
-        lifecycle.settle(replica, ReplicaState.FAILED, "lost later")  # (issue 36: LOST, not FAILED)
+        lifecycle.settle(replica, ReplicaState.FAILED, "lost later")  # a check finds it LOST, not FAILED
+
+
+def test_a_replica_found_lost_is_healed_from_another_available_one(product) -> None:  # type: ignore[no-untyped-def]
+    replica = a_replica(product, ReplicaState.AVAILABLE)
+    other = a_replica(product, ReplicaState.AVAILABLE, endpoint="AUSRC_DISK")
+    with pytest.raises(IllegalTransition, match="lost or corrupt, not failed"):
+        lifecycle.damage(replica, ReplicaState.FAILED, "x")
+    assert lifecycle.damage(replica, ReplicaState.LOST, "gone") is True
+    assert lifecycle.damage(replica, ReplicaState.LOST, "gone") is False  # found again the same: no change
+    assert lifecycle.damage(replica, ReplicaState.CORRUPT, "rotted") is True  # a later check: worse news
+    # Only from another available replica of its product.
+    with pytest.raises(IllegalTransition, match="another available replica"):
+        lifecycle.heal(replica, replica, "self")
+    lifecycle.heal(replica, other, "healing")
+    replica.refresh_from_db()
+    assert (replica.state, replica.upstream_id, replica.repairs) == (ReplicaState.PLANNED, other.pk, 1)
+    with pytest.raises(IllegalTransition, match="only a lost or corrupt replica is healed"):
+        lifecycle.heal(replica, other, "again")
+    with pytest.raises(IllegalTransition, match="only a lost or corrupt replica is given up"):
+        lifecycle.give_up(replica, "x")
+
+
+def test_a_damaged_replica_with_nothing_to_heal_it_is_given_up(product) -> None:  # type: ignore[no-untyped-def]
+    replica = a_replica(product, ReplicaState.AVAILABLE)
+    lifecycle.damage(replica, ReplicaState.LOST, "gone")
+    lifecycle.give_up(replica, "no replica left")
+    replica.refresh_from_db()
+    assert replica.state == ReplicaState.FAILED
+
+
+def test_a_product_is_placing_while_a_replica_heals_and_ignores_its_sdp_copys_damage(product) -> None:  # type: ignore[no-untyped-def]
+    replica = a_replica(product, ReplicaState.AVAILABLE)
+    lifecycle.follow_replicas(product, product.replicas.all())
+    assert product.state == ProductState.PLACED
+    sdp = product.replicas.get(endpoint=product.source)
+    lifecycle.damage(sdp, ReplicaState.LOST, "the SDP cleaned up")
+    lifecycle.follow_replicas(product, product.replicas.all())
+    assert product.state == ProductState.PLACED  # its copies are where they were
+    lifecycle.damage(replica, ReplicaState.CORRUPT, "rotted")
+    lifecycle.follow_replicas(product, product.replicas.all())
+    product.refresh_from_db()
+    assert product.state == ProductState.PLACING
 
 
 def test_rows_start_only_as_a_copy_can_start(product) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ portal show the requests; the upgrade turns the old jobs' metadata into requests
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 
 import pytest
 from django.apps.registry import Apps
@@ -33,8 +34,21 @@ def _replicas_back_at(migration: str) -> Apps:
     """The replicas app migrated back to ``migration`` (every other app at its latest); the models as they
     were then."""
     executor = MigrationExecutor(connection)
+    graph = executor.loader.graph
+    (latest,) = [leaf for leaf in graph.leaf_nodes() if leaf[0] == "replicas"]
+    later = {n for n in graph.forwards_plan(latest) if n[0] == "replicas"} - set(
+        graph.forwards_plan(("replicas", migration))
+    )
     before = [("replicas", migration)]
-    before += [leaf for leaf in executor.loader.graph.leaf_nodes() if leaf[0] != "replicas"]
+    # Every other app at its latest migration that does not need a later one of replicas (an app made since,
+    # e.g. consistency, goes back with it).
+    for leaf in graph.leaf_nodes():
+        node = None if leaf[0] == "replicas" else leaf
+        while node is not None and later & set(graph.forwards_plan(node)):
+            parents = [parent for parent in graph.node_map[node].parents if parent.key[0] == node[0]]
+            node = parents[0].key if parents else None
+        if node is not None:
+            before.append(node)
     executor.migrate(before[:1])
     return executor.loader.project_state(before).apps
 
@@ -130,6 +144,32 @@ def test_a_job_no_request_names_settles_nothing_whatever_its_metadata_says(refer
     assert record_job_end(endpoint="https://other-fts3:8446", job_id=entry["job_id"], state="FINISHED") == []
     replica.refresh_from_db()
     assert replica.state == ReplicaState.COPYING and replica.product.state == ProductState.PLACING
+
+
+@pytest.mark.django_db
+def test_a_job_that_ended_before_its_request_was_written_settles_next_cycle(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """A client submitting over HTTP writes the request after the service answered: a job that ended
+    before that commit found no request, and only the push cycle's sweep (schedulers/missed_ends.py)
+    settles its replica."""
+    replica, tool, entry = _pushed()
+    other, _, other_entry = _pushed("obs-2")
+    # The service's record of the job, ended with its signal heard by nobody (no request named it yet)...
+    TransferJob.objects.create(job_id=uuid.UUID(entry["job_id"]), state=JobState.FINISHED)
+    # ...and another job of the service, still running: not the sweep's business.
+    TransferJob.objects.create(job_id=uuid.UUID(other_entry["job_id"]), state=JobState.ACTIVE)
+    replica.refresh_from_db()
+    assert replica.state == ReplicaState.COPYING
+    cycle = push_cycle(transfertool=tool)
+    replica.refresh_from_db()
+    other.refresh_from_db()
+    assert replica.state == ReplicaState.AVAILABLE
+    assert replica.copy_requests.get().state == JobState.FINISHED
+    assert other.state == ReplicaState.COPYING and other.copy_requests.get().settled is None
+    assert {"time_s": 0.0, "telescope": "", "kind": "missed_end", "detail": f"job {entry['job_id']}"} in (
+        cycle.events
+    )
+    # The next cycle finds nothing more to settle.
+    assert not [e for e in push_cycle(transfertool=tool).events if e["kind"] == "missed_end"]
 
 
 @pytest.mark.django_db

@@ -9,6 +9,7 @@ from django import forms
 from topology.models import StorageEndpoint
 
 from .choices import CheckMode
+from .services import MAX_GRACE_HOURS
 
 
 class StartCheckForm(forms.Form):
@@ -18,7 +19,7 @@ class StartCheckForm(forms.Form):
         min_value=0.0, max_value=1.0, initial=0.01, help_text="Share of whole files whose adler32 is re-read"
     )
     dark_grace_hours = forms.FloatField(
-        min_value=0.0, initial=24.0, help_text="A dark file is at least this old"
+        min_value=0.0, max_value=MAX_GRACE_HOURS, initial=24.0, help_text="A dark file is at least this old"
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

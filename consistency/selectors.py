@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, Max, Min, OuterRef
 from django.utils import timezone
 
 from replicas.choices import ReplicaState
@@ -27,23 +27,35 @@ class EndpointConsistency:
 
 def endpoint_consistency(now: dt.datetime | None = None) -> list[EndpointConsistency]:
     """Per active endpoint: its last ended check, when a check last completed, and whether one is overdue
-    (none completed in twice the period, though checks have been asked for longer than that)."""
+    (none completed in twice the period, though checks have been asked for longer than that). A fixed
+    number of queries however many endpoints and checks (the metrics read it at every scrape)."""
     now = now or timezone.now()
     period = dt.timedelta(hours=float(consistency_settings()["PERIOD_HOURS"]))
+    checks = ConsistencyCheck.objects.all()
+    last = {
+        c.endpoint_id: c
+        for c in checks.filter(finished__isnull=False)
+        .exclude(state=CheckState.FAILED)
+        .order_by("endpoint_id", "-finished")
+        .distinct("endpoint_id")
+    }
+    complete = dict(
+        checks.filter(state=CheckState.COMPLETE)
+        .values("endpoint_id")
+        .annotate(at=Max("finished"))
+        .values_list("endpoint_id", "at")
+    )
+    first = dict(checks.values("endpoint_id").annotate(at=Min("started")).values_list("endpoint_id", "at"))
     out = []
-    for endpoint in StorageEndpoint.objects.filter(is_active=True).order_by("name"):
-        checks = endpoint.consistency_checks.all()
-        ended = checks.filter(finished__isnull=False).exclude(state=CheckState.FAILED)
-        last = ended.order_by("-finished").first()
-        complete = checks.filter(state=CheckState.COMPLETE).order_by("-finished").first()
-        first = checks.order_by("started").first()
-        last_complete = complete.finished if complete is not None else None
+    for pk, name in StorageEndpoint.objects.filter(is_active=True).order_by("name").values_list("pk", "name"):
+        last_complete = complete.get(pk)
+        started = first.get(pk)
         overdue = (
-            first is not None
-            and first.started < now - 2 * period
+            started is not None
+            and started < now - 2 * period
             and (last_complete is None or last_complete < now - 2 * period)
         )
-        out.append(EndpointConsistency(endpoint.name, last, last_complete, overdue))
+        out.append(EndpointConsistency(name, last.get(pk), last_complete, overdue))
     return out
 
 

@@ -16,6 +16,9 @@ from topology.models import StorageEndpoint
 from .choices import CheckMode, CheckState, FindingAction, FindingKind
 from .models import ConsistencyCheck, Finding
 
+# Ten years: a longer grace period would leave no file dark, and the seconds must fit the database's column.
+MAX_GRACE_HOURS = 87600.0
+
 
 def consistency_settings() -> dict[str, Any]:
     return dict(settings.SRCNET_CONSISTENCY)
@@ -36,8 +39,8 @@ def _grace(value: Any) -> int:
         hours = float(value)
     except (TypeError, ValueError):
         raise ValidationError({"dark_grace_hours": "A number of hours, 0 or more."}) from None
-    if hours < 0:
-        raise ValidationError({"dark_grace_hours": f"{hours} is less than 0."})
+    if not 0.0 <= hours <= MAX_GRACE_HOURS:  # (NaN is neither)
+        raise ValidationError({"dark_grace_hours": f"{hours} is not from 0 to {MAX_GRACE_HOURS:g} hours."})
     return round(hours * 3600)
 
 

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from ..choices import CheckMode
 from ..models import ConsistencyCheck, Finding
+from ..services import MAX_GRACE_HOURS
 
 
 class ConsistencyCheckSerializer(serializers.ModelSerializer):
@@ -40,7 +41,7 @@ class StartCheckSerializer(serializers.Serializer):
     endpoint = serializers.CharField(max_length=64)
     mode = serializers.ChoiceField(choices=CheckMode.choices, required=False)
     checksum_fraction = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
-    dark_grace_hours = serializers.FloatField(required=False, min_value=0.0)
+    dark_grace_hours = serializers.FloatField(required=False, min_value=0.0, max_value=MAX_GRACE_HOURS)
 
 
 class FindingSerializer(serializers.ModelSerializer):

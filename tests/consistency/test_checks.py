@@ -17,6 +17,7 @@ from django.test import Client
 from consistency.checker import run_check
 from consistency.choices import CheckMode, CheckState, FindingAction, FindingKind
 from consistency.models import ConsistencyCheck
+from consistency.storage import StorageReader, StorageReadError
 from localnet.xrootd import stop_site
 from operations.models import AuditEvent
 from replicas.choices import ProductState, ReplicaState
@@ -247,3 +248,61 @@ def test_the_metrics_show_each_endpoints_last_check(checked) -> None:  # type: i
     )
     text = client.get("/metrics").content.decode()
     assert 'srcnet_consistency_check_overdue{endpoint="UKSRC_DISK"} 1.0' in text
+
+
+class BreaksPartWay(StorageReader):
+    """The real site's listing, broken after the first entry of one directory (a connection dropped half
+    way through a large listing: not something a local XRootD server can be made to do on cue)."""
+
+    def __init__(self, endpoint: StorageEndpoint, broken: str) -> None:
+        super().__init__(endpoint)
+        self.broken = broken
+
+    def list_directory(self, path: str):  # type: ignore[no-untyped-def]
+        for count, entry in enumerate(super().list_directory(path)):
+            if path == self.broken and count == 1:
+                raise StorageReadError(f"list {path}: connection reset by peer after 1 entry")
+            yield entry
+
+    def size(self, path: str) -> int:
+        if path.startswith(self.broken + "/"):
+            raise StorageReadError(f"stat {path}: connection reset by peer")
+        return super().size(path)
+
+
+def test_a_listing_that_fails_part_way_marks_nothing_lost_behind_it(checked) -> None:  # type: ignore[no-untyped-def]
+    broken = placed_product(checked, files=("a.ms", "b.ms", "c.ms"))
+    broken.at(checked, "UKSRC_DISK", "c.ms").unlink()  # gone, but behind the break: not provable
+    whole = placed_product(checked)
+    whole.at(checked, "UKSRC_DISK", "b.ms").unlink()
+    uk = StorageEndpoint.objects.get(name="UKSRC_DISK")
+    check = ConsistencyCheck.objects.create(endpoint=uk, mode=CheckMode.LIST, checksum_fraction=0.0)
+    run_check(check, reader=BreaksPartWay(uk, f"ska/{broken.product.name}"))
+    assert check.state == CheckState.INCOMPLETE
+    assert findings(check, FindingKind.LOST) == {path_of(whole, "b.ms")}  # the other directory is judged
+    # Of the broken directory, the one entry listed before the break is judged (present); the other two,
+    # one of them really gone, are unchecked (their stat fails as well).
+    assert (check.unchecked, check.files_checked) == (2, 3), check.errors
+    assert any("connection reset" in e for e in check.errors)
+    assert broken.product.replicas.get(endpoint=uk).state == ReplicaState.AVAILABLE
+
+
+def test_a_product_that_lost_every_replica_says_so_and_raises_the_alert(checked) -> None:  # type: ignore[no-untyped-def]
+    placed = placed_product(checked, files=("a.ms",))
+    for endpoint in ("SKA1-LOW_SDP", "UKSRC_DISK"):
+        placed.at(checked, endpoint, "a.ms").unlink()
+    at_sdp = check_of("SKA1-LOW_SDP", mode=CheckMode.STAT)
+    assert at_sdp.lost == 1
+    sdp = placed.product.replicas.get(endpoint__name="SKA1-LOW_SDP")
+    assert sdp.state == ReplicaState.LOST  # marked; nothing is ever copied to the SDP
+    placed.product.refresh_from_db()
+    assert placed.product.state == ProductState.PLACED  # its copy at UKSRC was still believed good
+    at_uk = check_of("UKSRC_DISK", mode=CheckMode.STAT)
+    (finding,) = at_uk.findings.all()
+    assert finding.action == FindingAction.NO_SOURCE
+    replica = placed.product.replicas.get(endpoint__name="UKSRC_DISK")
+    assert replica.state == ReplicaState.FAILED and "no available replica" in replica.reason
+    placed.product.refresh_from_db()
+    assert placed.product.state == ProductState.FAILED
+    text = Client().get("/metrics").content.decode()
+    assert "srcnet_products_without_good_replica 1.0" in text

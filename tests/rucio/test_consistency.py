@@ -50,3 +50,12 @@ def test_a_lost_replica_of_a_rule_is_declared_bad_and_rucio_copies_it_again(  # 
         what="Rucio to copy the lost file again",
     )
     assert rule_outcome(rucio, rule.rule_id, timeout=120) == "OK"
+
+    # And the platform's view follows the repaired rule (the worker's beat follows Rucio's rules).
+    def available_again() -> bool:
+        replica.refresh_from_db()
+        return replica.state == ReplicaState.AVAILABLE
+
+    wait_until(available_again, timeout=120, what="the platform's replica to follow the repaired rule")
+    product.refresh_from_db()
+    assert product.state == ProductState.PLACED

@@ -12,7 +12,7 @@ import pytest
 
 from localnet.processes import account_of, is_alive, read_pid
 from localnet.rucio import ensure_rucio, ping, rucio_daemons, rucio_processes, stop_rucio
-from localnet.rucio_daemons import process_names
+from localnet.rucio_daemons import DAEMONS, process_names
 from replicas.rucio import RucioAdapter, RucioAdapterError
 from replicas.rucio_sync import distance_from_path
 from topology.models import NetworkPath
@@ -159,8 +159,9 @@ def test_a_second_instance_runs_beside_with_its_daemons_and_stops_by_their_pids(
         assert server.url != rucio_server.url and server.database != rucio_server.database
         assert ping(server.url) == "41.5.1"
         assert {"rucio-" + rucio_instance(), name} <= set(rucio_daemons(test_state))
-        # Its six daemons run as long-running processes, each with its PID file and log, unprivileged.
-        assert len(daemons) == 6 and all(is_alive(pid) for pid in daemons.values()), daemons
+        # Its seven daemons (localnet/rucio_daemons.py) run as long-running processes, each with its PID file
+        # and log, unprivileged.
+        assert len(daemons) == len(DAEMONS) == 7 and all(is_alive(pid) for pid in daemons.values()), daemons
         assert set(process_names(name)) <= set(rucio_processes(test_state))
         for process, pid in daemons.items():
             assert account_of(pid) == ("rucio" if os.geteuid() == 0 else account_of(os.getpid()))

@@ -22,8 +22,8 @@ from typing import Any
 from topology.choices import TpcScheme
 from topology.models import StorageEndpoint
 from topology.tpc_streams import ROOT_SCHEMES
-from transfers.gfal_context import new_context
-from transfers.tokens import TokenError, redact, service_client, url_with_token
+from transfers.gfal_context import describe_error, new_context
+from transfers.tokens import TokenError, service_client, url_with_token
 
 READ_CHUNK = 4 * 1024 * 1024
 # Names that are not UTF-8 in one directory before its listing is given up as unreadable.
@@ -85,7 +85,7 @@ class StorageReader:
         except gfal2.GError as exc:
             code = getattr(exc, "code", None)
             raise StorageReadError(
-                f"{what} {path or '/'}: {_describe(exc)}", absent=code == errno.ENOENT
+                f"{what} {path or '/'}: {describe_error(exc)}", absent=code == errno.ENOENT
             ) from exc
 
     def list_directory(self, path: str) -> Iterator[Entry]:
@@ -154,11 +154,3 @@ def _utf8(name: str) -> bool:
 def is_bad_name(entry: Entry) -> bool:
     """An entry whose name is not UTF-8 (``list_directory`` yields it with size -1)."""
     return entry.size < 0
-
-
-def _describe(exc: Exception) -> str:
-    code = getattr(exc, "code", None)
-    message = str(getattr(exc, "message", "") or exc)
-    # gfal2 quotes the URL, and a root:// URL carries the token.
-    message = redact(message)
-    return f"[{code} {errno.errorcode.get(code, '')}] {message}".replace(" ]", "]") if code else message

@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import logging
 import math
-import os
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -20,7 +19,7 @@ from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
 
 from .flow_marks import mark_http_copy, marked_root_urls
 from .flow_marks import valid as valid_scitag
-from .gfal_context import new_context
+from .gfal_context import describe_error, new_context
 from .stall_watch import StallWatch, stall_watch
 from .submitted_tokens import tokens_for_file
 from .tokens import (
@@ -28,7 +27,6 @@ from .tokens import (
     CopyTokens,
     RedactTokens,
     TokenError,
-    redact,
     removal_token,
     tokens_for_copy,
     url_with_token,
@@ -167,7 +165,7 @@ def copy_file(
             return CopyOutcome(
                 ok=False,
                 seconds=time.monotonic() - started,
-                error=f"SOURCE {_describe(exc)}",
+                error=f"SOURCE {describe_error(exc)}",
                 parameters=parameters,
                 dest_touched=False,
             )
@@ -239,7 +237,7 @@ def copy_file(
         return CopyOutcome(
             ok=False,
             seconds=time.monotonic() - started,
-            error=watch.error if watch is not None and watch.stalled else f"TRANSFER {_describe(exc)}",
+            error=watch.error if watch is not None and watch.stalled else f"TRANSFER {describe_error(exc)}",
             parameters=parameters,
             # EEXIST: the file was there before this copy and is not ours to remove.
             dest_touched=getattr(exc, "code", None) != errno.EEXIST,
@@ -339,13 +337,6 @@ def _parameters_of(params) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     }
 
 
-def _describe(exc: Exception) -> str:
-    code = getattr(exc, "code", None)
-    message = redact(str(getattr(exc, "message", "") or exc).strip())
-    name = os.strerror(code) if isinstance(code, int) and code > 0 else ""
-    return f"[{code} {name}] {message}" if name else message
-
-
 def remove_file(url: str) -> str:
     """Remove ``url`` if it exists (and is on a registered storage endpoint); says what it did. With an
     issuer configured, it asks for a ``storage.modify`` token on the file's directory, nothing more."""
@@ -370,5 +361,5 @@ def remove_file(url: str) -> str:
     except gfal2.GError as exc:
         if getattr(exc, "code", None) == 2:
             return "absent"
-        return f"failed: {_describe(exc)}"
+        return f"failed: {describe_error(exc)}"
     return "removed"

@@ -35,3 +35,13 @@ def new_context() -> Any:
         return gfal2.creat_context()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def describe_error(exc: Exception) -> str:
+    """A gfal2 error as one line: ``[code name] message``, any token in a quoted URL redacted."""
+    from .tokens import redact
+
+    code = getattr(exc, "code", None)
+    message = redact(str(getattr(exc, "message", "") or exc).strip())
+    name = os.strerror(code) if isinstance(code, int) and code > 0 else ""
+    return f"[{code} {name}] {message}" if name else message

@@ -118,7 +118,9 @@ def fail_if_planned(replica_id: int, reason: str) -> int:
 
 def mirror(replica: Replica, state: str, reason: str, *, rucio_rule: str) -> bool:
     """Rucio mode: the replica as the locks of ``rucio_rule`` say (Rucio is the authority there, so any move
-    of its is taken, including a repaired rule's FAILED to COPYING). Returns whether anything changed."""
+    of its is taken, including a repaired rule's FAILED to COPYING; the caller, ``record_rules``, holds a
+    damaged replica back from AVAILABLE until Rucio has written its files again). Returns whether anything
+    changed."""
     if state not in REPLICA_STARTS:
         raise IllegalTransition(f"Rucio's lock state maps to no replica state: {state}")
     if (replica.state, replica.reason, replica.rucio_rule) == (state, reason, rucio_rule):

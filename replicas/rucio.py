@@ -604,6 +604,25 @@ class RucioAdapter:
             refused = self.client.declare_bad_file_replicas(replicas, reason) or {}
         return [str(entry) for entries in refused.values() for entry in entries]
 
+    def remade_since(self, product: DataProduct, rse: str, since: datetime.datetime) -> bool:
+        """Whether Rucio holds every file of the product at ``rse`` AVAILABLE again, at least one of them
+        written after ``since`` (when a consistency check marked the platform's replica damaged). Until
+        then a rule that still says OK is not evidence: Rucio's necromancer may not yet have seen the
+        declaration, or it was refused."""
+        # Rucio compares naive UTC to the second; rounding up never counts a write from before ``since``.
+        stamp = since.astimezone(datetime.UTC).replace(tzinfo=None, microsecond=0)
+        stamp += datetime.timedelta(seconds=1)
+        dids = [{"scope": product.scope, "name": product.name}]
+        with self._errors(f"cannot list the replicas of {product.did} at {rse}"):
+            states = [
+                rep.get("states", {}).get(rse)
+                for rep in self.client.list_replicas(dids, all_states=True, rse_expression=rse)
+            ]
+            if not states or any(str(state) != "AVAILABLE" for state in states):
+                return False
+            fresh = self.client.list_replicas(dids, all_states=True, rse_expression=rse, updated_after=stamp)
+            return any(rep.get("states", {}).get(rse) for rep in fresh)
+
     def sync_product(self, product: DataProduct) -> list[Replica]:
         """Follow every rule on the product (ours and others') into its replicas; returns the replicas
         touched. Rules the platform did not create are picked up with a reason naming the rule."""
@@ -657,4 +676,10 @@ class RucioAdapter:
     def _record(
         self, product: DataProduct, rules: Sequence[RuleInfo], *, policy: ReplicaPolicy | None
     ) -> list[Replica]:
-        return record_rules(product, rules, policy=policy, transfer_errors=self.transfer_errors)
+        return record_rules(
+            product,
+            rules,
+            policy=policy,
+            transfer_errors=self.transfer_errors,
+            remade_since=self.remade_since,
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Sequence
 
 from django.db import transaction
@@ -29,10 +30,15 @@ def record_rules(
     *,
     policy: ReplicaPolicy | None,
     transfer_errors: Callable[[str], dict[str, str]],
+    remade_since: Callable[[DataProduct, str, datetime.datetime], bool],
 ) -> list[Replica]:
     """The product's replicas as its rules say, each destination from the best rule covering it (a failed
     lock's reason from ``transfer_errors``, Rucio's request errors by RSE), and the product's state from
-    its replicas; in one transaction. Returns the replicas touched."""
+    its replicas; in one transaction. Returns the replicas touched.
+
+    A replica a consistency check found lost or corrupt stays so while its rule's locks still say OK,
+    until ``remade_since`` (Rucio's file replicas there) shows its files written again after the marking:
+    a rule is OK from before Rucio acted on the declaration until long after the storage lost the file."""
     # destination -> (state, reason, rule id) from the best rule covering it
     best: dict[str, tuple[str, str, str]] = {}
     errors: dict[str, dict[str, str]] = {}
@@ -75,6 +81,12 @@ def record_rules(
             else:
                 # A replica the push loop placed keeps the plan's reason in front of the rule's.
                 reason = f"{replica.placement}; {reason}" if replica.placement else reason
+                if (
+                    replica.state in lifecycle.DAMAGED
+                    and state == ReplicaState.AVAILABLE
+                    and not remade_since(product, rse, replica.updated)
+                ):
+                    continue
                 lifecycle.mirror(replica, state, reason, rucio_rule=rule_id)
             touched.append(replica)
         lifecycle.follow_replicas(product, product.replicas.exclude(endpoint_id=product.source_id))

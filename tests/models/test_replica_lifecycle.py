@@ -13,6 +13,8 @@ from replicas import lifecycle
 from replicas.choices import ProductState, ReplicaState
 from replicas.lifecycle import IllegalTransition
 from replicas.models import DataProduct, Replica
+from replicas.rucio_record import record_rules
+from replicas.rucio_types import RULE_COMMENT_PREFIX, RuleInfo
 from replicas.services import FileSpec, register_product
 from topology.models import StorageEndpoint, Telescope
 
@@ -146,6 +148,43 @@ def test_rucios_view_is_mirrored_whatever_the_move(product) -> None:  # type: ig
     assert replica.rucio_rule == "x"
     replica.refresh_from_db()
     assert replica.state == ReplicaState.COPYING
+
+
+@pytest.mark.parametrize("remade", [False, True])
+def test_a_damaged_replica_of_a_rule_still_ok_waits_for_rucio_to_remake_its_files(  # type: ignore[no-untyped-def]
+    product, remade: bool
+) -> None:
+    """Rucio mode: a rule says OK from before Rucio acted on a declaration of bad files until after it
+    copied them again; a replica a check found lost becomes available again only when Rucio's own file
+    replicas show the files written after the marking (the CI failure of stop 45)."""
+    replica = a_replica(product, ReplicaState.AVAILABLE)
+    replica.rucio_rule = "rule-1"
+    replica.save(update_fields=["rucio_rule"])
+    lifecycle.damage(replica, ReplicaState.LOST, "r; lost at UKSRC_DISK")
+    rule = RuleInfo(
+        rule_id="rule-1",
+        account="srcnet",
+        rse_expression="UKSRC_DISK",
+        copies=1,
+        activity="SKA Data Products",
+        priority=3,
+        state="OK",
+        comment=f"{RULE_COMMENT_PREFIX} test",
+        source_replica_expression=None,
+        expires_at=None,
+        error=None,
+        locks={"UKSRC_DISK": ["OK"]},
+    )
+    asked: list[tuple[str, str, object]] = []
+
+    def remade_since(p: DataProduct, rse: str, since: object) -> bool:
+        asked.append((p.name, rse, since))
+        return remade
+
+    record_rules(product, [rule], policy=None, transfer_errors=lambda _: {}, remade_since=remade_since)
+    replica.refresh_from_db()
+    assert asked and asked[0][:2] == ("lifecycle", "UKSRC_DISK")
+    assert replica.state == (ReplicaState.AVAILABLE if remade else ReplicaState.LOST)
 
 
 def test_a_product_follows_its_replicas(product) -> None:  # type: ignore[no-untyped-def]

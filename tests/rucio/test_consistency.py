@@ -41,6 +41,11 @@ def test_a_lost_replica_of_a_rule_is_declared_bad_and_rucio_copies_it_again(  # 
     assert (finding.kind, finding.action) == (FindingKind.LOST, FindingAction.RUCIO)
     replica.refresh_from_db()
     assert replica.state == ReplicaState.LOST  # marked at once, whatever Rucio does next
+    # The rule still says OK until Rucio's necromancer acts on the declaration: following it now (as the
+    # worker's beat may at any moment) must not show the lost replica available again.
+    rucio.sync_product(product)
+    replica.refresh_from_db()
+    assert replica.state != ReplicaState.AVAILABLE, replica.reason
     # Rucio's necromancer re-queues the copy from the SDP's replica; its conveyor carries it. Nothing else
     # in Rucio copies a file again to an RSE where its catalogue holds the replica AVAILABLE: the copy is
     # the declaration's doing.

@@ -51,7 +51,28 @@ def act_on_findings(check: ConsistencyCheck) -> dict[int, str]:
             action = _declare_to_rucio(check, replica_id, findings)
         if action is not None:
             actions[replica_id] = action
+    for replica_id, findings in _undeclared(check).items():
+        if replica_id not in by_replica and _declare_to_rucio(check, replica_id, findings):
+            actions[replica_id] = FindingAction.RUCIO
     return actions
+
+
+def _undeclared(check: ConsistencyCheck) -> dict[int, list[Finding]]:
+    """The replicas of Rucio rules at the check's endpoint that an earlier check marked but whose
+    declaration Rucio did not take (down, refused), with that check's findings: declared again, since
+    until Rucio has them nothing copies the files again (a check reads only AVAILABLE replicas)."""
+    marked = Replica.objects.filter(endpoint_id=check.endpoint_id, state__in=lifecycle.DAMAGED).exclude(
+        rucio_rule=""
+    )
+    out: dict[int, list[Finding]] = {}
+    for replica in marked.only("pk", "updated"):
+        findings = Finding.objects.filter(replica=replica, kind__in=(FindingKind.LOST, FindingKind.CORRUPT))
+        if findings.filter(action=FindingAction.RUCIO, acted__gte=replica.updated).exists():
+            continue
+        last = findings.order_by("-check_run_id").values_list("check_run_id", flat=True).first()
+        if last is not None:
+            out[replica.pk] = list(findings.filter(check_run_id=last).order_by("path"))
+    return out
 
 
 @transaction.atomic

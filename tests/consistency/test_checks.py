@@ -21,6 +21,7 @@ from consistency.storage import StorageReader, StorageReadError
 from localnet.xrootd import stop_site
 from operations.models import AuditEvent
 from replicas.choices import ProductState, ReplicaState
+from replicas.models import Replica
 from schedulers.loop import push_cycle
 from tests.cli.conftest import operator_token, srcnet  # noqa: F401 - fixtures
 from tests.conftest import token_site, wait_until
@@ -306,3 +307,28 @@ def test_a_product_that_lost_every_replica_says_so_and_raises_the_alert(checked)
     assert placed.product.state == ProductState.FAILED
     text = Client().get("/metrics").content.decode()
     assert "srcnet_products_without_good_replica 1.0" in text
+
+
+def test_a_rucio_replicas_declaration_not_taken_is_made_again_by_the_next_check(checked, caplog) -> None:  # type: ignore[no-untyped-def]
+    """A replica of a Rucio rule whose declaration of bad files Rucio did not take (here: no Rucio server
+    configured) stays marked, and the next check declares it again; once one was taken, no more."""
+    placed = placed_product(checked)
+    replica = placed.product.replicas.get(endpoint__name="UKSRC_DISK")
+    Replica.objects.filter(pk=replica.pk).update(rucio_rule="a-rule")
+    placed.at(checked, "UKSRC_DISK", "a.ms").unlink()
+    not_configured = "but no Rucio server is configured"
+
+    first = check_of(mode=CheckMode.STAT)
+    replica.refresh_from_db()
+    assert replica.state == ReplicaState.LOST
+    assert first.findings.get().action == FindingAction.NONE
+    assert caplog.text.count(not_configured) == 1
+
+    check_of(mode=CheckMode.STAT)
+    assert caplog.text.count(not_configured) == 2  # tried again
+    replica.refresh_from_db()
+    assert replica.state == ReplicaState.LOST
+
+    first.findings.update(action=FindingAction.RUCIO, acted=dt.datetime.now(dt.UTC))  # as if Rucio took it
+    check_of(mode=CheckMode.STAT)
+    assert caplog.text.count(not_configured) == 2

@@ -161,6 +161,10 @@ class Deployment:
                 "ANSIBLE_SSH_CONTROL_PATH_DIR": str(self.fleet.workdir / "ssh-control"),
                 "ANSIBLE_NOCOLOR": "1",
                 "ANSIBLE_FORCE_COLOR": "0",
+                # Each task's time in the run's log, and the slowest at its end (test-artifacts/deploy/):
+                # the deployment tests are the longest suite, and a slower run says where.
+                "ANSIBLE_CALLBACKS_ENABLED": "ansible.posix.profile_tasks",
+                "PROFILE_TASKS_TASK_OUTPUT_LIMIT": "40",
             }
         )
         argv = [

@@ -14,6 +14,7 @@ from django.utils import timezone
 from .models import PARAMETER_FIELDS, Campaign, CampaignProduct, CampaignSample
 from .queueing import enqueue_advance, enqueue_cleanup
 from .scoring import percentile
+from .synthetic import UploadError, with_token, write_file
 from .workload import Workload
 
 TICK_SECONDS = 2.0
@@ -199,7 +200,6 @@ def tick(campaign_id: int, generation: int) -> str:
 
     Idempotent: the row lock serialises ticks and the amount generated follows the clock, so a
     redelivered or duplicate tick only produces what is still owed (usually nothing)."""
-    from localnet.synthetic import UploadError
     from schedulers.transfertool import TransfertoolError
     from transfers.tokens import TokenError
 
@@ -270,7 +270,6 @@ def _generate(c: Campaign) -> None:
 
     Which products, from where, to where and of what sizes is ``campaigns.workload``'s, the same for a
     simulated campaign."""
-    from localnet.synthetic import write_file
     from replicas import lifecycle
     from replicas.choices import ProductState, ReplicaState
     from replicas.services import FileSpec, register_product
@@ -472,8 +471,6 @@ def clean_up(campaign_id: int) -> int:
     products = DataProduct.objects.filter(campaign_link__campaign_id=campaign_id).prefetch_related(
         "files", "replicas__endpoint"
     )
-    from localnet.synthetic import with_token
-
     for product in products:
         for replica in product.replicas.all():
             endpoint = replica.endpoint

@@ -50,7 +50,7 @@ def seconds_to_plan(target_rate_bps: float, ramp_seconds: float, planned: float)
 @dataclass(frozen=True)
 class WorkloadFile:
     size_bytes: int
-    seed: int  # of its contents (localnet.synthetic.write_file)
+    seed: int  # of its contents (campaigns.synthetic.write_file)
 
 
 @dataclass(frozen=True)

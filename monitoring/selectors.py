@@ -282,7 +282,7 @@ def queued_tasks() -> int:
     """Task messages waiting in the platform's Celery queue on the broker (not yet taken by a worker)."""
     from django.conf import settings
 
-    from srcnet.celery import app
+    from srcnet.task_queue import app
 
     with app.connection_for_read() as connection:
         return int(connection.default_channel.client.llen(settings.CELERY_TASK_DEFAULT_QUEUE))
@@ -290,7 +290,7 @@ def queued_tasks() -> int:
 
 def live_workers(timeout: float) -> int:
     """Celery workers that answer a ping on the platform's broker within ``timeout`` seconds."""
-    from srcnet.celery import app
+    from srcnet.task_queue import app
 
     answers = app.control.ping(timeout=timeout) or []
     return len(answers)

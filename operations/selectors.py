@@ -22,7 +22,7 @@ from typing import Any
 from django.db.models import Count, Prefetch, Q, Sum
 from django.utils import timezone
 
-from projects.visibility import visible_jobs
+from replicas.visibility import visible_jobs
 from topology.choices import LinkKind, SiteKind
 from topology.models import Link, NetworkPath, PathHop, StorageEndpoint
 from topology.physics import tcp_ceiling_bps

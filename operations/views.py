@@ -15,8 +15,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from projects.visibility import visible_events
 from replicas.models import DataProduct, ReplicaPolicy
+from replicas.visibility import visible_events
 from srcnet.views import Column, object_list, operator_required
 from topology.models import NetworkPath
 from transfers.models import TransferJob

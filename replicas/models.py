@@ -58,7 +58,7 @@ class DataProduct(models.Model):
     proprietary_until = models.DateTimeField(
         null=True,
         blank=True,
-        help_text="Until then only the project's members (and operators) see it (projects/visibility.py)",
+        help_text="Until then only the project's members (and operators) see it (replicas/visibility.py)",
     )
     predicted_arrival = models.DateTimeField(
         null=True,

@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from projects.visibility import visible_products
+from replicas.visibility import visible_products
 from srcnet.views import Column, object_list
 from transfers.models import TransferFile
 
@@ -48,7 +48,7 @@ def product(request: HttpRequest, pk: int) -> HttpResponse:
     timings, and (for operators) the actions on it."""
     from operations.models import AuditEvent
 
-    # Another project's proprietary product is a 404, as if it did not exist (projects/visibility.py).
+    # Another project's proprietary product is a 404, as if it did not exist (replicas/visibility.py).
     item = get_object_or_404(
         visible_products(request.user, DataProduct.objects.select_related("telescope", "source", "project")),
         pk=pk,

@@ -1,5 +1,5 @@
 """Which products a rule asks for: one product (its id or DID), or every product matching metadata filters,
-among those the account may see (projects/visibility.py). Errors name the request's field."""
+among those the account may see (replicas/visibility.py). Errors name the request's field."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from django.db.models import QuerySet
 from django.utils.dateparse import parse_datetime
 
 from projects.models import Project
-from projects.visibility import visible_products
 from replicas.choices import ProductType
 from replicas.models import DataProduct
+from replicas.visibility import visible_products
 from srcnet.roles import is_operator
 from topology.models import Telescope
 

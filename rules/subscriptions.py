@@ -18,8 +18,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from projects.visibility import visible_products
 from replicas.models import DataProduct
+from replicas.visibility import visible_products
 from srcnet.roles import role_of
 
 from .choices import limits_for

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from projects.visibility import hidden_did_set
+from replicas.visibility import hidden_did_set
 from srcnet.roles import is_operator
 
 from .models import PushCycle, Simulation

@@ -1,15 +1,11 @@
-"""The Celery application: Redis broker, tasks discovered in every app's ``tasks.py``."""
+"""The Celery application as ``celery -A srcnet`` runs it: the app (``srcnet.task_queue``) and the worker's
+start-up hooks, which need the platform's apps (this module is the composition root's, not the apps')."""
 
-import os
-
-from celery import Celery
 from celery.signals import worker_init
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "srcnet.settings")
+from .task_queue import app
 
-app = Celery("srcnet")
-app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+__all__ = ["app"]
 
 
 @worker_init.connect

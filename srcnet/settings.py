@@ -12,7 +12,7 @@ import os
 import secrets
 from pathlib import Path
 
-from localnet.state import DJANGO_SECRET_KEY, POSTGRES_PASSWORD, REDIS_PASSWORD, runtime_for, secret_for
+from srcnet.local_state import DJANGO_SECRET_KEY, POSTGRES_PASSWORD, REDIS_PASSWORD, runtime_for, secret_for
 from srcnet.workers import copy_slots
 
 BASE_DIR = Path(__file__).resolve().parent.parent

@@ -101,8 +101,8 @@ def network_map(request: HttpRequest) -> HttpResponse:
     route = None
     if "product" in request.GET:
         from operations.product_route import product_route
-        from projects.visibility import visible_products
         from replicas.models import DataProduct
+        from replicas.visibility import visible_products
 
         pk = request.GET["product"]
         if not pk.isdigit():

@@ -8,7 +8,7 @@ from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from projects.visibility import visible_jobs
+from replicas.visibility import visible_jobs
 from srcnet.views import Column, object_list
 from topology.models import NetworkPath
 

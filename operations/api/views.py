@@ -14,7 +14,7 @@ from rest_framework.decorators import api_view, permission_classes
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from projects.visibility import visible_events
+from replicas.visibility import visible_events
 from srcnet.api.permissions import OperatorsOnly, TokenScoped
 from topology.models import Link, NetworkPath, Site
 
@@ -77,10 +77,11 @@ def link_detail(request: Request, pk: int) -> Response:
 @api_view(["GET"])
 @permission_classes([TokenScoped, OperatorsOnly])
 def token_check(request: Request) -> Response:
-    """The token doctor (transfers/token_doctor.py): ``?target=SOURCE:DESTINATION`` (a lane), an endpoint's
+    """The token doctor (operations/token_doctor.py): ``?target=SOURCE:DESTINATION`` (a lane), an endpoint's
     name, or nothing for every lane of the plan. 200 with ``ok`` and the findings; 400 naming ``target``
     when it names nothing known."""
-    from transfers.token_doctor import UnknownTarget, as_dicts, check
+    from operations.token_doctor import UnknownTarget, check
+    from transfers.token_doctor import as_dicts
 
     target = request.query_params.get("target", "")
     if len(target) > 200:

@@ -11,7 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from projects.visibility import product_condition, visible_products
+from replicas.visibility import product_condition, visible_products
 from schedulers.services import push_product
 
 from .. import filtersets
@@ -45,7 +45,7 @@ class DataProductViewSet(
     ordering_fields = ["created", "name", "priority"]
 
     def get_queryset(self) -> QuerySet[DataProduct]:
-        """Only the products the account may see (projects/visibility.py): another project's proprietary
+        """Only the products the account may see (replicas/visibility.py): another project's proprietary
         product is a 404, as if it did not exist."""
         return visible_products(self.request.user, super().get_queryset())
 

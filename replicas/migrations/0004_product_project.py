@@ -28,7 +28,7 @@ class Migration(migrations.Migration):
             name="proprietary_until",
             field=models.DateTimeField(
                 blank=True,
-                help_text="Until then only the project's members (and operators) see it (projects/visibility.py)",
+                help_text="Until then only the project's members (and operators) see it (replicas/visibility.py)",
                 null=True,
             ),
         ),

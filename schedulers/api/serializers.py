@@ -25,7 +25,7 @@ class PushCycleSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def to_representation(self, instance: PushCycle) -> dict[str, Any]:
-        """Without the submissions of products the caller may not see (projects/visibility.py)."""
+        """Without the submissions of products the caller may not see (replicas/visibility.py)."""
         data = super().to_representation(instance)
         hidden = self.context.get("hidden_dids", frozenset())
         data["submitted"] = [entry for entry in data["submitted"] if entry.get("product") not in hidden]

@@ -13,7 +13,7 @@ from rest_framework.decorators import action, api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from projects.visibility import hidden_did_set
+from replicas.visibility import hidden_did_set
 
 from ..models import PathMeasurement, PushCycle, Simulation
 from ..services import report_dir, request_simulation
@@ -50,7 +50,7 @@ def plan_preview(request: Request) -> Response:
         due = set(planned.due)
         for index, leg in enumerate(planned.result.legs):
             if leg.product_id in hidden:
-                continue  # another project's proprietary product (projects/visibility.py)
+                continue  # another project's proprietary product (replicas/visibility.py)
             hints = job_hints(leg)
             legs.append(
                 {

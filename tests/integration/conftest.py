@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from campaigns.synthetic import write_file
 from localnet.issuer import local_audience
-from localnet.synthetic import write_file
 from localnet.xrootd import LocalSite
 from tests.conftest import wait_until
 from transfers.choices import JobState

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from campaigns.synthetic import write_file
 from localnet.binding import ensure_token_site
 from localnet.fireflies import stop_collector
 from localnet.issuer import ensure_issuer, local_audience, stop_issuer
 from localnet.postgres import ensure_postgres, stop_postgres
 from localnet.processes import port_open
 from localnet.state import StateDir, short_run_dir
-from localnet.synthetic import write_file
 from localnet.users import chown_tree
 from localnet.xrootd import SERVICE_USER, site_folder, stop_site
 from transfers.tokens import TokenClient

@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 
 from localnet.issuer import realm_representation
-from transfers.token_doctor import UnknownTarget, check
+from operations.token_doctor import UnknownTarget, check
 
 from .conftest import TokenBench, token_settings
 

@@ -11,7 +11,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from projects.visibility import visible_jobs
+from replicas.visibility import visible_jobs
 from srcnet.api.permissions import ReadAnyAuthenticatedWriteAdmin, TokenScoped
 
 from .. import filtersets

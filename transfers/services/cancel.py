@@ -50,7 +50,7 @@ def cancel_job(job: TransferJob, *, reason: str = CANCEL_REASON) -> TransferJob:
 
 
 def _stop_copies(stops: list[tuple[str, str]]) -> None:
-    from srcnet.celery import app
+    from srcnet.task_queue import app
 
     for task_id, destination in stops:
         if task_id:

@@ -15,7 +15,7 @@ def transfer_settings() -> dict[str, Any]:
 def send_task(name: str, *args: Any, countdown: float = 0.0) -> str:
     """Send the task ``name`` to the workers now; returns the message's id. By name: the services do not
     import the tasks (the tasks are thin callers of the services)."""
-    from srcnet.celery import app
+    from srcnet.task_queue import app
 
     return str(app.send_task(name, args=list(args), countdown=countdown or None).id)
 

@@ -12,7 +12,10 @@ from django.db import models
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from projects.models import Project
 from srcnet.roles import is_operator
+
+from .models import DataProduct
 
 
 def product_condition(user: Any, prefix: str = "") -> Q:
@@ -20,8 +23,6 @@ def product_condition(user: Any, prefix: str = "") -> Q:
     (``""`` on products, ``"product__"`` on replicas). Everything for an operator."""
     if is_operator(user):
         return Q()
-    from .models import Project
-
     mine = (
         Project.objects.filter(members=user).values("pk") if user.is_authenticated else Project.objects.none()
     )
@@ -34,8 +35,6 @@ def product_condition(user: Any, prefix: str = "") -> Q:
 
 
 def visible_products(user: Any, queryset: QuerySet | None = None) -> QuerySet:  # type: ignore[type-arg]
-    from replicas.models import DataProduct
-
     return (queryset if queryset is not None else DataProduct.objects.all()).filter(product_condition(user))
 
 
@@ -44,8 +43,6 @@ def hidden_products(user: Any) -> QuerySet | None:  # type: ignore[type-arg]
     product by its DID or its id are filtered against this one query."""
     if is_operator(user):
         return None
-    from replicas.models import DataProduct
-
     return DataProduct.objects.exclude(product_condition(user))
 
 

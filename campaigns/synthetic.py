@@ -1,4 +1,5 @@
-"""Synthetic observatory data products: real files written to an SDP storage over the XRootD protocol."""
+"""Synthetic observatory data products for data-challenge campaigns: real files written to an SDP storage
+over the XRootD protocol (the tests write theirs the same way)."""
 
 from __future__ import annotations
 

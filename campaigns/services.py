@@ -324,11 +324,10 @@ def score(c: Campaign) -> dict[str, Any]:
     """Planned vs achieved bytes per destination and overall, success rate, latency of finished products.
 
     A product whose pinned destination was given up for another SRC (its lane broke: the destination's
-    replica is kept as FAILED history marked ``REROUTED``) is not a failure at that destination: it counts
+    replica is kept as FAILED history, ``rerouted``) is not a failure at that destination: it counts
     as ``rerouted`` there, and as complete overall, with its bytes achieved, once it is placed elsewhere;
     it fails only if the product does."""
     from replicas.choices import ProductState, ReplicaState
-    from replicas.lifecycle import REROUTED
     from replicas.models import Replica
 
     links = {
@@ -343,7 +342,7 @@ def score(c: Campaign) -> dict[str, Any]:
         per.setdefault(link["destination"], _destination_tally())
         per[link["destination"]]["offered"] += link["size_bytes"]
     replicas = Replica.objects.filter(product_id__in=list(links)).values(
-        "product_id", "endpoint__name", "state", "reason", "updated", "product__created"
+        "product_id", "endpoint__name", "state", "rerouted", "updated", "product__created"
     )
     created: dict[int, Any] = {}
     arrived_elsewhere: dict[int, Any] = {}  # the last of its replicas at another SRC, once available
@@ -361,7 +360,7 @@ def score(c: Campaign) -> dict[str, Any]:
             entry["achieved"] += link["size_bytes"]
             entry["complete"] += 1
             latencies.append((r["updated"] - r["product__created"]).total_seconds())
-        elif r["state"] == ReplicaState.FAILED and REROUTED in r["reason"]:
+        elif r["state"] == ReplicaState.FAILED and r["rerouted"]:
             gone_elsewhere.add(r["product_id"])
         elif r["state"] == ReplicaState.FAILED:
             entry["failed"] += 1

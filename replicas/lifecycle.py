@@ -37,8 +37,9 @@ REPLICA_MOVES: Mapping[str, frozenset[str]] = {
     X: frozenset({P, A, F}),  # as lost
 }
 
-# Marks a failed first copy (and the copies that waited for it) kept as history when its product went back
-# to the SDP queue: the product's state follows its other replicas (``current_replicas``).
+# Said in the reason of a failed first copy (and of the copies that waited for it) kept as history when its
+# product went back to the SDP queue; the row's ``rerouted`` flag is what the code reads (a product's state
+# follows its other replicas: ``current_replicas``).
 REROUTED = "[re-routed]"
 
 R, PG, PD, FD = ProductState.REGISTERED, ProductState.PLACING, ProductState.PLACED, ProductState.FAILED
@@ -84,12 +85,12 @@ def place_replica(
     person may. ``fields`` holds its ``state`` and whatever else the row takes."""
     state = fields.pop("state")
     failed = product.replicas.select_for_update().filter(endpoint=endpoint, state=F)
-    earlier = (failed if after_any_failure else failed.filter(reason__contains=REROUTED)).first()
+    earlier = (failed if after_any_failure else failed.filter(rerouted=True)).first()
     if earlier is None:
         return new_replica(product=product, endpoint=endpoint, state=state, **fields)
     check_replica_move(earlier.state, state)
     before = earlier.reason
-    for name, value in {"upstream": None, "via": None, **fields}.items():
+    for name, value in {"upstream": None, "via": None, "rerouted": False, **fields}.items():
         setattr(earlier, name, value)
     earlier.state = state
     earlier.reason = f"{earlier.reason} (earlier here: {before})"
@@ -141,10 +142,13 @@ def settle(replica: Replica, state: str, reason: str) -> bool:
     return True
 
 
-def fail_waiting(waiting: Iterable[Replica], why: str) -> None:
-    """Copies that were to be made from a replica that failed: FAILED, ``why`` added to each reason."""
+def fail_waiting(waiting: Iterable[Replica], why: str, *, rerouted: bool = False) -> None:
+    """Copies that were to be made from a replica that failed: FAILED, ``why`` added to each reason; kept
+    as the history of a re-route when ``rerouted`` (they go back to the queue with their product)."""
     for copy in waiting:
-        move(copy, F, reason=f"{copy.reason}; {why}")
+        move(copy, F, reason=f"{copy.reason}; {why}", save=False)
+        copy.rerouted = rerouted
+        copy.save(update_fields=["state", "reason", "rerouted", "updated"])
 
 
 def damage(replica: Replica, state: str, reason: str) -> bool:

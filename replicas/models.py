@@ -431,6 +431,11 @@ class Replica(models.Model):
         help_text="Rucio mode: why the push loop placed it there, kept in front of the reason as its rule's "
         "locks move",
     )
+    rerouted = models.BooleanField(
+        default=False,
+        help_text="Kept as the history of a re-route (its product went back to the SDP queue, or its pin was "
+        "given up): not one of the product's current replicas",
+    )
     repairs = models.PositiveSmallIntegerField(
         default=0,
         help_text="How many times a copy was planned to heal it (found lost or corrupt at its storage)",

@@ -199,13 +199,15 @@ def settle_request(request_pk: int, *, state: str, reasons: Sequence[str] = ()) 
         replica.product.reroutes += 1
         count = f"{replica.product.reroutes} of {max_reroutes()}"
         replica.reason = f"{reason}; {REROUTED} back to the SDP queue ({count})"
-        replica.save(update_fields=["reason", "updated"])
+        replica.rerouted = True
+        replica.save(update_fields=["reason", "rerouted", "updated"])
     if new_state == ReplicaState.FAILED:
         # A copy that was to be made from this one never will be.
         lifecycle.fail_waiting(
             replica.downstream.select_for_update().filter(state=ReplicaState.PLANNED),
             f"not copied: the copy at {replica.endpoint.name} it waits for failed"
             + (f" ({REROUTED} with the product)" if requeue else ""),
+            rerouted=requeue,
         )
     product = replica.product
     if requeue:
@@ -234,7 +236,7 @@ def is_source_problem(reasons: Sequence[str]) -> bool:
 
 def current_replicas(product: DataProduct):  # type: ignore[no-untyped-def]
     """The product's replicas without those kept as the history of a re-route."""
-    return product.replicas.exclude(state=ReplicaState.FAILED, reason__contains=REROUTED)
+    return product.replicas.exclude(rerouted=True)
 
 
 def _requeues(replica: Replica, reasons: Sequence[str]) -> bool:

@@ -112,7 +112,7 @@ def unpin_broken(products: list[Product], outages: Mapping[Key, Outage]) -> list
 def pinned_copy(product: DataProduct, final: str) -> Replica | None:
     """The product's pinned first copy (locked), if it still holds: a pin at another site than ``final``,
     where the plan sent the product because the pinned lane was unavailable (``unpin_broken``), is kept as
-    FAILED history (``replicas.services.REROUTED``) saying why, and there is no pin."""
+    FAILED history (``rerouted``) saying why, and there is no pin."""
     pin = (
         product.replicas.select_for_update(of=("self",))
         .filter(state=ReplicaState.PLANNED, upstream__isnull=True)
@@ -127,7 +127,10 @@ def pinned_copy(product: DataProduct, final: str) -> Replica | None:
         ReplicaState.FAILED,
         reason=f"{pin.reason}; {REROUTED} not copied: lane {lane[0]} -> {lane[1]} unavailable, "
         f"placed by the telescope's policy at {final} instead",
+        save=False,
     )
+    pin.rerouted = True
+    pin.save(update_fields=["state", "reason", "rerouted", "updated"])
     return None
 
 

@@ -136,6 +136,7 @@ class ReplicaSerializer(serializers.ModelSerializer):
             "upstream",
             "via",
             "reason",
+            "rerouted",
             "predicted_arrival",
             "arrival_note",
             "copy_requests",

@@ -44,6 +44,7 @@ def _product(
             endpoint=StorageEndpoint.objects.get(name=endpoint),
             state=replica_state,
             reason=reason,
+            rerouted=REROUTED in reason,  # as the platform keeps a re-route's history: said and flagged
         )
     DataProduct.objects.filter(pk=product.pk).update(state=state)
     return product

@@ -618,7 +618,9 @@ class RucioAdapter:
                 rep.get("states", {}).get(rse)
                 for rep in self.client.list_replicas(dids, all_states=True, rse_expression=rse)
             ]
-            if not states or any(str(state) != "AVAILABLE" for state in states):
+            # Every file listed there (a file whose bad replica Rucio has not yet made again may be missing
+            # from the listing), and every one available.
+            if len(states) < product.files.count() or any(str(state) != "AVAILABLE" for state in states):
                 return False
             fresh = self.client.list_replicas(dids, all_states=True, rse_expression=rse, updated_after=stamp)
             return any(rep.get("states", {}).get(rse) for rep in fresh)

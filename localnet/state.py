@@ -108,11 +108,14 @@ class StateDir:
         """The port recorded under ``key``, or a new free loopback port recorded now.
 
         A recorded port is kept even if something else holds it right now: the caller finds out when it
-        starts the service, and a service of ours that is still running holds its own port."""
+        starts the service, and a service of ours that is still running holds its own port. A new one is
+        none that another state beside this one has recorded: that state's service may be stopped now, or
+        listen in a network namespace of its own (a long-haul site), and still want its port back (two
+        states handed one port found each other's service where they expected their own)."""
         ports = self.read_runtime().get("ports", {})
         if key in ports:
             return int(ports[key])
-        taken = set(ports.values())
+        taken = {int(p) for p in ports.values()} | ports_recorded_beside(self.path)
         port = free_port(avoid=taken)
         runtime = self.read_runtime()
         runtime.setdefault("ports", {})[key] = port
@@ -137,6 +140,20 @@ def short_run_dir(folder: Path, user: str | None = None) -> Path:
         entry = pwd.getpwnam(user)
         os.chown(path, entry.pw_uid, entry.pw_gid)
     return path
+
+
+def ports_recorded_beside(folder: Path) -> set[int]:
+    """The ports recorded by the other states under ``folder``'s parent (the same state root)."""
+    taken: set[int] = set()
+    for runtime in folder.parent.glob(f"*/{RUNTIME_FILE}"):
+        if runtime.parent == folder:
+            continue
+        try:
+            recorded = json.loads(runtime.read_text()).get("ports", {})
+            taken.update(int(port) for port in recorded.values())
+        except (OSError, ValueError, AttributeError, TypeError):
+            continue  # a state being written, or not a state's: nothing to keep clear of
+    return taken
 
 
 def free_port(avoid: set[int] | None = None) -> int:

@@ -56,6 +56,32 @@ def test_ports_are_recorded_once_and_reused(tmp_path: Path):
     assert StateDir(tmp_path).read_runtime()["ports"] == {"redis": first, "postgres": state.port("postgres")}
 
 
+def test_a_new_port_is_none_that_another_state_beside_it_recorded(tmp_path: Path, monkeypatch):
+    """A long-haul demo's site recorded a port it listens on in its own namespace; a state beside it that
+    asked the kernel for a free loopback port got that number, and the demo's stop check found it open
+    (CI of stop 46). Now the states of one root never share a port number."""
+    from localnet import state as state_module
+
+    other = StateDir(tmp_path / "longhaul")
+    other.path.mkdir()
+    other.write_runtime({"ports": {"xrootd:JPSRC_DISK:root": 40001, "xrootd:JPSRC_DISK:http": 40002}})
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "runtime.json").write_text("{not json")
+    offered = iter([40002, 40001, 40003])  # what the kernel would hand out, in order
+    asked: list[set[int]] = []
+
+    def free_port(avoid: set[int] | None = None) -> int:
+        asked.append(set(avoid or ()))
+        return next(p for p in offered if p not in (avoid or set()))
+
+    monkeypatch.setattr(state_module, "free_port", free_port)
+    mine = StateDir(tmp_path / "rucio")
+    mine.path.mkdir()
+    assert mine.port("fireflies:metrics") == 40003
+    assert asked == [{40001, 40002}]
+    assert state_module.ports_recorded_beside(other.path) == {40003}  # and the other way round
+
+
 def test_sites_load_the_plugin_unless_switched_off(tmp_path: Path, monkeypatch):
     from localnet import xrootd
 

@@ -201,30 +201,11 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, help="where to write the result (default bench/results/)")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
-    from localnet.stack import down, ensure_core, service_env
-    from localnet.state import StateDir
+    sys.path.insert(0, str(ROOT / "bench"))
+    from own_state import platform_on_own_state
 
-    state = StateDir.named(args.state)
-    ensure_core(state)
-    try:
-        os.environ.update(service_env(state, args.state))
-        import django
-
-        django.setup()
-        from django.core.management import call_command
-
-        from replicas.models import DataProduct
-        from topology.models import Telescope
-        from topology.services.importer import import_topology
-
-        call_command("migrate", verbosity=0)
-        DataProduct.objects.all().delete()
-        if not Telescope.objects.filter(name="SKA1-Low").exists():
-            import_topology(text=(ROOT / "topology" / "data" / "reference.yaml").read_text())
+    with platform_on_own_state(args.state):
         result = measure(args.files)
-    finally:
-        down(state)
     result["machine"] = os.uname().nodename
     result["date"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     out = args.out or ROOT / "bench" / "results" / f"consistency_scale-{dt.date.today()}.json"

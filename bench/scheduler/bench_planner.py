@@ -1,7 +1,8 @@
 """Planning time: a horizon of N products over the reference topology, and over synthetic stars of S SRCs.
 
-Run: .venv/bin/python bench/scheduler/bench_planner.py [--repeat 3]
-Prints one line per case: products, SRCs, policy, mode, best-of-repeat seconds, products per second."""
+Run: .venv/bin/python bench/scheduler/bench_planner.py [--repeat 3] [--scale 1.0]
+Prints one line per case: products, SRCs, policy, mode, best-of-repeat seconds, products per second.
+``--scale`` multiplies every case's products (its smoke run in make test: 0.01)."""
 
 from __future__ import annotations
 
@@ -60,28 +61,36 @@ def best_of(repeat: int, fn) -> float:  # type: ignore[no-untyped-def]
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--scale", type=float, default=1.0, help="every case's products times this")
     args = parser.parse_args()
+    if args.repeat < 1 or not 0 < args.scale <= 10:
+        parser.error("--repeat is at least 1, --scale above 0 and at most 10")
+
+    def scaled(n: int) -> int:
+        return max(10, round(n * args.scale))
+
     ref = reference_topology()
+    day = scaled(100_000)
     print("case | products | SRCs | policy | mode | seconds | products/s")
-    for n in (10_000, 25_000, 50_000, 100_000):
+    for n in (scaled(10_000), scaled(25_000), scaled(50_000), day):
         products = products_for(ref, n)
         s = best_of(args.repeat, lambda p=products: plan(p, ref, ReplicaPolicy()))
         print(f"reference | {n} | 14 | one_replica | parallel | {s:.2f} | {n / s:,.0f}")
-    products = products_for(ref, 100_000)
+    products = products_for(ref, day)
     for name, sc in scenarios().items():
         s = best_of(1, lambda sc=sc: plan(products, ref, sc.policy, config=sc.plan))
         print(
-            f"reference | 100000 | 14 | {sc.policy.kind.value} | {sc.plan.mode.value} | {s:.2f} "
-            f"| {100_000 / s:,.0f}  ({name})"
+            f"reference | {day} | 14 | {sc.policy.kind.value} | {sc.plan.mode.value} | {s:.2f} "
+            f"| {day / s:,.0f}  ({name})"
         )
     for srcs in (7, 14, 28, 56, 112):
         topo = star(srcs)
-        products = products_for(topo, 100_000)
+        products = products_for(topo, day)
         s = best_of(1, lambda t=topo, p=products: plan(p, t, ReplicaPolicy()))
-        print(f"star | 100000 | {srcs} | one_replica | parallel | {s:.2f} | {100_000 / s:,.0f}")
+        print(f"star | {day} | {srcs} | one_replica | parallel | {s:.2f} | {day / s:,.0f}")
     slot = PlanConfig(mode=PlanMode.SLOT, slot_seconds=600)
-    s = best_of(1, lambda: plan(products_for(ref, 100_000), ref, ReplicaPolicy(), config=slot))
-    print(f"reference | 100000 | 14 | one_replica | slot | {s:.2f} | {100_000 / s:,.0f}")
+    s = best_of(1, lambda: plan(products_for(ref, day), ref, ReplicaPolicy(), config=slot))
+    print(f"reference | {day} | 14 | one_replica | slot | {s:.2f} | {day / s:,.0f}")
 
 
 if __name__ == "__main__":

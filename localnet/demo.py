@@ -240,7 +240,7 @@ def _push(
     from topology.choices import StorageRole
     from topology.models import StorageEndpoint, Telescope
 
-    from .synthetic import remove_file, write_file
+    from campaigns.synthetic import remove_file, write_file
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     rng = random.Random(stamp)

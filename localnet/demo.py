@@ -233,14 +233,13 @@ def _push(
     With ``fail_one``, the first product's last file is deleted from the SDP storage after the product is
     registered and before it is pushed: its copy fails for real (missing source, after the retries), so the
     product ends FAILED."""
+    from campaigns.synthetic import remove_file, write_file
     from replicas.choices import ProductState
     from replicas.models import DataProduct
     from replicas.services import FileSpec, register_product
     from schedulers.loop import push_cycle
     from topology.choices import StorageRole
     from topology.models import StorageEndpoint, Telescope
-
-    from campaigns.synthetic import remove_file, write_file
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     rng = random.Random(stamp)

@@ -146,9 +146,19 @@ def fail_waiting(waiting: Iterable[Replica], why: str, *, rerouted: bool = False
     """Copies that were to be made from a replica that failed: FAILED, ``why`` added to each reason; kept
     as the history of a re-route when ``rerouted`` (they go back to the queue with their product)."""
     for copy in waiting:
-        move(copy, F, reason=f"{copy.reason}; {why}", save=False)
-        copy.rerouted = rerouted
-        copy.save(update_fields=["state", "reason", "rerouted", "updated"])
+        if rerouted:
+            keep_as_reroute_history(copy, f"{copy.reason}; {why}")
+        else:
+            move(copy, F, reason=f"{copy.reason}; {why}")
+
+
+def keep_as_reroute_history(replica: Replica, reason: str) -> Replica:
+    """``replica`` FAILED (if it is not yet) with ``reason``, kept as the history of a re-route: no longer one
+    of its product's current replicas (``rerouted``), and its row reused if the product comes back there."""
+    move(replica, F, reason=reason, save=False)
+    replica.rerouted = True
+    replica.save(update_fields=["state", "reason", "rerouted", "updated"])
+    return replica
 
 
 def damage(replica: Replica, state: str, reason: str) -> bool:

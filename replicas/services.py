@@ -198,9 +198,7 @@ def settle_request(request_pk: int, *, state: str, reasons: Sequence[str] = ()) 
         # (schedulers/lane_health.py); this replica stays FAILED as the history of what was tried.
         replica.product.reroutes += 1
         count = f"{replica.product.reroutes} of {max_reroutes()}"
-        replica.reason = f"{reason}; {REROUTED} back to the SDP queue ({count})"
-        replica.rerouted = True
-        replica.save(update_fields=["reason", "rerouted", "updated"])
+        lifecycle.keep_as_reroute_history(replica, f"{reason}; {REROUTED} back to the SDP queue ({count})")
     if new_state == ReplicaState.FAILED:
         # A copy that was to be made from this one never will be.
         lifecycle.fail_waiting(

@@ -122,15 +122,11 @@ def pinned_copy(product: DataProduct, final: str) -> Replica | None:
     if pin is None or pin.endpoint.site.name == final:
         return pin
     lane = (product.telescope.name, pin.endpoint.site.name)
-    lifecycle.move(
+    lifecycle.keep_as_reroute_history(
         pin,
-        ReplicaState.FAILED,
-        reason=f"{pin.reason}; {REROUTED} not copied: lane {lane[0]} -> {lane[1]} unavailable, "
+        f"{pin.reason}; {REROUTED} not copied: lane {lane[0]} -> {lane[1]} unavailable, "
         f"placed by the telescope's policy at {final} instead",
-        save=False,
     )
-    pin.rerouted = True
-    pin.save(update_fields=["state", "reason", "rerouted", "updated"])
     return None
 
 

@@ -24,6 +24,7 @@ import datetime as dt
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -155,7 +156,10 @@ def main() -> int:
 
     with platform_on_own_state(args.state):
         result = measure(queues, args.cycles)
-    result["revision"] = os.popen(f"git -C {ROOT} rev-parse --short HEAD").read().strip()
+    revision = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    result["revision"] = revision.stdout.strip()  # (uncommitted changes are not in it)
     result["machine"] = os.uname().nodename
     result["date"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     out = args.out or ROOT / "bench" / "scheduler" / "results" / f"push_cycle-{dt.date.today()}.json"

@@ -2,6 +2,7 @@
 after failures inside the `with` block, KeyboardInterrupt, SIGTERM of the
 owning process, a failure half-way through bring-up, and the CLI."""
 
+import contextlib
 import json
 import os
 import signal
@@ -59,33 +60,48 @@ def test_keyboard_interrupt_tears_down():
 def test_sigterm_to_owner_process_tears_down(tmp_path):
     # A separate Python process owns the path and is killed with SIGTERM
     # while inside the block: the context manager must still clean up.
+    # The owner writes the path's description whole (a rename), so the test
+    # never reads a file created but not yet written; its output goes to a
+    # file that every failure below quotes.
     info = tmp_path / "path.json"
     code = (
-        f"import sys, json, time; sys.path.insert(0, {WAN!r})\n"
+        f"import os, sys, json, time; sys.path.insert(0, {WAN!r})\n"
         "from wanpath import emulated_path\n"
         "with emulated_path(rtt_ms=10, rate_mbit=100) as p:\n"
         "    p.popen_b(['sleep', '300'])\n"
-        f"    open({str(info)!r}, 'w').write(json.dumps(p.describe()))\n"
+        f"    open({str(info)!r} + '.part', 'w').write(json.dumps(p.describe()))\n"
+        f"    os.replace({str(info)!r} + '.part', {str(info)!r})\n"
         "    time.sleep(120)\n"
     )
-    owner = subprocess.Popen([sys.executable, "-c", code])
+    log_path = tmp_path / "owner.log"
+    d = None
+    killed = False
+    with open(log_path, "w") as log:
+        owner = subprocess.Popen([sys.executable, "-c", code], stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 40
         while not info.exists():
-            assert owner.poll() is None, "owner died during bring-up"
-            assert time.monotonic() < deadline
+            assert owner.poll() is None, f"owner died during bring-up: {log_path.read_text()}"
+            assert time.monotonic() < deadline, f"no path after 40 s: {log_path.read_text()}"
             time.sleep(0.05)
         d = json.loads(info.read_text())
         owner.send_signal(signal.SIGTERM)
-        owner.wait(20)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            owner.wait(40)
     finally:
         if owner.poll() is None:
+            killed = True
             owner.kill()
             owner.wait()
+            if d is not None:  # killed before its own teardown ended: remove what it left, then fail
+                d["config"] = wanpath.PathConfig(**d["config"])
+                wanpath.tear_down(wanpath.EmulatedPath(**d))
+    said = log_path.read_text()
+    assert not killed, f"the owner was still running 40 s after SIGTERM: {said}"
     names = set(wanpath.list_namespaces())
-    assert not names & {d["ns_a"], d["ns_r"], d["ns_b"]}, names
-    assert not os.path.exists(f"/proc/{d['emulator_pid']}")
-    assert not os.path.exists(d["state_dir"])
+    assert not names & {d["ns_a"], d["ns_r"], d["ns_b"]}, (names, said)
+    assert not os.path.exists(f"/proc/{d['emulator_pid']}"), said
+    assert not os.path.exists(d["state_dir"]), said
 
 
 def test_failed_bring_up_removes_what_it_created():

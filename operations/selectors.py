@@ -40,7 +40,9 @@ CONGESTED = 0.8
 def element_sites() -> dict[str, int]:
     """Storage element -> site id, over every endpoint."""
     out: dict[str, int] = {}
-    for endpoint in StorageEndpoint.objects.only("hostname", "root_port", "http_port", "site_id"):
+    for endpoint in StorageEndpoint.objects.only(
+        "hostname", "root_port", "http_port", "tpc_scheme", "site_id"
+    ):
         for element in storage_elements(endpoint):
             out[element] = endpoint.site_id
     return out

@@ -10,7 +10,7 @@ DEBIAN_PACKAGES=(
   xrootd-server xrootd-client xrootd-server-plugins python3-xrootd
   # token-enforcing storage (WLCG JWT profile) and the local token issuer, Keycloak, a Java service
   xrootd-scitokens-plugins openjdk-17-jre-headless
-  gfal2 gfal2-plugin-xrootd gfal2-plugin-http gfal2-plugin-file python3-gfal2
+  gfal2 gfal2-plugin-xrootd gfal2-plugin-http gfal2-plugin-file gfal2-plugin-mock python3-gfal2
   gfal2-util-scripts python3-gfal2-util davix
   # databases and broker
   postgresql redis-server

@@ -33,6 +33,12 @@ ALLOWED_HOSTS = _env("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",
 # Storage endpoints at loopback or link-local addresses are refused (topology/constants.py); the local
 # network, whose sites listen on loopback, allows them for its own processes (localnet.stack.service_env).
 SRCNET_ALLOW_LOCAL_STORAGE = _env("ALLOW_LOCAL_STORAGE", "0") == "1"
+# Storage endpoints of the mock kind (gfal2's mock plugin: copies that move no bytes, transfers/mock_storage)
+# serve only the control plane's load benchmark and its tests: refused, naming this setting, unless it is on.
+SRCNET_MOCK_STORAGE = _env("MOCK_STORAGE", "0") == "1"
+# The fraction of mock copies that fail (a destination checksum that does not match, as a corrupted copy
+# would), each attempt drawn anew, so that the service's retries are exercised and most of them succeed.
+SRCNET_MOCK_FAILURE_FRACTION = float(_env("MOCK_FAILURE_FRACTION", "0"))
 # Failed sign-ins (identity.limits): this many for one account from one address, or for any accounts from
 # one address, within the window lock that account there, or that address, until the oldest leaves it.
 SRCNET_SIGN_IN_FAILURES_PER_ACCOUNT = int(_env("SIGN_IN_FAILURES_PER_ACCOUNT", "5"))

@@ -364,6 +364,44 @@ def _worker_busy() -> int:
     return busy
 
 
+class IdleQueue:
+    """A Celery queue of one test's own that no worker reads: what the test sends waits there."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def waiting(self, task: str | None = None) -> int:
+        """The messages waiting (of ``task`` only, if named)."""
+        import json
+
+        from srcnet.task_queue import app
+
+        with app.connection_for_read() as connection:
+            messages = connection.default_channel.client.lrange(self.name, 0, -1)
+        if task is None:
+            return len(messages)
+        return sum(json.loads(m)["headers"]["task"] == task for m in messages)
+
+
+@pytest.fixture
+def idle_queue() -> Iterator[IdleQueue]:
+    """The tasks this test sends go to a queue of its own that no worker reads, deleted after. On the
+    session's queue a worker would run them, writing rows while the test's flush empties the tables (CI,
+    stop 44: the push-cycle benchmark's copies; the flush failed and the next test on that worker started on
+    its rows)."""
+    from srcnet.task_queue import app
+
+    queue = IdleQueue(f"srcnet-idle-{os.getpid()}-{time.monotonic_ns()}")
+    before = app.conf.task_default_queue
+    app.conf.task_default_queue = queue.name
+    try:
+        yield queue
+    finally:
+        app.conf.task_default_queue = before
+        with app.connection_for_write() as connection:
+            connection.default_channel.client.delete(queue.name)
+
+
 @pytest.fixture(autouse=True)
 def _let_the_worker_finish(request):  # type: ignore[no-untyped-def]
     """After a test that used the worker, wait until it is idle: flushing the tables while a task still

@@ -33,6 +33,9 @@ def landing_role(is_distribution_centre: bool) -> StorageRole:
 class TpcScheme(models.TextChoices):
     ROOT = "root", "root:// (XRootD third-party copy)"
     DAVS = "davs", "davs:// (HTTP third-party copy)"
+    # gfal2's mock plugin: copies that move no bytes, for the control plane's load benchmark and its tests
+    # only (SRCNET_MOCK_STORAGE; transfers/mock_storage.py).
+    MOCK = "mock", "mock:// (no bytes moved: benchmarks and tests only)"
 
 
 class LinkKind(models.TextChoices):

@@ -41,6 +41,12 @@ prefix_validator = RegexValidator(
 )
 
 
+def mock_storage_allowed() -> bool:
+    """Whether storage endpoints of the mock kind may be registered and copied to (``SRCNET_MOCK_STORAGE``:
+    only the control plane's load benchmark and its tests turn it on)."""
+    return bool(getattr(settings, "SRCNET_MOCK_STORAGE", False))
+
+
 def routable_storage_host(host: str) -> None:
     """Refuse a storage host that names this machine or its link (``localhost``, loopback, link-local,
     unspecified or multicast addresses): in a deployment, a copy to or from it would reach the worker's own

@@ -20,6 +20,7 @@ from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
 from .flow_marks import mark_http_copy, marked_root_urls
 from .flow_marks import valid as valid_scitag
 from .gfal_context import describe_error, new_context
+from .mock_storage import as_copied
 from .stall_watch import StallWatch, stall_watch
 from .submitted_tokens import tokens_for_file
 from .tokens import (
@@ -102,6 +103,7 @@ def copy_file(
     stall_seconds: float | None = None,
     on_progress: Callable[[int, float, float], None] | None = None,
     scitag: int | None = None,
+    attempt: int = 1,
 ) -> CopyOutcome:
     """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks.
 
@@ -115,12 +117,22 @@ def copy_file(
     token, renewed before each step when close to its end; for a third-party copy gfal2 hands the source's
     token to the pulling destination (HTTP-TPC: ``TransferHeaderAuthorization``; root://: the source URL's
     ``authz``). ``scitag`` (the copy's SciTags flow identifier) goes on the wire as the protocol carries it
-    (flow_marks.py): ``scitag.flow`` on a root:// source, the ``SciTag`` headers of an HTTP copy."""
+    (flow_marks.py): ``scitag.flow`` on a root:// source, the ``SciTag`` headers of an HTTP copy. ``attempt``
+    is the attempt's number (between mock endpoints, it draws the copy's failure: mock_storage.py)."""
     refused = refusal(source, destination)
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
     import gfal2
 
+    # Between mock endpoints (registered, so SRCNET_MOCK_STORAGE is on): the catalogue's file, no bytes.
+    source, destination = as_copied(
+        source,
+        destination,
+        filesize=filesize,
+        checksum=checksum,
+        failure_fraction=float(getattr(_settings(), "SRCNET_MOCK_FAILURE_FRACTION", 0.0)),
+        attempt=attempt,
+    )
     if stall_seconds is None:  # the no-progress timeout (stall_watch.py); SRCNET_TRANSFER_STALL
         stall_seconds = float(_transfer_setting("STALL_SECONDS", 300.0))
     watch: StallWatch | None = None
@@ -317,10 +329,14 @@ def _mismatch(source_sum: str, dest_sum: str, expected: str) -> str:
     return ""
 
 
-def _transfer_setting(key: str, default: float) -> float:
+def _settings() -> Any:
     from django.conf import settings
 
-    return float(getattr(settings, "SRCNET_TRANSFERS", {}).get(key, default))
+    return settings
+
+
+def _transfer_setting(key: str, default: float) -> float:
+    return float(getattr(_settings(), "SRCNET_TRANSFERS", {}).get(key, default))
 
 
 def _parameters_of(params) -> dict[str, Any]:  # type: ignore[no-untyped-def]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-SUPPORTED_SCHEMES = ("root", "xroot", "davs", "https", "http", "file")
+# mock: gfal2's mock plugin; only mock endpoints serve it, where SRCNET_MOCK_STORAGE is on (the registry's
+# check, topology/services/storage_urls.py, is what refuses it elsewhere).
+SUPPORTED_SCHEMES = ("root", "xroot", "davs", "https", "http", "file", "mock")
 
 
 def storage_element(url: str) -> str:

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from . import faults, services
 from .executor import CopyOutcome, copy_with_tokens
+from .services.common import dispatch_begins
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 @shared_task(name="transfers.dispatch", autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def dispatch() -> int:
     """Admit waiting files to their links; the executions are enqueued on commit."""
+    dispatch_begins()
     return len(services.dispatch())
 
 
@@ -66,6 +68,7 @@ def execute_attempt(attempt_id: int) -> str:
             buffer_size=buffer_size,
             on_progress=heartbeat.saw,
             scitag=row.scitag,
+            attempt=attempt.number,
         )
     log.info(
         "attempt %s of %s -> %s: %s in %.2f s %s",

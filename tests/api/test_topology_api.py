@@ -283,3 +283,35 @@ def test_the_local_network_allows_its_loopback_sites(operator_client, reference_
     settings.SRCNET_ALLOW_LOCAL_STORAGE = True
     body = {"name": "UK_EXTRA", "site": "UKSRC", "role": "disk", "hostname": "127.0.0.1"}
     assert operator_client.post("/api/topology/storage-endpoints/", body, format="json").status_code == 201
+
+
+def test_a_deployment_refuses_mock_storage_naming_the_setting(operator_client, reference_topology, settings):  # type: ignore[no-untyped-def]
+    """A mock endpoint (gfal2's mock plugin: copies that move no bytes) is refused, by creation or by a change
+    of an existing endpoint, unless SRCNET_MOCK_STORAGE is on (the load benchmark and its tests)."""
+    from topology.models import StorageEndpoint
+
+    settings.SRCNET_MOCK_STORAGE = False
+    body = {"name": "UK_MOCK", "site": "UKSRC", "role": "disk", "hostname": "mock.uksrc.example.org"}
+    made = operator_client.post(
+        "/api/topology/storage-endpoints/", {**body, "tpc_scheme": "mock"}, format="json"
+    )
+    assert made.status_code == 400 and "SRCNET_MOCK_STORAGE" in made.json()["tpc_scheme"][0], made.content
+    assert not StorageEndpoint.objects.filter(name="UK_MOCK").exists()
+    endpoint = StorageEndpoint.objects.get(name="UKSRC_DISK")
+    changed = operator_client.patch(
+        f"/api/topology/storage-endpoints/{endpoint.pk}/", {"tpc_scheme": "mock"}, format="json"
+    )
+    assert changed.status_code == 400 and "tpc_scheme" in changed.json(), changed.content
+    endpoint.refresh_from_db()
+    assert endpoint.tpc_scheme == "davs"
+
+    settings.SRCNET_MOCK_STORAGE = True  # the benchmark's own platform
+    made = operator_client.post(
+        "/api/topology/storage-endpoints/", {**body, "tpc_scheme": "mock"}, format="json"
+    )
+    assert made.status_code == 201, made.content
+    assert (
+        StorageEndpoint.objects.get(name="UK_MOCK")
+        .tpc_url("a/b")
+        .startswith("mock://mock.uksrc.example.org:443/srcnet/a/b")
+    )

@@ -5,10 +5,7 @@ the comparison of two revisions (here this one with itself, whose figures must t
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -50,28 +47,9 @@ def test_the_simulation_benchmark_reports_a_days_figures() -> None:
     assert int(figures["plans"]) > 0 and result["wall_s"] >= 0
 
 
-@pytest.fixture
-def no_worker_takes_the_tasks() -> Iterator[str]:
-    """The benchmark's premise (its own state has no worker: the tasks its cycles queue are never run), kept
-    here: the tasks go to a queue of this test's own, which no worker reads, and are deleted after. On the
-    session's queue a worker would run the copies, writing rows while this test's flush empties the tables
-    (CI, stop 44: the flush failed and the next test on that worker started on this test's rows)."""
-    from srcnet.task_queue import app
-
-    queue = f"srcnet-bench-smoke-{os.getpid()}-{time.monotonic_ns()}"
-    before = app.conf.task_default_queue
-    app.conf.task_default_queue = queue
-    try:
-        yield queue
-    finally:
-        app.conf.task_default_queue = before
-        with app.connection_for_write() as connection:
-            connection.default_channel.client.delete(queue)
-
-
 @pytest.mark.django_db(transaction=True)
 def test_the_push_cycle_benchmark_measures_cycles_against_its_baseline(
-    reference_topology, no_worker_takes_the_tasks
+    reference_topology, idle_queue
 ) -> None:  # type: ignore[no-untyped-def]
     result = _script("push_cycle").measure([20, 40], 2)
     first, second = result["queues"]
@@ -81,10 +59,7 @@ def test_the_push_cycle_benchmark_measures_cycles_against_its_baseline(
     assert second["cycles"][0]["queued"] == 40  # topped up to the next size
     assert all(c["error"] == "" for q in result["queues"] for c in q["cycles"]), result
     assert all(q["cycle_to_baseline"] > 0 for q in result["queues"]), result
-    from srcnet.task_queue import app
-
-    with app.connection_for_read() as connection:  # the cycles' tasks are waiting in the test's own queue
-        assert connection.default_channel.client.llen(no_worker_takes_the_tasks) > 0
+    assert idle_queue.waiting() > 0  # the cycles' tasks wait in the test's own queue, run by no worker
 
 
 def test_two_revisions_compared_give_equal_figures_when_they_are_one(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from ..choices import Region, SiteKind, StorageRole, TpcScheme
 from ..constants import (
     audience_validator,
     hostname_validator,
+    mock_storage_allowed,
     name_validator,
     prefix_validator,
     routable_storage_host,
@@ -153,6 +154,11 @@ class StorageEndpoint(models.Model):
         site = Site.objects.filter(pk=self.site_id).first() if self.site_id else None
         if site is not None and site.kind == SiteKind.POP:
             errors["site"] = "A point of presence hosts no storage."
+        if self.tpc_scheme == TpcScheme.MOCK and not mock_storage_allowed():
+            errors["tpc_scheme"] = (
+                "mock:// storage moves no bytes and serves only the control plane's load benchmark and its "
+                "tests: refused unless SRCNET_MOCK_STORAGE is on."
+            )
         if site is not None and (self.role == StorageRole.SDP) != (site.kind == SiteKind.TELESCOPE):
             errors["role"] = "SDP storage belongs to a telescope, and a telescope's storage is SDP storage."
         if errors:
@@ -163,6 +169,8 @@ class StorageEndpoint(models.Model):
         relative = path.lstrip("/")
         if scheme == TpcScheme.ROOT:
             return f"root://{self.hostname}:{self.root_port}/{self.prefix}{relative}"
+        if self.tpc_scheme == TpcScheme.MOCK:  # a mock endpoint serves mock:// alone (on its HTTP port)
+            return f"mock://{self.hostname}:{self.http_port}{self.prefix}{relative}"
         return f"{scheme}://{self.hostname}:{self.http_port}{self.prefix}{relative}"
 
     @property

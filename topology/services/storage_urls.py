@@ -20,7 +20,9 @@ from urllib.parse import unquote, urlsplit
 ROOT_SCHEMES = ("root", "xroot")
 HTTP_SCHEMES = ("davs", "https")
 SERVED_SCHEMES = ROOT_SCHEMES + HTTP_SCHEMES
-DEFAULT_PORTS = {"root": 1094, "xroot": 1094, "davs": 443, "https": 443}
+# gfal2's mock plugin: served by mock endpoints alone, where SRCNET_MOCK_STORAGE is on (benchmarks, tests)
+MOCK_SCHEME = "mock"
+DEFAULT_PORTS = {"root": 1094, "xroot": 1094, "davs": 443, "https": 443, MOCK_SCHEME: 443}
 MAX_URL_LENGTH = 1024
 # Control characters, whitespace and backslashes have no place in a storage path; they only serve to
 # confuse whoever logs, parses or passes the URL on.
@@ -57,13 +59,21 @@ class StorageRegistry:
 
     @classmethod
     def load(cls) -> StorageRegistry:
+        from topology.constants import mock_storage_allowed
         from topology.models import StorageEndpoint
 
         table: dict[tuple[str, str, int], EndpointRef] = {}
-        rows = StorageEndpoint.objects.filter(is_active=True)
-        for endpoint in rows.only("name", "hostname", "root_port", "http_port", "prefix", "token_audience"):
+        rows = StorageEndpoint.objects.filter(is_active=True).only(
+            "name", "hostname", "root_port", "http_port", "prefix", "token_audience", "tpc_scheme"
+        )
+        mock_allowed = mock_storage_allowed()
+        for endpoint in rows:
             host = endpoint.hostname.lower()
             ref = EndpointRef(endpoint.name, endpoint.prefix, endpoint.audience, host)
+            if endpoint.tpc_scheme == MOCK_SCHEME:  # serves mock:// alone, and nothing where mocks are off
+                if mock_allowed:
+                    table[(MOCK_SCHEME, host, endpoint.http_port)] = ref
+                continue
             table[("root", host, endpoint.root_port)] = ref
             table[("http", host, endpoint.http_port)] = ref
         return cls(table)
@@ -83,7 +93,12 @@ class StorageRegistry:
         except ValueError as exc:
             raise UnregisteredStorageError(f"{shown} is not a valid URL ({exc})") from exc
         scheme = parts.scheme.lower()
-        if scheme not in SERVED_SCHEMES:
+        if scheme == MOCK_SCHEME and not any(key[0] == MOCK_SCHEME for key in self.endpoints):
+            raise UnregisteredStorageError(
+                f"{shown}: mock:// storage serves only the load benchmark and its tests (SRCNET_MOCK_STORAGE "
+                "is off, or no mock endpoint is registered)"
+            )
+        if scheme not in SERVED_SCHEMES and scheme != MOCK_SCHEME:
             raise UnregisteredStorageError(
                 f"{shown}: the scheme {parts.scheme or '(none)'!r} is not served by any storage endpoint "
                 f"(use {', '.join(SERVED_SCHEMES)} on a registered endpoint)"
@@ -100,7 +115,7 @@ class StorageRegistry:
         if not host:
             raise UnregisteredStorageError(f"{shown}: no host")
         port = port or DEFAULT_PORTS[scheme]
-        family = "root" if scheme in ROOT_SCHEMES else "http"
+        family = "root" if scheme in ROOT_SCHEMES else MOCK_SCHEME if scheme == MOCK_SCHEME else "http"
         endpoint = self.endpoints.get((family, host, port))
         if endpoint is None:
             raise UnregisteredStorageError(
@@ -129,6 +144,8 @@ class StorageRegistry:
 def storage_elements(endpoint: Any) -> list[str]:
     """Every ``scheme://host:port`` a copy to or from ``endpoint`` may be grouped under (as FTS3 groups
     links: by storage element)."""
+    if endpoint.tpc_scheme == MOCK_SCHEME:
+        return [f"{MOCK_SCHEME}://{endpoint.hostname}:{endpoint.http_port}"]
     return [f"{s}://{endpoint.hostname}:{endpoint.root_port}" for s in ROOT_SCHEMES] + [
         f"{s}://{endpoint.hostname}:{endpoint.http_port}" for s in HTTP_SCHEMES
     ]
@@ -140,7 +157,7 @@ def known_storage_element(element: str) -> bool:
 
     if element == "*":
         return True
-    endpoints = StorageEndpoint.objects.only("hostname", "root_port", "http_port")
+    endpoints = StorageEndpoint.objects.only("hostname", "root_port", "http_port", "tpc_scheme")
     return any(element in storage_elements(e) for e in endpoints)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.conf import settings
@@ -20,9 +21,46 @@ def send_task(name: str, *args: Any, countdown: float = 0.0) -> str:
     return str(app.send_task(name, args=list(args), countdown=countdown or None).id)
 
 
+# A dispatch asked for and not yet begun, per task queue (one platform's workers): every commit that may free
+# or fill a slot asks for a dispatch, and at a file rate that is hundreds a second. Each would take a worker
+# process and wait in line for the dispatch lock, starving the copies (bench/control_plane/end_to_end.py:
+# 1 544 dispatches of 3.8 s each for 1 340 copies); one waiting dispatch sees every change made before it
+# begins, so the others are not sent. The mark expires, so a lost message delays the next dispatch by at
+# most this long (the beat's sweep dispatches every few seconds anyway).
+DISPATCH_PENDING_SECONDS = 30
+
+
+def dispatch_pending_key() -> str:
+    from srcnet.task_queue import app
+
+    return f"srcnet:transfers:dispatch-pending:{app.conf.task_default_queue}"
+
+
+@functools.cache
+def _broker_client() -> Any:
+    """The broker's Redis (one client a process: its pool reconnects after a fork)."""
+    import redis
+
+    return redis.Redis.from_url(settings.CELERY_BROKER_URL)
+
+
 def enqueue_dispatch(countdown: float = 0.0) -> None:
-    """Ask a worker to dispatch (after the current transaction commits, if any)."""
-    transaction.on_commit(lambda: send_task("transfers.dispatch", countdown=countdown))
+    """Ask a worker to dispatch (after the current transaction commits, if any), unless a dispatch asked
+    for earlier has not begun yet (it will see this change); a dispatch later (``countdown``, a retry's
+    back-off) is always sent."""
+
+    def ask() -> None:
+        if countdown or _broker_client().set(
+            dispatch_pending_key(), "1", nx=True, ex=DISPATCH_PENDING_SECONDS
+        ):
+            send_task("transfers.dispatch", countdown=countdown)
+
+    transaction.on_commit(ask)
+
+
+def dispatch_begins() -> None:
+    """A dispatch begins: what commits from now on asks for another (it may come after this one's look)."""
+    _broker_client().delete(dispatch_pending_key())
 
 
 def enqueue_attempts(attempt_ids: list[int]) -> None:

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count
+from django.db.models import Count, Min
 from django.utils import timezone
 
 from ..choices import FileState, JobState, OptimizerMode
@@ -110,7 +110,10 @@ def dispatch() -> list[int]:
     go to the activities present by weight. No more copies run at once than the workers have slots for
     (``COPY_SLOTS``, srcnet/workers.py): an admitted copy starts at once; when the slots bind, the links
     whose oldest waiting file is oldest are served first. Returns the ids of the attempts created; their
-    execution is enqueued when this transaction commits."""
+    execution is enqueued when this transaction commits.
+
+    What waits is read per link (one aggregate), and only the files a link has room for are read and locked
+    (as FTS3's schedulers do): a dispatch costs the links it serves, not the backlog."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [DISPATCH_LOCK_KEY])
     now = timezone.now()
@@ -129,27 +132,16 @@ def dispatch() -> list[int]:
         active_link[(count["source_se"], count["dest_se"])] += count["n"]
         active_out[count["source_se"]] += count["n"]
         active_in[count["dest_se"]] += count["n"]
-    waiting = list(
-        TransferFile.objects.select_for_update(skip_locked=True, of=("self",))
-        .filter(state=FileState.SUBMITTED, job__state__in=(JobState.SUBMITTED, JobState.ACTIVE))
-        .exclude(retry_after__gt=now)
-        .select_related("job")
-        .order_by("-job__priority", "job__created", "job_id", "file_index", "id")[:DISPATCH_BATCH]
-    )
-    queues: dict[tuple[str, str], list[TransferFile]] = defaultdict(list)
-    for row in waiting:
-        queues[(row.source_se, row.dest_se)].append(row)
     paused = set(LinkPause.objects.values_list("source_se", "dest_se"))
     admitted: list[TransferFile] = []
     slots = int(transfer_settings()["COPY_SLOTS"]) - sum(active_link.values())
-    for link, queue in queues.items():
+    for link, top in _waiting_links(now):
         if link in paused:
             continue
         free = min(link_limit(*link, limits) - active_link[link], slots - len(admitted))
         if free <= 0:
             continue
-        top = queue[0].job.priority
-        candidates = [row for row in queue if row.job.priority == top]
+        candidates = _candidates(link, top, now, free, by_activity=bool(weights))
         recent = _recent_by_share(link, now, weights) if weights else {}
         while free > 0 and candidates:
             if weights:
@@ -172,6 +164,55 @@ def dispatch() -> list[int]:
             active_in[row.dest_se] += 1
             admitted.append(row)
     return _admit(admitted, now)
+
+
+def _waiting(now: Any) -> Any:
+    """The files that may start now: submitted, in a job still running, past any retry back-off."""
+    return TransferFile.objects.filter(
+        state=FileState.SUBMITTED, job__state__in=(JobState.SUBMITTED, JobState.ACTIVE)
+    ).exclude(retry_after__gt=now)
+
+
+def _waiting_links(now: Any) -> list[tuple[tuple[str, str], int]]:
+    """Each link with files waiting, and the highest priority waiting on it; the links ordered as their
+    first file would be served: highest priority first, then the oldest job at that priority."""
+    top: dict[tuple[str, str], tuple[int, Any]] = {}
+    rows = (
+        _waiting(now)
+        .values_list("source_se", "dest_se", "job__priority")
+        .annotate(oldest=Min("job__created"))
+    )
+    for source_se, dest_se, priority, oldest in rows:
+        link = (source_se, dest_se)
+        if link not in top or (priority, _negated(oldest)) > (top[link][0], _negated(top[link][1])):
+            top[link] = (priority, oldest)
+    ordered = sorted(top.items(), key=lambda item: (-item[1][0], item[1][1], item[0]))
+    return [(link, priority) for link, (priority, _) in ordered]
+
+
+def _negated(moment: Any) -> float:
+    return -moment.timestamp()
+
+
+def _candidates(
+    link: tuple[str, str], priority: int, now: Any, free: int, *, by_activity: bool
+) -> list[TransferFile]:
+    """The first ``free`` files waiting on ``link`` at ``priority`` (FIFO: oldest job first), locked (one
+    another transaction holds, a cancel's, is passed over); with activity shares, the first ``free`` of each
+    activity waiting there, so that every slot could go to any of them."""
+    waiting = _waiting(now).filter(source_se=link[0], dest_se=link[1], job__priority=priority)
+    if not by_activity:
+        return _first(waiting, free)
+    activities = waiting.order_by().values_list("activity", flat=True).distinct()
+    return [row for activity in activities for row in _first(waiting.filter(activity=activity), free)]
+
+
+def _first(waiting: Any, count: int) -> list[TransferFile]:
+    return list(
+        waiting.select_for_update(skip_locked=True, of=("self",))
+        .select_related("job")
+        .order_by("job__created", "job_id", "file_index", "id")[: min(count, DISPATCH_BATCH)]
+    )
 
 
 def _recent_by_share(link: tuple[str, str], now: Any, weights: dict[str, float]) -> dict[str, int]:

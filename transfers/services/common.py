@@ -13,12 +13,12 @@ def transfer_settings() -> dict[str, Any]:
     return settings.SRCNET_TRANSFERS
 
 
-def send_task(name: str, *args: Any, countdown: float = 0.0) -> str:
-    """Send the task ``name`` to the workers now; returns the message's id. By name: the services do not
-    import the tasks (the tasks are thin callers of the services)."""
+def send_task(name: str, *args: Any, countdown: float = 0.0, task_id: str | None = None) -> str:
+    """Send the task ``name`` to the workers now (as ``task_id``, if given); returns the message's id. By
+    name: the services do not import the tasks (the tasks are thin callers of the services)."""
     from srcnet.task_queue import app
 
-    return str(app.send_task(name, args=list(args), countdown=countdown or None).id)
+    return str(app.send_task(name, args=list(args), countdown=countdown or None, task_id=task_id).id)
 
 
 # A dispatch asked for and not yet begun, per task queue (one platform's workers): every commit that may free
@@ -61,6 +61,12 @@ def enqueue_dispatch(countdown: float = 0.0) -> None:
 def dispatch_begins() -> None:
     """A dispatch begins: what commits from now on asks for another (it may come after this one's look)."""
     _broker_client().delete(dispatch_pending_key())
+
+
+def send_attempts(messages: list[tuple[int, str]]) -> None:
+    """Send each attempt's execution to the workers, as the task id its row already holds."""
+    for attempt_id, task_id in messages:
+        send_task("transfers.execute_attempt", attempt_id, task_id=task_id)
 
 
 def enqueue_attempts(attempt_ids: list[int]) -> None:

@@ -66,6 +66,7 @@ def register_product(
     product.full_clean()
     product.save()
     names = set()
+    rows = []
     for index, spec in enumerate(files):
         if spec.name in names:
             raise ValidationError({f"files[{index}].name": f"{spec.name!r} appears twice."})
@@ -75,7 +76,9 @@ def register_product(
             row.full_clean(exclude=["product"])
         except ValidationError as exc:
             raise ValidationError({f"files[{index}].{k}": v for k, v in exc.message_dict.items()}) from exc
-        row.save()
+        rows.append(row)
+    # One statement for the product's files (a product of SKA's may hold thousands): all checked above.
+    ProductFile.objects.bulk_create(rows)
     lifecycle.new_replica(
         product=product, endpoint=source, state=ReplicaState.AVAILABLE, reason="written by the SDP"
     )

@@ -13,7 +13,8 @@ dispatch sweep, the reaper), the planner, the transfer service, the lifecycle. T
 at once, as a backlog (``register_product``, what the API's registration runs), and the run ends when every
 destination copy is AVAILABLE or FAILED, or at ``--timeout``. Reported: the files accounted for (none stuck,
 none twice), files per second from the first registration to the last copy settled and in the best 10 s,
-registration-to-AVAILABLE p50/p99, and each stage's share of a file's time (bench/control_plane/figures.py).
+registration-to-AVAILABLE p50/p99, each stage's share of a file's time and the worker's seconds by task per
+file (bench/control_plane/figures.py).
 The baseline, measured in the same run on the same platform: the transfer service's own acceptance, files
 per second of one job of ``--files`` files submitted through the service (no copy runs), so that runs on
 other machines compare as ratios.
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from django.utils import timezone
 
     sys.path.insert(0, str(ROOT / "bench" / "control_plane"))
-    from figures import accounted, timeline
+    from figures import accounted, timeline, worker_time
 
     from localnet.processes import stop_pid
     from localnet.state import StateDir
@@ -147,6 +148,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "all_accounted": finished,
         "accounted": accounted(SCOPE),
         **figures,
+        "worker_time": worker_time(log, figures.get("files_finished", 0)),
         "baseline_acceptance_files_per_second": round(baseline, 1),
         "rate_to_baseline": round(rate / baseline, 4) if baseline else None,
         "worker_log": str(log),

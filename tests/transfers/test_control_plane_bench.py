@@ -39,3 +39,6 @@ def test_the_end_to_end_benchmark_accounts_for_every_file(tmp_path: Path) -> Non
     assert set(stages) == {"wait_for_plan", "queued", "copying", "settling"}
     assert all(stage["p50_ms"] >= 0 for stage in stages.values())
     assert result["registration_to_available"]["p99_ms"] >= result["registration_to_available"]["p50_ms"] > 0
+    # The worker's time by task, read from its log: every attempt ran as a task (the retries too).
+    copies = result["worker_time"]["transfers.execute_attempt"]
+    assert copies["tasks"] >= 12 + result["retried_files"] and copies["ms_per_file"] > 0

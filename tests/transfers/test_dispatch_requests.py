@@ -55,3 +55,19 @@ def test_the_dispatch_task_lets_the_next_change_ask_again(idle_queue) -> None:  
         assert idle_queue.waiting(DISPATCH) == 2
     finally:
         dispatch_begins()
+
+
+def test_a_broker_that_cannot_keep_the_mark_still_gets_every_ask(idle_queue, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The mark is an economy, never a reason to ask for nothing: if its Redis cannot answer, each ask
+    sends its dispatch (as before the marks), and a dispatch begins all the same."""
+    import redis
+
+    from localnet.state import free_port
+    from transfers.services import common
+
+    unreachable = redis.Redis(port=free_port(), socket_connect_timeout=0.5)  # nothing listens there
+    monkeypatch.setattr(common, "_broker_client", lambda: unreachable)
+    _changed()
+    _changed()
+    assert idle_queue.waiting(DISPATCH) == 2
+    dispatch_begins()  # logs, does not raise

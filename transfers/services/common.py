@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import functools
+import logging
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+
+log = logging.getLogger(__name__)
 
 
 def transfer_settings() -> dict[str, Any]:
@@ -50,17 +53,33 @@ def enqueue_dispatch(countdown: float = 0.0) -> None:
     back-off) is always sent."""
 
     def ask() -> None:
-        if countdown or _broker_client().set(
-            dispatch_pending_key(), "1", nx=True, ex=DISPATCH_PENDING_SECONDS
-        ):
+        if countdown or _first_ask():
             send_task("transfers.dispatch", countdown=countdown)
 
     transaction.on_commit(ask)
 
 
+def _first_ask() -> bool:
+    """Whether no dispatch asked for earlier is still waiting to begin (and mark that one is now). A broker
+    that cannot answer is no reason to ask for nothing: the task is sent, as before the marks existed."""
+    import redis
+
+    try:
+        return bool(_broker_client().set(dispatch_pending_key(), "1", nx=True, ex=DISPATCH_PENDING_SECONDS))
+    except redis.RedisError:
+        log.warning("dispatch mark unavailable; sending the dispatch", exc_info=True)
+        return True
+
+
 def dispatch_begins() -> None:
-    """A dispatch begins: what commits from now on asks for another (it may come after this one's look)."""
-    _broker_client().delete(dispatch_pending_key())
+    """A dispatch begins: what commits from now on asks for another (it may come after this one's look). If
+    the broker cannot take the mark away, it expires (DISPATCH_PENDING_SECONDS) and the sweep dispatches."""
+    import redis
+
+    try:
+        _broker_client().delete(dispatch_pending_key())
+    except redis.RedisError:
+        log.warning("dispatch mark not cleared; it expires in %s s", DISPATCH_PENDING_SECONDS, exc_info=True)
 
 
 def send_attempts(messages: list[tuple[int, str]]) -> None:

@@ -50,7 +50,6 @@ OUTCOMES = {
 }
 
 _started: dict[str, float] = {}
-_client: Any = None
 
 
 def key() -> str:
@@ -60,16 +59,10 @@ def key() -> str:
 
 
 def redis_client() -> Any:
-    """This process's client of the broker's Redis (made on first use, so after the pool's fork)."""
-    global _client
-    if _client is None:
-        import redis
-        from django.conf import settings
+    """This process's client of the broker's Redis."""
+    from srcnet.task_queue import broker_redis
 
-        _client = redis.Redis.from_url(
-            settings.CELERY_BROKER_URL, socket_timeout=2.0, socket_connect_timeout=2.0
-        )
-    return _client
+    return broker_redis()
 
 
 def bucket_label(seconds: float) -> str:

@@ -41,11 +41,11 @@ def spread(values: list[float]) -> dict[str, float]:
 def accounted(scope: str) -> dict[str, Any]:
     """Every destination copy of the run's products (scope ``scope``): AVAILABLE, FAILED with its reason,
     or neither (stuck), and copies made twice."""
-    from django.db.models import Count
+    from django.db.models import Count, F
 
     from replicas.models import ProductFile, Replica
 
-    copies = Replica.objects.filter(product__scope=scope).exclude(endpoint_id=_source_endpoint_column())
+    copies = Replica.objects.filter(product__scope=scope).exclude(endpoint_id=F("product__source_id"))
     states = dict(copies.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
     failed_without_reason = copies.filter(state="failed", reason="").count()
     files = dict(
@@ -71,12 +71,6 @@ def accounted(scope: str) -> dict[str, Any]:
         "failed_without_reason": failed_without_reason,
         "available_twice": twice,
     }
-
-
-def _source_endpoint_column() -> Any:
-    from django.db.models import F
-
-    return F("product__source_id")
 
 
 def timeline(scope: str, started: dt.datetime) -> dict[str, Any]:

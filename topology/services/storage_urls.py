@@ -23,6 +23,12 @@ SERVED_SCHEMES = ROOT_SCHEMES + HTTP_SCHEMES
 # gfal2's mock plugin: served by mock endpoints alone, where SRCNET_MOCK_STORAGE is on (benchmarks, tests)
 MOCK_SCHEME = "mock"
 DEFAULT_PORTS = {"root": 1094, "xroot": 1094, "davs": 443, "https": 443, MOCK_SCHEME: 443}
+# How the registry keys a scheme: the protocols an endpoint's one port serves.
+FAMILIES = {
+    **dict.fromkeys(ROOT_SCHEMES, "root"),
+    **dict.fromkeys(HTTP_SCHEMES, "http"),
+    MOCK_SCHEME: MOCK_SCHEME,
+}
 MAX_URL_LENGTH = 1024
 # Control characters, whitespace and backslashes have no place in a storage path; they only serve to
 # confuse whoever logs, parses or passes the URL on.
@@ -115,8 +121,7 @@ class StorageRegistry:
         if not host:
             raise UnregisteredStorageError(f"{shown}: no host")
         port = port or DEFAULT_PORTS[scheme]
-        family = "root" if scheme in ROOT_SCHEMES else MOCK_SCHEME if scheme == MOCK_SCHEME else "http"
-        endpoint = self.endpoints.get((family, host, port))
+        endpoint = self.endpoints.get((FAMILIES[scheme], host, port))
         if endpoint is None:
             raise UnregisteredStorageError(
                 f"{shown}: no registered storage endpoint serves {scheme} on {host}:{port}"

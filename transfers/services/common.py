@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 from typing import Any
 
@@ -39,12 +38,10 @@ def dispatch_pending_key() -> str:
     return f"srcnet:transfers:dispatch-pending:{app.conf.task_default_queue}"
 
 
-@functools.cache
 def _broker_client() -> Any:
-    """The broker's Redis (one client a process: its pool reconnects after a fork)."""
-    import redis
+    from srcnet.task_queue import broker_redis
 
-    return redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    return broker_redis()
 
 
 def enqueue_dispatch(countdown: float = 0.0) -> None:
@@ -90,11 +87,14 @@ def send_attempts(messages: list[tuple[int, str]]) -> None:
 
 def enqueue_attempts(attempt_ids: list[int]) -> None:
     """Send each attempt's execution to the workers (again, for one whose message was lost)."""
+    import uuid
+
     from ..models import TransferAttempt
 
-    for attempt_id in attempt_ids:
-        task_id = send_task("transfers.execute_attempt", attempt_id)
+    messages = [(attempt_id, str(uuid.uuid4())) for attempt_id in attempt_ids]
+    for attempt_id, task_id in messages:  # recorded before sent, as the dispatch does
         TransferAttempt.objects.filter(pk=attempt_id).update(task_id=task_id)
+    send_attempts(messages)
 
 
 def remove_destination_after_commit(url: str, countdown: float = 0.0) -> None:

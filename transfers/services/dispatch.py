@@ -177,22 +177,16 @@ def _waiting(now: Any) -> Any:
 def _waiting_links(now: Any) -> list[tuple[tuple[str, str], int]]:
     """Each link with files waiting, and the highest priority waiting on it; the links ordered as their
     first file would be served: highest priority first, then the oldest job at that priority."""
-    top: dict[tuple[str, str], tuple[int, Any]] = {}
     rows = (
         _waiting(now)
         .values_list("source_se", "dest_se", "job__priority")
         .annotate(oldest=Min("job__created"))
+        .order_by("-job__priority", "oldest", "source_se", "dest_se")
     )
-    for source_se, dest_se, priority, oldest in rows:
-        link = (source_se, dest_se)
-        if link not in top or (priority, _negated(oldest)) > (top[link][0], _negated(top[link][1])):
-            top[link] = (priority, oldest)
-    ordered = sorted(top.items(), key=lambda item: (-item[1][0], item[1][1], item[0]))
-    return [(link, priority) for link, (priority, _) in ordered]
-
-
-def _negated(moment: Any) -> float:
-    return -moment.timestamp()
+    links: dict[tuple[str, str], int] = {}
+    for source_se, dest_se, priority, _ in rows:
+        links.setdefault((source_se, dest_se), priority)  # its first row is its highest priority's
+    return list(links.items())
 
 
 def _candidates(

@@ -333,6 +333,16 @@ def _positive(name: str, default: str) -> float:
     return value
 
 
+def _positive_int(name: str, default: str) -> int:
+    """A positive whole number from SRCNET_<name>; anything else stops the process naming the setting."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    text = _env(name, default)
+    if not text.isdigit() or int(text) < 1:
+        raise ImproperlyConfigured(f"SRCNET_{name} must be a positive whole number, not {text!r}")
+    return int(text)
+
+
 # The network under the platform carries 1/scale of the topology's capacities: 1 in production, the
 # long-haul local network's CAPACITY_SCALE (1000) when it runs there. The push loop plans on the scaled
 # capacities, site budgets and telescope volumes, so its rates, streams and arrival times are the wire's.
@@ -387,6 +397,13 @@ SRCNET_TRANSFERS = {
     "ATTEMPT_LOST_AFTER": float(_env("TRANSFER_LOST_AFTER", "60")),
     # An attempt no worker claimed for this long had its task message lost (a broker restart): sent again.
     "UNCLAIMED_AFTER": float(_env("TRANSFER_UNCLAIMED_AFTER", "60")),
+    # Copy sessions (FTS3's session reuse): up to SESSION_FILES files of one job and link, each of at most
+    # SESSION_MAX_BYTES (FTS3's AutoSessionReuseMaxSmallFileSize, 100 MiB), are copied one after another by
+    # one worker process holding one copy slot: one message, one claim, one gfal2 context and one record of
+    # their outcomes instead of one of each per file. Copies between mock endpoints move no bytes and always
+    # qualify. SESSION_FILES 1: every file its own copy.
+    "SESSION_FILES": _positive_int("TRANSFER_SESSION_FILES", "50"),
+    "SESSION_MAX_BYTES": _positive_int("TRANSFER_SESSION_MAX_BYTES", str(100 * 1024 * 1024)),
 }
 
 # The token issuer the transfer service asks for each copy's tokens (transfers/tokens.py, docs/tokens.md): its

@@ -59,14 +59,33 @@ class CopyOutcome:
     parameters: dict[str, Any] = field(default_factory=dict)
 
 
-def refusal(*urls: str) -> str:
+class CopySession:
+    """What a worker's copies one after another share (transfers/copy_sessions.py): the storage registry,
+    read once, and one gfal2 context (made once: it loads every plugin). Each copy sets on the context all
+    that it depends on (its credentials, its HTTP headers), so nothing of one copy reaches the next."""
+
+    def __init__(self) -> None:
+        from topology.services.storage_urls import StorageRegistry
+
+        self.registry = StorageRegistry.load()
+        self._context: Any = None
+
+    @property
+    def context(self) -> Any:
+        if self._context is None:
+            self._context = new_context()
+        return self._context
+
+
+def refusal(*urls: str, registry: Any = None) -> str:
     """Why one of ``urls`` must not be touched (not on a registered, active storage endpoint), or "".
 
     Submissions are checked when they are stored; this is checked again just before acting, so a row
-    that says otherwise (written around the service, or an endpoint retired since) moves nothing."""
+    that says otherwise (written around the service, or an endpoint retired since) moves nothing. A copy
+    session's ``registry`` was read when the session began."""
     from topology.services.storage_urls import StorageRegistry, UnregisteredStorageError
 
-    registry = StorageRegistry.load()
+    registry = registry or StorageRegistry.load()
     for url in urls:
         try:
             registry.resolve(url)
@@ -104,6 +123,7 @@ def copy_file(
     on_progress: Callable[[int, float, float], None] | None = None,
     scitag: int | None = None,
     attempt: int = 1,
+    session: CopySession | None = None,
 ) -> CopyOutcome:
     """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks.
 
@@ -118,8 +138,9 @@ def copy_file(
     token to the pulling destination (HTTP-TPC: ``TransferHeaderAuthorization``; root://: the source URL's
     ``authz``). ``scitag`` (the copy's SciTags flow identifier) goes on the wire as the protocol carries it
     (flow_marks.py): ``scitag.flow`` on a root:// source, the ``SciTag`` headers of an HTTP copy. ``attempt``
-    is the attempt's number (between mock endpoints, it draws the copy's failure: mock_storage.py)."""
-    refused = refusal(source, destination)
+    is the attempt's number (between mock endpoints, it draws the copy's failure: mock_storage.py).
+    ``session``: the copy session this copy is one of (its registry and gfal2 context), else its own."""
+    refused = refusal(source, destination, registry=session.registry if session else None)
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
     import gfal2
@@ -141,8 +162,8 @@ def copy_file(
     parameters: dict[str, Any] = {}
     source, destination = marked_root_urls(source, destination, scitag)
     try:
-        ctx = new_context()
-        marked = mark_http_copy(ctx, destination, scitag)
+        ctx = session.context if session is not None else new_context()
+        marked = mark_http_copy(ctx, destination, scitag, reused=session is not None)
         auth = CopyAuthorization(gfal2, tokens, source, destination)
         auth.set_credentials(ctx)
         params = ctx.transfer_parameters()
@@ -261,7 +282,8 @@ def copy_with_tokens(*, source: str, destination: str, file: Any = None, **optio
     tokens, transfers/submitted_tokens.py), else least-privilege tokens for this copy from the service's
     issuer (settings.SRCNET_TOKENS; none when no issuer is configured). An issuer that refuses or does not
     answer fails the copy before anything moves, with its reason."""
-    refused = refusal(source, destination)
+    session = options.get("session")
+    refused = refusal(source, destination, registry=session.registry if session else None)
     if refused:
         return CopyOutcome(ok=False, seconds=0.0, error=refused, retryable=False, dest_touched=False)
     try:

@@ -10,7 +10,8 @@ Debian's gfal2 2.21.3 has no ``scitag`` transfer parameter (2.22's sets the ``Sc
 - HTTP third-party copies carry the header ``SciTag: N`` to the destination (which sites map into the
   open's CGI with ``http.header2cgi SciTag scitag.flow``) and ``TransferHeaderSciTag: N``, which the
   pulling site passes on to the source as ``SciTag: N``, through gfal2's per-storage custom headers
-  (``[DAV:<HOST>] HEADERS``; a context is the copy's own, so nothing leaks to the next one)."""
+  (``[DAV:<HOST>] HEADERS``; set for every copy on a context that copy sessions share, so nothing leaks
+  to the next one)."""
 
 from __future__ import annotations
 
@@ -47,11 +48,16 @@ def http_header_group(url: str) -> str:
     return f"{scheme}:{parts.hostname or ''}".upper()
 
 
-def mark_http_copy(ctx: Any, destination: str, scitag: int | None) -> list[str]:
+def mark_http_copy(ctx: Any, destination: str, scitag: int | None, *, reused: bool = False) -> list[str]:
     """Set the SciTag headers of an HTTP third-party copy to ``destination`` on gfal2 context ``ctx``;
-    returns the headers set (none for another scheme or no flow identifier)."""
+    returns the headers set (none for another scheme or no flow identifier). On a ``reused`` context (a copy
+    session's), an unmarked copy clears what an earlier copy to the same host set."""
     flow = valid(scitag)
-    if flow is None or destination.partition("://")[0] not in HTTP_SCHEMES:
+    if destination.partition("://")[0] not in HTTP_SCHEMES:
+        return []
+    if flow is None:
+        if reused:
+            ctx.set_opt_string_list(http_header_group(destination), "HEADERS", [])
         return []
     headers = [f"SciTag: {flow}", f"TransferHeaderSciTag: {flow}"]
     ctx.set_opt_string_list(http_header_group(destination), "HEADERS", headers)

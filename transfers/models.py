@@ -117,6 +117,10 @@ class TransferFile(models.Model):
     # An attempt failed (or its worker vanished) after the copy had started: part of a file may be at the
     # destination. The next attempt overwrites it; a file that ends FAILED has it removed.
     dest_dirty = models.BooleanField(default=False)
+    # The message that runs its current attempt: a copy session's (several small files of one job and link,
+    # copied one after another by one worker process, as FTS3's session reuse does) or the attempt's own.
+    # A session holds one copy slot, so the dispatcher counts the sessions of a link, not its files.
+    copy_session = models.CharField(max_length=64, blank=True, editable=False)
 
     class Meta:
         ordering = ["job", "file_index"]

@@ -19,7 +19,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections, c
 from django.utils import timezone
 
 from . import faults, services
-from .executor import CopyOutcome, copy_with_tokens
+from .executor import CopyOutcome, CopySession, copy_with_tokens
 from .services.common import dispatch_begins
 
 log = logging.getLogger(__name__)
@@ -49,27 +49,92 @@ def execute_attempt(attempt_id: int) -> str:
         return f"rejected: {exc}"
     if attempt is None:
         return "already claimed"
-    row = attempt.file
-    job = row.job
-    nostreams, buffer_size = services.stream_settings(row)
     config: dict[str, Any] = settings.SRCNET_TRANSFERS
     with Heartbeat(attempt_id, float(config["HEARTBEAT_SECONDS"])) as heartbeat:
-        outcome = copy_with_tokens(
-            source=row.source_surl,
-            destination=row.dest_surl,
-            file=row,
-            checksum=row.checksum,
-            verify=job.verify_checksum,
-            # What an earlier attempt of this file may have left at the destination is ours to replace.
-            overwrite=job.overwrite or row.dest_dirty,
-            timeout=job.timeout,
-            filesize=row.filesize,
-            nostreams=nostreams,
-            buffer_size=buffer_size,
-            on_progress=heartbeat.saw,
-            scitag=row.scitag,
-            attempt=attempt.number,
-        )
+        outcome = _copy(attempt, on_progress=heartbeat.saw)
+    faults.reach(faults.AFTER_COPY)
+    _record([(attempt_id, outcome)])
+    return "ok" if outcome.ok else "failed"
+
+
+@shared_task(
+    name="transfers.execute_session",
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
+)
+def execute_session(attempt_ids: list[int]) -> str:
+    """Run a copy session's copies one after another (transfers/copy_sessions.py): claimed together, one
+    storage registry and gfal2 context, one heartbeat for those still to finish, their outcomes recorded
+    together every RECORD_EVERY_SECONDS (so the files settle as they go, not all at the end). A redelivered
+    message finds its attempts claimed and does nothing; one cancelled meanwhile is not copied."""
+    try:
+        attempts = services.claim_session(attempt_ids, worker=f"{socket.gethostname()}:{os.getpid()}")
+    except ValueError as exc:
+        log.error("execute_session rejected: %s", exc)
+        return f"rejected: {exc}"
+    if not attempts:
+        return "already claimed"
+    config: dict[str, Any] = settings.SRCNET_TRANSFERS
+    session = CopySession()
+    # A session's files share their job and link, so their streams too.
+    streams = services.stream_settings(attempts[0].file)
+    done: list[tuple[int, CopyOutcome]] = []
+    counts = {"ok": 0, "failed": 0, "skipped": 0}
+    with SessionHeartbeat([a.pk for a in attempts], float(config["HEARTBEAT_SECONDS"])) as heartbeat:
+        recorded_at = time.monotonic()
+        for attempt in attempts:
+            if attempt.pk in heartbeat.ended:
+                counts["skipped"] += 1
+                continue
+            outcome = _copy(attempt, session=session, streams=streams)
+            counts["ok" if outcome.ok else "failed"] += 1
+            faults.reach(faults.AFTER_COPY)
+            done.append((attempt.pk, outcome))
+            heartbeat.finished(attempt.pk)
+            if time.monotonic() - recorded_at >= RECORD_EVERY_SECONDS:
+                _record(done)
+                done, recorded_at = [], time.monotonic()
+        if done:
+            _record(done)
+    log.info("session of %s copies: %s", len(attempts), counts)
+    return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
+
+
+# A session records what its copies did at least this often (seconds), in one transaction each time.
+RECORD_EVERY_SECONDS = 1.0
+
+
+def _copy(
+    attempt: Any,
+    *,
+    on_progress: Any = None,
+    session: CopySession | None = None,
+    streams: tuple[int | None, int | None] | None = None,
+) -> CopyOutcome:
+    """Run the copy of a claimed ``attempt`` (its file and job loaded) and log its outcome; ``streams``:
+    its TCP streams and buffer size, when known (``services.stream_settings``)."""
+    row = attempt.file
+    job = row.job
+    nostreams, buffer_size = streams or services.stream_settings(row)
+    outcome = copy_with_tokens(
+        source=row.source_surl,
+        destination=row.dest_surl,
+        file=row,
+        checksum=row.checksum,
+        verify=job.verify_checksum,
+        # What an earlier attempt of this file may have left at the destination is ours to replace.
+        overwrite=job.overwrite or row.dest_dirty,
+        timeout=job.timeout,
+        filesize=row.filesize,
+        nostreams=nostreams,
+        buffer_size=buffer_size,
+        on_progress=on_progress,
+        scitag=row.scitag,
+        attempt=attempt.number,
+        session=session,
+    )
     log.info(
         "attempt %s of %s -> %s: %s in %.2f s %s",
         attempt.number,
@@ -79,22 +144,20 @@ def execute_attempt(attempt_id: int) -> str:
         outcome.seconds,
         outcome.error,
     )
-    faults.reach(faults.AFTER_COPY)
-    _record(attempt_id, outcome)
-    return "ok" if outcome.ok else "failed"
+    return outcome
 
 
-def _record(attempt_id: int, outcome: CopyOutcome, tries: int = 12) -> None:
-    """Record an outcome, waiting out a database that is restarting (the copy is done: redoing it would
-    cost more than waiting). If the database stays away, the reaper retries the file later."""
+def _record(outcomes: list[tuple[int, CopyOutcome]], tries: int = 12) -> None:
+    """Record outcomes, waiting out a database that is restarting (the copies are done: redoing them would
+    cost more than waiting). If the database stays away, the reaper retries the files later."""
     for attempt in range(tries):
         try:
-            services.finish_attempt(attempt_id, outcome)
+            services.finish_attempts(outcomes)
             return
         except (OperationalError, InterfaceError):
             if attempt == tries - 1:
                 raise
-            log.warning("recording attempt %s: database unavailable, trying again", attempt_id)
+            log.warning("recording %s attempts: database unavailable, trying again", len(outcomes))
             close_old_connections()
             connection.close()
             time.sleep(min(2.0**attempt, 5.0))
@@ -201,6 +264,44 @@ class Heartbeat:
                 except (OperationalError, InterfaceError):
                     # The database is restarting: beat again next time.
                     connection.close()
+        finally:
+            connection.close()
+
+
+class SessionHeartbeat:
+    """Renews the heartbeats of a copy session's attempts still to finish, from a thread of its own (as
+    ``Heartbeat`` does one attempt's), and learns which of them ended meanwhile (cancelled: ``ended``)."""
+
+    def __init__(self, attempt_ids: list[int], interval: float) -> None:
+        self.interval = interval
+        self._remaining = set(attempt_ids)
+        self.ended: set[int] = set()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="heartbeat-session", daemon=True)
+
+    def finished(self, attempt_id: int) -> None:
+        self._remaining = self._remaining - {attempt_id}  # replaced whole: the thread reads one reference
+
+    def __enter__(self) -> SessionHeartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=self.interval + 5)
+
+    def _run(self) -> None:
+        try:
+            while not self.stop.wait(self.interval):
+                remaining = self._remaining
+                if not remaining:
+                    continue
+                try:
+                    running = services.beat_session(sorted(remaining))
+                except (OperationalError, InterfaceError):
+                    connection.close()  # the database is restarting: beat again next time
+                    continue
+                self.ended = self.ended | (remaining - running)
         finally:
             connection.close()
 

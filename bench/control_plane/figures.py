@@ -115,9 +115,13 @@ def timeline(scope: str, started: dt.datetime) -> dict[str, Any]:
         for n in TransferFile.objects.filter(id__in=list(claims)).values_list("attempts", flat=True)
         if n > 1
     )
+    attempts = TransferAttempt.objects.filter(file_id__in=list(claims))
     return {
         "files_finished": len(latency),
         "retried_files": retried,
+        # Every attempt, and the task messages that ran them (a copy session's attempts share one).
+        "attempts": attempts.count(),
+        "copy_messages": attempts.values("task_id").distinct().count(),
         "seconds_to_last": round(window, 2),
         "files_per_second": round(len(latency) / window, 1) if window > 0 else 0.0,
         "best_10s_files_per_second": _best_window(settled_at, 10.0),

@@ -133,19 +133,29 @@ def test_link_concurrency_limit_holds_under_concurrent_workers(celery_worker, xr
 
     def done():
         nonlocal peak
-        active = TransferFile.objects.filter(
-            source_se=source_se, dest_se=dest_se, state=FileState.ACTIVE
-        ).count()
-        peak = max(peak, active)
+        # A copy is one file, or a copy session of several small files copied one after another (its
+        # files are ACTIVE together): the limit counts copies.
+        copies = (
+            TransferFile.objects.filter(source_se=source_se, dest_se=dest_se, state=FileState.ACTIVE)
+            .values("copy_session")
+            .distinct()
+            .count()
+        )
+        peak = max(peak, copies)
         job.refresh_from_db()
         return job.state == JobState.FINISHED
 
     wait_until(done, timeout=240, interval=0.05, what="the limited job")
     assert 1 <= peak <= 2
-    # From the attempt rows: at no instant were more than two copies on the link.
-    events = []
+    # Six small files for two slots: two sessions of three, side by side (every slot used).
+    sessions = {}
     for attempt in TransferAttempt.objects.filter(file__job=job):
-        events += [(attempt.claimed, 1), (attempt.finished, -1)]
+        sessions.setdefault(attempt.task_id, []).append(attempt)
+    assert sorted(len(attempts) for attempts in sessions.values()) == [3, 3]
+    # From the attempt rows: at no instant were more than two copies (sessions) on the link.
+    events = []
+    for attempts in sessions.values():
+        events += [(min(a.claimed for a in attempts), 1), (max(a.finished for a in attempts), -1)]
     running = max_running = 0
     for _, delta in sorted(events, key=lambda e: (e[0], e[1])):
         running += delta

@@ -79,22 +79,33 @@ def dispatch_begins() -> None:
         log.warning("dispatch mark not cleared; it expires in %s s", DISPATCH_PENDING_SECONDS, exc_info=True)
 
 
-def send_attempts(messages: list[tuple[int, str]]) -> None:
-    """Send each attempt's execution to the workers, as the task id its row already holds."""
-    for attempt_id, task_id in messages:
-        send_task("transfers.execute_attempt", attempt_id, task_id=task_id)
+def send_copies(messages: list[tuple[str, list[int]]]) -> None:
+    """Send each copy to the workers as the task id its attempts already hold: one attempt alone
+    (``transfers.execute_attempt``), or a session's attempts (``transfers.execute_session``)."""
+    for task_id, attempt_ids in messages:
+        if len(attempt_ids) == 1:
+            send_task("transfers.execute_attempt", attempt_ids[0], task_id=task_id)
+        else:
+            send_task("transfers.execute_session", attempt_ids, task_id=task_id)
 
 
 def enqueue_attempts(attempt_ids: list[int]) -> None:
-    """Send each attempt's execution to the workers (again, for one whose message was lost)."""
+    """Send the executions of ``attempt_ids`` to the workers again (their message was lost), each session's
+    attempts together again, under a new message id."""
     import uuid
 
-    from ..models import TransferAttempt
+    from ..models import TransferAttempt, TransferFile
 
-    messages = [(attempt_id, str(uuid.uuid4())) for attempt_id in attempt_ids]
-    for attempt_id, task_id in messages:  # recorded before sent, as the dispatch does
-        TransferAttempt.objects.filter(pk=attempt_id).update(task_id=task_id)
-    send_attempts(messages)
+    sessions: dict[str, list[int]] = {}
+    for attempt_id, task_id in (
+        TransferAttempt.objects.filter(pk__in=attempt_ids).order_by("pk").values_list("pk", "task_id")
+    ):
+        sessions.setdefault(task_id or str(attempt_id), []).append(attempt_id)
+    messages = [(str(uuid.uuid4()), ids) for ids in sessions.values()]
+    for task_id, ids in messages:  # recorded before sent, as the dispatch does
+        TransferAttempt.objects.filter(pk__in=ids).update(task_id=task_id)
+        TransferFile.objects.filter(attempt_rows__pk__in=ids).update(copy_session=task_id)
+    send_copies(messages)
 
 
 def remove_destination_after_commit(url: str, countdown: float = 0.0) -> None:

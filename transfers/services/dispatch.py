@@ -8,10 +8,12 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, Min
+from django.db.models import CharField, Count, Max, Min, Value
+from django.db.models.functions import Cast, Coalesce, NullIf
 from django.utils import timezone
 
 from ..choices import FileState, JobState, OptimizerMode
+from ..copy_sessions import Packing, SessionRules
 from ..models import (
     ActivityShare,
     LinkLimit,
@@ -22,7 +24,7 @@ from ..models import (
     TransferFile,
 )
 from ..scheduling import most_specific, pick_activity, share_key
-from .common import send_attempts, transfer_settings
+from .common import send_copies, transfer_settings
 
 # Serialises dispatchers so two workers never both admit the last free slot of a link.
 DISPATCH_LOCK_KEY = 0x5C_4E_7D_15
@@ -125,26 +127,25 @@ def dispatch() -> list[int]:
     active_link: dict[tuple[str, str], int] = defaultdict(int)
     active_in: dict[str, int] = defaultdict(int)
     active_out: dict[str, int] = defaultdict(int)
-    for count in (
-        TransferFile.objects.filter(state=FileState.ACTIVE)
-        .values("source_se", "dest_se")
-        .annotate(n=Count("id"))
-    ):
+    for count in _copies_running():
         active_link[(count["source_se"], count["dest_se"])] += count["n"]
         active_out[count["source_se"]] += count["n"]
         active_in[count["dest_se"]] += count["n"]
     paused = set(LinkPause.objects.values_list("source_se", "dest_se"))
-    admitted: list[TransferFile] = []
+    rules = SessionRules.from_settings(transfer_settings())
+    admitted: list[list[TransferFile]] = []
     slots = int(transfer_settings()["COPY_SLOTS"]) - sum(active_link.values())
-    for link, top in _waiting_links(now):
+    for link, top, largest in _waiting_links(now):
         if link in paused:
             continue
         free = min(link_limit(*link, limits) - active_link[link], slots - len(admitted))
         if free <= 0:
             continue
-        candidates = _candidates(link, top, now, free, by_activity=bool(weights))
+        wanted = rules.files_to_read(link, free, largest)
+        candidates = _candidates(link, top, now, wanted, by_activity=bool(weights))
         recent = _recent_by_share(link, now, weights) if weights else {}
-        while free > 0 and candidates:
+        packing = Packing(rules, waiting=len(candidates), slots=free)
+        while candidates:
             if weights:
                 chosen = pick_activity({share_key(r.activity, weights) for r in candidates}, weights, recent)
                 if chosen is None:
@@ -154,8 +155,11 @@ def dispatch() -> list[int]:
             else:
                 row = candidates[0]
             candidates.remove(row)
+            if packing.joins_open_session(row):
+                continue
             if (
-                active_out[row.source_se] >= outbound_cap[row.source_se]
+                free <= 0
+                or active_out[row.source_se] >= outbound_cap[row.source_se]
                 or active_in[row.dest_se] >= inbound_cap[row.dest_se]
             ):
                 break
@@ -163,8 +167,21 @@ def dispatch() -> list[int]:
             active_link[link] += 1
             active_out[row.source_se] += 1
             active_in[row.dest_se] += 1
-            admitted.append(row)
+            packing.start_copy(row)
+        admitted.extend(packing.copies)
     return _admit(admitted, now)
+
+
+def _copies_running() -> Any:
+    """Per link, the copies running: a session of files counts once (it holds one slot), as one file does
+    (rows admitted before sessions existed have no session and count one each)."""
+    copy = Coalesce(NullIf("copy_session", Value("")), Cast("id", CharField()))
+    return (
+        TransferFile.objects.filter(state=FileState.ACTIVE)
+        .values("source_se", "dest_se")
+        .annotate(n=Count(copy, distinct=True))
+        .order_by()
+    )
 
 
 def _waiting(now: Any) -> Any:
@@ -174,19 +191,20 @@ def _waiting(now: Any) -> Any:
     ).exclude(retry_after__gt=now)
 
 
-def _waiting_links(now: Any) -> list[tuple[tuple[str, str], int]]:
-    """Each link with files waiting, and the highest priority waiting on it; the links ordered as their
-    first file would be served: highest priority first, then the oldest job at that priority."""
+def _waiting_links(now: Any) -> list[tuple[tuple[str, str], int, int | None]]:
+    """Each link with files waiting, the highest priority waiting on it and the largest file size waiting
+    there at that priority; the links ordered as their first file would be served: highest priority first,
+    then the oldest job at that priority."""
     rows = (
         _waiting(now)
         .values_list("source_se", "dest_se", "job__priority")
-        .annotate(oldest=Min("job__created"))
+        .annotate(oldest=Min("job__created"), largest=Max("filesize"))
         .order_by("-job__priority", "oldest", "source_se", "dest_se")
     )
-    links: dict[tuple[str, str], int] = {}
-    for source_se, dest_se, priority, _ in rows:
-        links.setdefault((source_se, dest_se), priority)  # its first row is its highest priority's
-    return list(links.items())
+    links: dict[tuple[str, str], tuple[int, int | None]] = {}
+    for source_se, dest_se, priority, _, largest in rows:
+        links.setdefault((source_se, dest_se), (priority, largest))  # its first row is its top priority's
+    return [(link, priority, largest) for link, (priority, largest) in links.items()]
 
 
 def _candidates(
@@ -224,25 +242,35 @@ def _recent_by_share(link: tuple[str, str], now: Any, weights: dict[str, float])
     return dict(counts)
 
 
-def _admit(rows: list[TransferFile], now: Any) -> list[int]:
+def _admit(copies: list[list[TransferFile]], now: Any) -> list[int]:
+    """Start ``copies`` (each one file, or the files of a session): the files ACTIVE with a new attempt each,
+    one message per copy, sent when this transaction commits."""
     from ..choices import JobState as States
     from ..models import TransferJob
 
     # The start is the admission, not the instant this dispatch began (``now``): a copy that ended after
     # that instant, and whose slot this admission takes, must not look as if it overlapped this one.
     admitted_at = max(now, timezone.now())
+    rows = [row for copy in copies for row in copy]
+    # Each copy's message id is chosen here, so that sending it needs no second write to record it.
+    message_of = {row.pk: str(uuid.uuid4()) for copy in copies for row in copy[:1]}
+    for copy in copies:
+        for row in copy:
+            row.copy_session = message_of[copy[0].pk]
     for row in rows:
         row.state, row.start_time, row.retry_after = FileState.ACTIVE, admitted_at, None
         row.attempts += 1
     # A few statements for the whole admission, not two per file: at a file rate the round trips are the cost.
-    TransferFile.objects.bulk_update(rows, ["state", "attempts", "start_time", "retry_after"])
-    # Each attempt's task id is chosen here, so that its message needs no second write to record it.
+    TransferFile.objects.bulk_update(rows, ["state", "attempts", "start_time", "retry_after", "copy_session"])
     attempts = TransferAttempt.objects.bulk_create(
-        TransferAttempt(file=row, number=row.attempts, task_id=str(uuid.uuid4())) for row in rows
+        TransferAttempt(file=row, number=row.attempts, task_id=row.copy_session) for row in rows
     )
     job_ids = {row.job_id for row in rows}
     TransferJob.objects.filter(pk__in=job_ids, state=States.SUBMITTED).update(state=States.ACTIVE)
-    messages = [(attempt.pk, attempt.task_id) for attempt in attempts]
+    by_message: dict[str, list[int]] = defaultdict(list)
+    for attempt in attempts:
+        by_message[attempt.task_id].append(attempt.pk)
+    messages = list(by_message.items())
     if messages:
-        transaction.on_commit(lambda: send_attempts(messages))
+        transaction.on_commit(lambda: send_copies(messages))
     return [attempt.pk for attempt in attempts]

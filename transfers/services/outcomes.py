@@ -30,6 +30,47 @@ def claim_attempt(attempt_id: int, *, worker: str = "") -> TransferAttempt | Non
     return TransferAttempt.objects.select_related("file__job").get(pk=attempt_id)
 
 
+# A session message names at most this many attempts (the dispatcher makes them far smaller).
+SESSION_LIMIT = 10_000
+
+
+def claim_session(attempt_ids: list[int], *, worker: str = "") -> list[TransferAttempt]:
+    """Claim a copy session's attempts in one statement: those still RUNNING and unclaimed (a cancelled or
+    already claimed one is left out), with their files and jobs, in the session's order.
+
+    Raises ValueError for a message that is not a list of attempt ids."""
+    if (
+        not isinstance(attempt_ids, list)
+        or not 0 < len(attempt_ids) <= SESSION_LIMIT
+        or any(isinstance(i, bool) or not isinstance(i, int) for i in attempt_ids)
+    ):
+        raise ValueError(f"a copy session is a list of 1 to {SESSION_LIMIT} attempt ids, got {attempt_ids!r}")
+    now = timezone.now()
+    TransferAttempt.objects.filter(
+        pk__in=attempt_ids, state=AttemptState.RUNNING, claimed__isnull=True
+    ).update(claimed=now, worker=worker)
+    claimed = {
+        a.pk: a
+        for a in TransferAttempt.objects.select_related("file__job").filter(
+            pk__in=attempt_ids, claimed=now, worker=worker
+        )
+    }
+    return [claimed[i] for i in attempt_ids if i in claimed]
+
+
+def beat_session(attempt_ids: list[int]) -> set[int]:
+    """Renew the heartbeats of a session's attempts still to finish; returns those still RUNNING (one that
+    was cancelled meanwhile is not copied)."""
+    TransferAttempt.objects.filter(pk__in=attempt_ids, state=AttemptState.RUNNING).update(
+        heartbeat=timezone.now()
+    )
+    return set(
+        TransferAttempt.objects.filter(pk__in=attempt_ids, state=AttemptState.RUNNING).values_list(
+            "pk", flat=True
+        )
+    )
+
+
 def _promote_next(row: TransferFile) -> bool:
     """Start what comes after ``row``: the next hop of a multihop job after a success, the next source
     of a multi-source job after a failure. True if something was promoted."""
@@ -52,42 +93,51 @@ def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
 
     Multihop and multi-source jobs are never retried (as in FTS3): a failed hop ends the job, a failed
     source makes way for the next one."""
-    attempt = TransferAttempt.objects.select_for_update().get(pk=attempt_id)
-    row = TransferFile.objects.select_for_update().select_related("job").get(pk=attempt.file_id)
-    if attempt.state != AttemptState.RUNNING:
-        # Already ended: reaped while its worker was out of reach, or cancelled. The file has moved on
-        # (another attempt may be running); this late word changes nothing.
-        return row
+    return finish_attempts([(attempt_id, outcome)])[0]
+
+
+@transaction.atomic
+def finish_attempts(outcomes: list[tuple[int, CopyOutcome]]) -> list[TransferFile]:
+    """Record the outcomes of several attempts (a copy session's) as ``finish_attempt`` does each, in a few
+    statements for all of them: their rows locked and written together, each job settled once, one dispatch
+    asked for. Returns their files, in order."""
+    ids = [attempt_id for attempt_id, _ in outcomes]
+    attempts = {
+        a.pk: a for a in TransferAttempt.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+    }
+    files = {
+        row.pk: row
+        for row in TransferFile.objects.select_for_update(of=("self",))
+        .select_related("job")
+        .filter(pk__in=[a.file_id for a in attempts.values()])
+        .order_by("pk")
+    }
     now = timezone.now()
-    attempt.state = AttemptState.SUCCEEDED if outcome.ok else AttemptState.FAILED
-    attempt.finished = now
-    attempt.reason = outcome.error
-    attempt.copy_params = outcome.parameters
-    attempt.save(update_fields=["state", "finished", "reason", "copy_params"])
-    job = row.job
-    retry_in: float | None = None
-    if row.state == FileState.ACTIVE:
-        row.duration_seconds = outcome.seconds
-        row.source_checksum = outcome.source_checksum
-        row.dest_checksum = outcome.dest_checksum
-        if outcome.ok:
-            row.state, row.reason, row.finish_time = FileState.FINISHED, "", now
-            row.transferred_bytes, row.progress_at, row.progress_bps = outcome.bytes, None, None
-            row.dest_dirty = False
-        else:
-            # What the failed attempt moved no longer counts: the next one starts again.
-            row.transferred_bytes, row.progress_at, row.progress_bps = 0, None, None
-            row.dest_dirty = row.dest_dirty or outcome.dest_touched
-            if outcome.retryable and job.job_type == JobType.NORMAL and row.attempts <= job.retry:
-                retry_in = job.retry_delay * (2 ** (row.attempts - 1))
-                row.state, row.reason = FileState.SUBMITTED, f"attempt {row.attempts} failed: {outcome.error}"
-                row.retry_after = now + timedelta(seconds=retry_in)
-            else:
-                row.state, row.finish_time = FileState.FAILED, now
-                row.reason = (
-                    outcome.error if row.attempts == 1 else f"after {row.attempts} attempts: {outcome.error}"
-                )
-        row.save()
+    ended: list[TransferAttempt] = []
+    changed: list[TransferFile] = []
+    results: list[TransferFile] = []
+    retries: list[float] = []
+    for attempt_id, outcome in outcomes:
+        attempt = attempts[attempt_id]
+        row = files[attempt.file_id]
+        results.append(row)
+        if attempt.state != AttemptState.RUNNING:
+            # Already ended: reaped while its worker was out of reach, or cancelled. The file has moved on
+            # (another attempt may be running); this late word changes nothing.
+            continue
+        attempt.state = AttemptState.SUCCEEDED if outcome.ok else AttemptState.FAILED
+        attempt.finished, attempt.reason, attempt.copy_params = now, outcome.error, outcome.parameters
+        ended.append(attempt)
+        if row.state != FileState.ACTIVE:
+            continue
+        retry_in = _file_after(row, outcome, now)
+        if retry_in is not None:
+            retries.append(retry_in)
+        changed.append(row)
+    TransferAttempt.objects.bulk_update(ended, ["state", "finished", "reason", "copy_params"])
+    TransferFile.objects.bulk_update(changed, FILE_OUTCOME_FIELDS)
+    for row in changed:
+        job = row.job
         if row.state == FileState.FAILED and row.dest_dirty:
             # Nothing is retried any more: what the attempts left at the destination goes.
             remove_destination_after_commit(row.dest_surl)
@@ -95,9 +145,52 @@ def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
             row.state == FileState.FAILED and job.job_type == JobType.MULTI_SOURCE
         ):
             _promote_next(row)
-    settle_job(job)
-    enqueue_dispatch(countdown=retry_in or 0.0)
-    return row
+    for job in {row.job_id: row.job for row in results}.values():
+        settle_job(job)
+    enqueue_dispatch()
+    for retry_in in sorted(set(retries))[:1]:
+        enqueue_dispatch(countdown=retry_in)  # the first retry's back-off ends: a dispatch for it
+    return results
+
+
+FILE_OUTCOME_FIELDS = [
+    "state",
+    "reason",
+    "finish_time",
+    "retry_after",
+    "duration_seconds",
+    "source_checksum",
+    "dest_checksum",
+    "transferred_bytes",
+    "progress_at",
+    "progress_bps",
+    "dest_dirty",
+]
+
+
+def _file_after(row: TransferFile, outcome: CopyOutcome, now: datetime) -> float | None:
+    """Set the ACTIVE file ``row`` (its job loaded) as its attempt's ``outcome`` leaves it: FINISHED,
+    FAILED, or SUBMITTED again for a retry; returns the retry's back-off in seconds, or None."""
+    job = row.job
+    row.duration_seconds = outcome.seconds
+    row.source_checksum = outcome.source_checksum
+    row.dest_checksum = outcome.dest_checksum
+    if outcome.ok:
+        row.state, row.reason, row.finish_time = FileState.FINISHED, "", now
+        row.transferred_bytes, row.progress_at, row.progress_bps = outcome.bytes, None, None
+        row.dest_dirty = False
+        return None
+    # What the failed attempt moved no longer counts: the next one starts again.
+    row.transferred_bytes, row.progress_at, row.progress_bps = 0, None, None
+    row.dest_dirty = row.dest_dirty or outcome.dest_touched
+    if outcome.retryable and job.job_type == JobType.NORMAL and row.attempts <= job.retry:
+        retry_in = job.retry_delay * (2 ** (row.attempts - 1))
+        row.state, row.reason = FileState.SUBMITTED, f"attempt {row.attempts} failed: {outcome.error}"
+        row.retry_after = now + timedelta(seconds=retry_in)
+        return float(retry_in)
+    row.state, row.finish_time = FileState.FAILED, now
+    row.reason = outcome.error if row.attempts == 1 else f"after {row.attempts} attempts: {outcome.error}"
+    return None
 
 
 def _job_outcome(job: TransferJob, states: list[str]) -> str:

@@ -59,12 +59,15 @@ class StallWatch:
     ) -> None:
         import gfal2
 
-        probe = new_context()  # a context of its own: the copy's is busy copying
+        # A context of its own (the copy's is busy copying), made at the first look: a copy that ends
+        # before it (a small file's, a session's) costs no second context, which loads every plugin.
+        probe: Any = None
         interval = min(self.look_seconds, max(0.5, self.stall_seconds / 5))
         last = time.monotonic()
         while not self._stop.wait(interval):
             asked = time.monotonic()
             try:
+                probe = probe or new_context()
                 if authorize is not None:
                     authorize(probe)  # the copy's tokens, renewed when close to their end
                 size = int(probe.stat(destination()).st_size)

@@ -83,7 +83,7 @@ def mock_storage_everywhere() -> int:
 
 
 def start_worker(
-    state: Any, name: str, copy_slots: int, push_interval: float, failure_fraction: float
+    state: Any, name: str, copy_slots: int, push_interval: float, failure_fraction: float, session_files: int
 ) -> Any:
     from localnet.stack import platform_process, spawn_platform_process, wait_for_worker, worker_argv
     from srcnet.workers import worker_concurrency
@@ -95,6 +95,7 @@ def start_worker(
             "SRCNET_MOCK_FAILURE_FRACTION": str(failure_fraction),
             "SRCNET_COPY_SLOTS": str(copy_slots),
             "SRCNET_PUSH_INTERVAL": str(push_interval),
+            "SRCNET_TRANSFER_SESSION_FILES": str(session_files),
         }
     )
     log = state.sub("log") / "bench-control-plane-worker.log"
@@ -129,7 +130,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     mock_storage_everywhere()
     baseline = acceptance_baseline(BASELINE_FILES)
     state = StateDir.named(args.state)
-    proc, log = start_worker(state, args.state, args.copy_slots, args.push_interval, args.failure_fraction)
+    proc, log = start_worker(
+        state, args.state, args.copy_slots, args.push_interval, args.failure_fraction, args.session_files
+    )
     try:
         started = timezone.now()
         registration_s = register_backlog(args.products, args.files)
@@ -142,6 +145,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "products": args.products,
         "files_per_product": args.files,
         "copy_slots": args.copy_slots,
+        "session_files": args.session_files,
         "failure_fraction": args.failure_fraction,
         "push_interval_s": args.push_interval,
         "registration_s": round(registration_s, 2),
@@ -162,6 +166,12 @@ def main() -> int:
     parser.add_argument("--products", type=int, default=200, help="products registered at once")
     parser.add_argument("--files", type=int, default=50, help="files per product")
     parser.add_argument("--copy-slots", type=int, default=8, help="copies a worker runs at once")
+    parser.add_argument(
+        "--session-files",
+        type=int,
+        default=50,
+        help="files a copy session may carry (1: none; the default's)",
+    )
     parser.add_argument("--failure-fraction", type=float, default=0.01, help="share of copies that fail")
     parser.add_argument("--push-interval", type=float, default=2.0, help="seconds between push cycles")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for every copy")

@@ -148,14 +148,17 @@ def test_link_concurrency_limit_holds_under_concurrent_workers(celery_worker, xr
     wait_until(done, timeout=240, interval=0.05, what="the limited job")
     assert 1 <= peak <= 2
     # Six small files for two slots: two sessions of three, side by side (every slot used).
-    sessions = {}
+    sessions: dict[str, list[TransferAttempt]] = {}
     for attempt in TransferAttempt.objects.filter(file__job=job):
         sessions.setdefault(attempt.task_id, []).append(attempt)
     assert sorted(len(attempts) for attempts in sessions.values()) == [3, 3]
     # From the attempt rows: at no instant were more than two copies (sessions) on the link.
     events = []
     for attempts in sessions.values():
-        events += [(min(a.claimed for a in attempts), 1), (max(a.finished for a in attempts), -1)]
+        claimed = [a.claimed for a in attempts if a.claimed is not None]
+        finished = [a.finished for a in attempts if a.finished is not None]
+        assert len(claimed) == len(finished) == len(attempts)
+        events += [(min(claimed), 1), (max(finished), -1)]
     running = max_running = 0
     for _, delta in sorted(events, key=lambda e: (e[0], e[1])):
         running += delta

@@ -12,6 +12,8 @@ from django.db.models import CharField, Count, Max, Min, Value
 from django.db.models.functions import Cast, Coalesce, NullIf
 from django.utils import timezone
 
+from srcnet.bulk_rows import update_rows
+
 from ..choices import FileState, JobState, OptimizerMode
 from ..copy_sessions import Packing, SessionRules
 from ..models import (
@@ -261,7 +263,7 @@ def _admit(copies: list[list[TransferFile]], now: Any) -> list[int]:
         row.state, row.start_time, row.retry_after = FileState.ACTIVE, admitted_at, None
         row.attempts += 1
     # A few statements for the whole admission, not two per file: at a file rate the round trips are the cost.
-    TransferFile.objects.bulk_update(rows, ["state", "attempts", "start_time", "retry_after", "copy_session"])
+    update_rows(TransferFile, rows, ["state", "attempts", "start_time", "retry_after", "copy_session"])
     attempts = TransferAttempt.objects.bulk_create(
         TransferAttempt(file=row, number=row.attempts, task_id=row.copy_session) for row in rows
     )

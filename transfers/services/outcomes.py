@@ -7,6 +7,8 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from srcnet.bulk_rows import update_rows
+
 from ..choices import SETTLED_FILE_STATES, TERMINAL_JOB_STATES, AttemptState, FileState, JobState, JobType
 from ..executor import CopyOutcome
 from ..models import TransferAttempt, TransferFile, TransferJob
@@ -134,8 +136,8 @@ def finish_attempts(outcomes: list[tuple[int, CopyOutcome]]) -> list[TransferFil
         if retry_in is not None:
             retries.append(retry_in)
         changed.append(row)
-    TransferAttempt.objects.bulk_update(ended, ["state", "finished", "reason", "copy_params"])
-    TransferFile.objects.bulk_update(changed, FILE_OUTCOME_FIELDS)
+    update_rows(TransferAttempt, ended, ["state", "finished", "reason", "copy_params"])
+    update_rows(TransferFile, changed, FILE_OUTCOME_FIELDS)
     for row in changed:
         job = row.job
         if row.state == FileState.FAILED and row.dest_dirty:

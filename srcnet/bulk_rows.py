@@ -1,0 +1,59 @@
+"""Write many rows' fields in one UPDATE (PostgreSQL), without Django's per-row CASE expressions.
+
+Django's ``bulk_update`` builds a ``CASE WHEN pk = ... THEN ...`` expression per field and row, and resolving
+those in Python costs far more than the statement itself: 290 ms of a 460 ms dispatch admitting 100 files
+(bench/control_plane, 2026-11-29). Here the values travel as one text array per field, unnested beside
+the primary keys and cast to each column's type by PostgreSQL: the same single statement, built in linear
+time. Only plain column fields (no relations, no expressions) are written."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import connection, models
+
+
+def _as_text(field: models.Field, value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(field, models.JSONField):
+        return json.dumps(value, cls=field.encoder)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def update_rows(model: type[models.Model], rows: Sequence[models.Model], fields: Sequence[str]) -> int:
+    """Write ``fields`` of ``rows`` (instances of ``model``, with primary keys) as they are in memory, in one
+    statement; returns the rows updated."""
+    if not rows:
+        return 0
+    meta = model._meta
+    columns: list[models.Field] = []
+    for name in fields:
+        field = meta.get_field(name)
+        if not isinstance(field, models.Field) or field.is_relation or not field.column:
+            raise ValueError(f"{model.__name__}.{name} is not a plain column")
+        columns.append(field)
+    pk = meta.pk
+    assert pk is not None and pk.column
+    quote = connection.ops.quote_name
+    arrays: list[list[str | None]] = [[str(row.pk) for row in rows]]
+    arrays += [[_as_text(f, getattr(row, f.attname)) for row in rows] for f in columns]
+    names = ["pk"] + [f"v{i}" for i in range(len(columns))]
+    assignments = ", ".join(
+        f"{quote(str(f.column))} = v.v{i}::{f.db_type(connection)}" for i, f in enumerate(columns)
+    )
+    sql = (
+        f"UPDATE {quote(meta.db_table)} AS t SET {assignments} "
+        f"FROM unnest({', '.join(['%s::text[]'] * len(arrays))}) AS v({', '.join(names)}) "
+        f"WHERE t.{quote(pk.column)} = v.pk::{pk.db_type(connection)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, arrays)
+        return int(cursor.rowcount)

@@ -81,6 +81,7 @@ def execute_session(attempt_ids: list[int]) -> str:
     # A session's files share their job and link, so their streams too.
     streams = services.stream_settings(attempts[0].file)
     done: list[tuple[int, CopyOutcome]] = []
+    spans: dict[int, tuple[datetime, datetime]] = {}  # each copy's beginning and end
     counts = {"ok": 0, "failed": 0, "skipped": 0}
     with SessionHeartbeat([a.pk for a in attempts], float(config["HEARTBEAT_SECONDS"])) as heartbeat:
         recorded_at = time.monotonic()
@@ -88,16 +89,18 @@ def execute_session(attempt_ids: list[int]) -> str:
             if attempt.pk in heartbeat.ended:
                 counts["skipped"] += 1
                 continue
+            began = timezone.now()
             outcome = _copy(attempt, session=session, streams=streams)
+            spans[attempt.pk] = (began, timezone.now())
             counts["ok" if outcome.ok else "failed"] += 1
             faults.reach(faults.AFTER_COPY)
             done.append((attempt.pk, outcome))
             heartbeat.finished(attempt.pk)
             if time.monotonic() - recorded_at >= RECORD_EVERY_SECONDS:
-                _record(done)
+                _record(done, spans)
                 done, recorded_at = [], time.monotonic()
         if done:
-            _record(done)
+            _record(done, spans)
     log.info("session of %s copies: %s", len(attempts), counts)
     return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
 
@@ -147,12 +150,16 @@ def _copy(
     return outcome
 
 
-def _record(outcomes: list[tuple[int, CopyOutcome]], tries: int = 12) -> None:
+def _record(
+    outcomes: list[tuple[int, CopyOutcome]],
+    spans: dict[int, tuple[datetime, datetime]] | None = None,
+    tries: int = 12,
+) -> None:
     """Record outcomes, waiting out a database that is restarting (the copies are done: redoing them would
     cost more than waiting). If the database stays away, the reaper retries the files later."""
     for attempt in range(tries):
         try:
-            services.finish_attempts(outcomes)
+            services.finish_attempts(outcomes, spans=spans)
             return
         except (OperationalError, InterfaceError):
             if attempt == tries - 1:

@@ -6,6 +6,7 @@ endpoints (gfal2's mock plugin: no bytes move, gfal2 checks sizes and checksums)
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections import Counter
 
 import pytest
@@ -178,6 +179,13 @@ def test_a_session_copies_its_files_and_a_second_delivery_does_nothing(settings)
     assert Counter(files.values_list("state", flat=True)) == {FileState.FINISHED: 5}
     assert set(files.values_list("dest_checksum", flat=True)) == {"0cc737eb"}
     assert files.first().job.state == JobState.FINISHED  # type: ignore[union-attr]
+    # The records say when each copy ran, one after another (not when the session was admitted).
+    attempts = list(TransferAttempt.objects.filter(pk__in=ids).order_by("pk"))
+    for before, after in itertools.pairwise(attempts):
+        assert before.started <= before.finished <= after.started  # type: ignore[operator]
+    for attempt in attempts:
+        row = attempt.file
+        assert (row.start_time, row.finish_time) == (attempt.started, attempt.finished)
     assert execute_session.run(ids) == "already claimed"
 
 

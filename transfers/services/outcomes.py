@@ -99,10 +99,17 @@ def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
 
 
 @transaction.atomic
-def finish_attempts(outcomes: list[tuple[int, CopyOutcome]]) -> list[TransferFile]:
+def finish_attempts(
+    outcomes: list[tuple[int, CopyOutcome]], *, spans: dict[int, tuple[datetime, datetime]] | None = None
+) -> list[TransferFile]:
     """Record the outcomes of several attempts (a copy session's) as ``finish_attempt`` does each, in a few
     statements for all of them: their rows locked and written together, each job settled once, one dispatch
-    asked for. Returns their files, in order."""
+    asked for. Returns their files, in order.
+
+    ``spans``: when each attempt's copy began and ended, for copies that did not begin at their admission
+    (a session's, one after another): the attempt's ``started`` and its file's ``start_time`` become its
+    copy's beginning, its ``finished`` and the file's ``finish_time`` its end, so the records say how many
+    copies ran at once on a link, not how many files waited in sessions."""
     ids = [attempt_id for attempt_id, _ in outcomes]
     attempts = {
         a.pk: a for a in TransferAttempt.objects.select_for_update().filter(pk__in=ids).order_by("pk")
@@ -127,16 +134,20 @@ def finish_attempts(outcomes: list[tuple[int, CopyOutcome]]) -> list[TransferFil
             # Already ended: reaped while its worker was out of reach, or cancelled. The file has moved on
             # (another attempt may be running); this late word changes nothing.
             continue
+        began, end = (spans or {}).get(attempt_id, (attempt.started, now))
         attempt.state = AttemptState.SUCCEEDED if outcome.ok else AttemptState.FAILED
-        attempt.finished, attempt.reason, attempt.copy_params = now, outcome.error, outcome.parameters
+        attempt.started, attempt.finished = began, end
+        attempt.reason, attempt.copy_params = outcome.error, outcome.parameters
         ended.append(attempt)
         if row.state != FileState.ACTIVE:
             continue
-        retry_in = _file_after(row, outcome, now)
+        if spans and attempt_id in spans:
+            row.start_time = began
+        retry_in = _file_after(row, outcome, end)
         if retry_in is not None:
             retries.append(retry_in)
         changed.append(row)
-    update_rows(TransferAttempt, ended, ["state", "finished", "reason", "copy_params"])
+    update_rows(TransferAttempt, ended, ["state", "started", "finished", "reason", "copy_params"])
     update_rows(TransferFile, changed, FILE_OUTCOME_FIELDS)
     for row in changed:
         job = row.job
@@ -157,6 +168,7 @@ def finish_attempts(outcomes: list[tuple[int, CopyOutcome]]) -> list[TransferFil
 
 FILE_OUTCOME_FIELDS = [
     "state",
+    "start_time",
     "reason",
     "finish_time",
     "retry_after",

@@ -8,7 +8,8 @@ whatever its optimizer mode, so a real FTS3 holds the link at exactly that value
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from .transfertool import LinkConfig, Transfertool, TransfertoolError
@@ -42,10 +43,37 @@ def hop_links(
     ]
 
 
+# Where a push cycle keeps, on its transfertool, the link limits it has set (``links_set_once``).
+_SET_THIS_CYCLE = "_srcnet_links_set_this_cycle"
+
+
+@contextmanager
+def links_set_once(tool: Transfertool) -> Iterator[None]:
+    """Within the block (one push cycle), a link limit already set to the same values is not set again: a
+    cycle submitting 50 products on one lane set it 50 times (a request each to an FTS3; 25 ms of each
+    submission to the embedded service, bench/control_plane, 2026-11-29)."""
+    setattr(tool, _SET_THIS_CYCLE, {})
+    try:
+        yield
+    finally:
+        delattr(tool, _SET_THIS_CYCLE)
+
+
 def enforce_links(tool: Transfertool, links: Sequence[LinkConfig]) -> None:
     """Set every link's limits, or none of them: a request to an FTS3 is its own transaction, so when one
     is refused those already set are put back as they were (or removed, if they were new) and the refusal
-    is raised."""
+    is raised. Inside ``links_set_once``, links already set so are left alone."""
+    remembered: dict[tuple[str, str], LinkConfig] | None = getattr(tool, _SET_THIS_CYCLE, None)
+    if remembered is not None:
+        links = [link for link in links if remembered.get(link.pair) != link]
+        if not links:
+            return
+    _set_all(tool, links)
+    if remembered is not None:
+        remembered.update((link.pair, link) for link in links)
+
+
+def _set_all(tool: Transfertool, links: Sequence[LinkConfig]) -> None:
     before = {c.pair: c for c in tool.link_configs()} if len(links) > 1 else {}
     done: list[LinkConfig] = []
     try:

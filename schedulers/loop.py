@@ -36,6 +36,7 @@ from topology.choices import StorageRole
 from topology.models import Telescope
 
 from . import arrivals
+from .enforcement import links_set_once
 from .lane_health import unavailable_lanes, unpin_broken, with_outage_events
 from .lane_load import LaneLoad, lane_load
 from .leg_submission import follow_lane_limits, submit_copy, submit_first
@@ -338,13 +339,21 @@ def push_cycle(
     transfertool: Transfertool | None = None,
     config: PlanConfig | None = None,
 ) -> PushCycle:
-    """One pass of the push loop; returns the recorded cycle (its ``error`` says why something did not
-    move: a telescope whose plan fails does not stop the others)."""
+    """One pass of the push loop, after any cycle running now; returns the recorded cycle (its ``error``
+    says why something did not move: a telescope whose plan fails does not stop the others)."""
     with transaction.atomic():
-        _one_cycle_at_a_time()
+        _one_cycle_at_a_time(wait=True)
         return _run_cycle(
             now=now or timezone.now(), transfertool=transfertool, config=config or plan_config()
         )
+
+
+def push_cycle_unless_running() -> PushCycle | None:
+    """One pass of the push loop, or None at once if another cycle is running."""
+    with transaction.atomic():
+        if not _one_cycle_at_a_time(wait=False):
+            return None
+        return _run_cycle(now=timezone.now(), transfertool=None, config=plan_config())
 
 
 # Cycles come from the beat, from a lane that freed, from a push through the API: one at a time, or two of
@@ -352,10 +361,15 @@ def push_cycle(
 PUSH_CYCLE_LOCK = 0x53524E50  # any constant the platform uses for nothing else
 
 
-def _one_cycle_at_a_time() -> None:
-    """Wait for any other cycle to end (commit), then hold the lock until this cycle's transaction ends."""
+def _one_cycle_at_a_time(*, wait: bool = True) -> bool:
+    """Hold the lock until this cycle's transaction ends, waiting for any other cycle to end (commit) first;
+    without ``wait``, False at once if another cycle holds it."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [PUSH_CYCLE_LOCK])
+        if wait:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [PUSH_CYCLE_LOCK])
+            return True
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [PUSH_CYCLE_LOCK])
+        return bool(cursor.fetchone()[0])
 
 
 def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: PlanConfig) -> PushCycle:
@@ -381,8 +395,9 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         in_flight = arrivals.copies_in_flight(now, rates)
         # The products whose first copy is already moving: predicted again from their lane's queue.
         arrivals.record_in_flight(arrivals.in_flight_predictions(in_flight, rates), now)
-        for planned, load in cycle_plans(
-            now=now, config=config, errors=report.errors, in_flight=in_flight, products=queue
+        for planned, load in _with_links_set_once(
+            tool,
+            cycle_plans(now=now, config=config, errors=report.errors, in_flight=in_flight, products=queue),
         ):
             report.legs_planned += len(planned.result.legs)
             # Before the submissions take room on the lanes: why a leg waits is the lane as the plan saw it.
@@ -412,6 +427,12 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
     )
 
 
+def _with_links_set_once(tool: Transfertool, plans: Iterator[Any]) -> Iterator[Any]:
+    """``plans``, with the cycle's link limits set once each on ``tool`` while they are submitted."""
+    with links_set_once(tool):
+        yield from plans
+
+
 def _dispatch(
     planned: TelescopePlan,
     load: LaneLoad,
@@ -422,6 +443,9 @@ def _dispatch(
     """Submit the plan's due legs: first copies (with the replicas their policy asks for) and copies whose
     upstream replica has arrived."""
     legs = planned.result.legs
+    policy = planned.policy
+    if policy.pk is None and (planned.due or planned.unplanned_pins):
+        policy = active_policy(policy.telescope)  # the telescope's default, saved once for the cycle's copies
     by_dependency = {leg.depends_on: leg for leg in legs if leg.depends_on is not None}
     seconds = {
         leg.product_id: leg for leg in legs if leg.role == LegRole.SECOND and leg.depends_on is not None
@@ -432,7 +456,7 @@ def _dispatch(
             entry = submit_copy(planned.carried[index - planned.first_carried].replica_id, leg, tool)
         elif leg.role in (LegRole.PRIMARY, LegRole.RELAY):
             forward = by_dependency.get(index) if leg.role == LegRole.RELAY else None
-            first = submit_first(leg, forward, seconds.get(leg.product_id), planned.policy, tool)
+            first = submit_first(leg, forward, seconds.get(leg.product_id), policy, tool)
             if first is None:
                 continue  # placed by another cycle since this one read the queue
             entry = first
@@ -478,7 +502,7 @@ def _dispatch(
             priority=product.priority,
             size_bytes=product.size_bytes,
         )
-        pinned = submit_first(leg, None, None, planned.policy, tool, note="outside the plan (pinned)")
+        pinned = submit_first(leg, None, None, policy, tool, note="outside the plan (pinned)")
         if pinned is not None:
             report.submitted.append(pinned)
             load.take(lane)

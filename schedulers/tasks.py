@@ -10,10 +10,12 @@ from django.db import OperationalError
     name="schedulers.push_cycle", autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3
 )
 def push_cycle() -> int:
-    """One pass of the push loop; returns how many jobs it submitted."""
-    from .loop import push_cycle as run
+    """One pass of the push loop, or one more after the cycle running now (cycle_requests.py); returns how
+    many jobs this task's cycle submitted."""
+    from .cycle_requests import run_coalesced
+    from .loop import push_cycle, push_cycle_unless_running
 
-    return run().legs_submitted
+    return run_coalesced(push_cycle_unless_running, push_cycle)
 
 
 @shared_task(name="schedulers.run_simulation", acks_late=True)

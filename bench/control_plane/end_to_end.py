@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from django.utils import timezone
 
     sys.path.insert(0, str(ROOT / "bench" / "control_plane"))
+    import cpu
     from figures import accounted, timeline, worker_time
 
     from localnet.processes import stop_pid
@@ -134,9 +135,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         state, args.state, args.copy_slots, args.push_interval, args.failure_fraction, args.session_files
     )
     try:
+        pids = cpu.component_pids(proc.pid)
+        cpu_before = cpu.snapshot(pids)
         started = timezone.now()
         registration_s = register_backlog(args.products, args.files)
         finished = wait_until_accounted(args.timeout)
+        cpu_after = cpu.snapshot(pids)
     finally:
         stop_pid(proc.pid, timeout=30)
     figures = timeline(SCOPE, started)
@@ -153,6 +157,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "accounted": accounted(SCOPE),
         **figures,
         "worker_time": worker_time(log, figures.get("files_finished", 0)),
+        # CPU ms per file made AVAILABLE, by component (the bench: registering the backlog, and waiting).
+        "cpu_ms_per_file": cpu.per_file(cpu_before, cpu_after, figures.get("files_finished", 0)),
         "baseline_acceptance_files_per_second": round(baseline, 1),
         "rate_to_baseline": round(rate / baseline, 4) if baseline else None,
         "worker_log": str(log),

@@ -50,3 +50,7 @@ def test_the_end_to_end_benchmark_accounts_for_every_file(tmp_path: Path) -> Non
     )
     assert ran >= result["copy_messages"], workers
     assert all(workers[name]["ms_per_file"] > 0 for name in workers if name.startswith("transfers.execute_"))
+    # Where the machine's CPU went, per file, by component: the platform's own processes all worked.
+    spent = result["cpu_ms_per_file"]
+    assert set(spent) == {"worker", "postgresql", "redis", "bench", "machine", "other"}, spent
+    assert spent["worker"] > 0 and spent["postgresql"] > 0 and spent["machine"] >= spent["worker"]

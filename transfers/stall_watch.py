@@ -23,7 +23,7 @@ from .tokens import TokenError, redact
 
 STALLED = "TRANSFER stalled"
 # A look whose answer takes longer than this is logged: its size was read somewhere in that time, so the
-# copy's pace is measured from the look's asking (tasks.Heartbeat), and a slow destination is worth seeing.
+# copy's pace is measured from the look's asking (heartbeats.Heartbeat); a slow destination is worth seeing.
 SLOW_LOOK_SECONDS = 1.0
 
 log = logging.getLogger(__name__)

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import socket
-import threading
 import time
-from collections import deque
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,6 +16,7 @@ from django.utils import timezone
 
 from . import faults, services
 from .executor import CopyOutcome, CopySession, copy_with_tokens
+from .heartbeats import Heartbeat, SessionHeartbeat
 from .services.common import dispatch_begins
 
 log = logging.getLogger(__name__)
@@ -168,149 +165,6 @@ def _record(
             close_old_connections()
             connection.close()
             time.sleep(min(2.0**attempt, 5.0))
-
-
-# A copy's pace is measured over its looks at the destination in the last PACE_WINDOW_SECONDS (longer, up to
-# PACE_WINDOW_MAX_SECONDS, while they hold fewer than two growths), and only once they span PACE_SPAN_SECONDS
-# (a TCP connection's first seconds are its slow start).
-PACE_WINDOW_SECONDS = 10.0
-PACE_WINDOW_MAX_SECONDS = 60.0
-PACE_SPAN_SECONDS = 4.0
-
-
-@dataclass(frozen=True)
-class Look:
-    """One look at a copy's destination: asked and answered (``time.monotonic()``), the size it read, and
-    whether the size had grown since the look before (or it was the copy's first look)."""
-
-    asked: float
-    answered: float
-    size: int
-    grew: bool
-
-
-class Heartbeat:
-    """Renews an attempt's heartbeat from a thread of its own while the copy runs (gfal2 holds the
-    calling thread), so the reaper can tell a slow copy from a dead worker; each beat also writes the
-    copy's progress, the last size the stall watch saw at the destination (``saw``)."""
-
-    def __init__(self, attempt_id: int, interval: float) -> None:
-        self.attempt_id, self.interval = attempt_id, interval
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, name=f"heartbeat-{attempt_id}", daemon=True)
-        # (bytes, seen at, pace in bytes/s): replaced whole, one reference, so no lock is needed.
-        self.progress: tuple[int, datetime, float | None] | None = None
-        self._looks: deque[Look] = deque()
-        self._last: Look | None = None
-
-    def saw(self, size: int, asked: float, answered: float) -> None:
-        """The copy had ``size`` bytes at its destination at some moment between ``asked`` and ``answered``
-        (``time.monotonic()``; called from the stall watch's thread). Its pace is that of its recent looks
-        (``_may_forget_oldest``: a connection that crawled and recovered is not held to its past), once they
-        span ``PACE_SPAN_SECONDS``.
-
-        A destination's size grows in bursts when its writer lands many reads at once (the local sites' pull
-        keeps 16 reads of 8 MiB in flight and writes in order): measured from a look inside a pause to one
-        just after a burst, a span counted a burst's bytes over part of its time (a whole run recorded
-        14.6 MB/s for a copy of 8 MB/s). So the pace is the bytes between the first and the last look that
-        saw the size grow, over their time, while the pause since the last is no longer than the growths
-        have been apart; past that, the bytes since the first growth up to now, so a copy that stopped
-        growing slows down. Spans run from a look's asking to a look's answer: a slow answer lowers the
-        pace, never raises it (timed at its answer, a first look answered 3 s late would make 4 s of looks
-        read 7 s of bytes)."""
-        grew = self._last is None or size > self._last.size
-        look = Look(asked, answered, size, grew)
-        self._last = look
-        self._looks.append(look)
-        while len(self._looks) > 2 and self._may_forget_oldest(answered):
-            self._looks.popleft()
-        self.progress = (size, timezone.now(), self._pace(look))
-
-    def _pace(self, latest: Look) -> float | None:
-        growths = [kept for kept in self._looks if kept.grew]
-        first = growths[0] if growths else self._looks[0]
-        if latest.answered - first.asked < PACE_SPAN_SECONDS:
-            return None
-        if len(growths) >= 2:
-            # Between growths (a pause no longer than they have been apart): their bytes over their time.
-            last = growths[-1]
-            between = last.answered - first.asked
-            if between >= PACE_SPAN_SECONDS and latest.answered - last.answered <= between / (
-                len(growths) - 1
-            ):
-                return (last.size - first.size) / between
-        # Else up to now: a copy that stopped growing slows down.
-        return (latest.size - first.size) / (latest.answered - first.asked)
-
-    def _may_forget_oldest(self, now: float) -> bool:
-        """The oldest look goes once the rest span PACE_WINDOW_SECONDS and still hold two growths (a pace
-        between bursts needs two; a destination that grows in big bursts keeps a longer window), or once
-        the rest span PACE_WINDOW_MAX_SECONDS whatever they hold (a copy that stopped growing reads 0)."""
-        age = now - self._looks[1].asked
-        if age >= PACE_WINDOW_MAX_SECONDS:
-            return True
-        return (
-            age >= PACE_WINDOW_SECONDS
-            and sum(look.grew for look in itertools.islice(self._looks, 1, None)) >= 2
-        )
-
-    def __enter__(self) -> Heartbeat:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(timeout=self.interval + 5)
-
-    def _run(self) -> None:
-        try:
-            while not self.stop.wait(self.interval):
-                try:
-                    if not services.beat(self.attempt_id, self.progress):
-                        return
-                except (OperationalError, InterfaceError):
-                    # The database is restarting: beat again next time.
-                    connection.close()
-        finally:
-            connection.close()
-
-
-class SessionHeartbeat:
-    """Renews the heartbeats of a copy session's attempts still to finish, from a thread of its own (as
-    ``Heartbeat`` does one attempt's), and learns which of them ended meanwhile (cancelled: ``ended``)."""
-
-    def __init__(self, attempt_ids: list[int], interval: float) -> None:
-        self.interval = interval
-        self._remaining = set(attempt_ids)
-        self.ended: set[int] = set()
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="heartbeat-session", daemon=True)
-
-    def finished(self, attempt_id: int) -> None:
-        self._remaining = self._remaining - {attempt_id}  # replaced whole: the thread reads one reference
-
-    def __enter__(self) -> SessionHeartbeat:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(timeout=self.interval + 5)
-
-    def _run(self) -> None:
-        try:
-            while not self.stop.wait(self.interval):
-                remaining = self._remaining
-                if not remaining:
-                    continue
-                try:
-                    running = services.beat_session(sorted(remaining))
-                except (OperationalError, InterfaceError):
-                    connection.close()  # the database is restarting: beat again next time
-                    continue
-                self.ended = self.ended | (remaining - running)
-        finally:
-            connection.close()
 
 
 @shared_task(name="transfers.remove_partial_destination")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import time
 from collections import Counter
 
 import pytest
@@ -262,3 +263,25 @@ def test_update_rows_writes_every_kind_of_column_in_one_statement(django_assert_
     assert (second.reason, second.finish_time, second.metadata) == ("", None, {})
     with pytest.raises(ValueError, match="job is not a plain column"):
         update_rows(TransferFile, rows, ["job"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_session_heartbeat_renews_what_runs_and_learns_what_was_cancelled(idle_queue) -> None:  # type: ignore[no-untyped-def]
+    from transfers.heartbeats import SessionHeartbeat
+    from transfers.services.common import dispatch_begins
+
+    try:
+        LinkLimit.objects.create(source_se=SRC, dest_se=DST, max_active=1)
+        small_job(3)
+        ids = sorted(dispatch())  # committed; the session's message waits in the idle queue
+        TransferAttempt.objects.filter(pk=ids[2]).update(state=AttemptState.FAILED)  # cancelled
+        with SessionHeartbeat(ids, interval=0.2) as heartbeat:
+            heartbeat.finished(ids[0])  # copied already: no more beats for it
+            deadline = time.monotonic() + 10
+            while ids[2] not in heartbeat.ended and time.monotonic() < deadline:
+                time.sleep(0.1)
+        assert heartbeat.ended == {ids[2]}
+        beats = dict(TransferAttempt.objects.filter(pk__in=ids).values_list("pk", "heartbeat"))
+        assert beats[ids[1]] is not None and beats[ids[0]] is None and beats[ids[2]] is None
+    finally:
+        dispatch_begins()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from transfers.tasks import PACE_SPAN_SECONDS, PACE_WINDOW_MAX_SECONDS, PACE_WINDOW_SECONDS, Heartbeat
+from transfers.heartbeats import PACE_SPAN_SECONDS, PACE_WINDOW_MAX_SECONDS, PACE_WINDOW_SECONDS, Heartbeat
 
 RATE = 8e6  # bytes/s, the fault bench source's pace
 QUICK = 0.005  # a look answered in 5 ms

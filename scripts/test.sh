@@ -100,7 +100,9 @@ SERIAL=(tests/api/test_fuzz_schema.py tests/longhaul/test_tokens.py tests/fts3/t
 # stacks up it missed a short copy's connections even while running exclusive (2026-11-28, two of twelve).
 # The emulator's idle RTT at 7.5 ms (a 0.15 ms tolerance) likewise: CI saw it disturbed by the process beside
 # the workers in every bring-up (2026-11-29).
-AFTER=(tests/integration/test_streams_on_the_wire.py tests/wan/test_idle_rtt.py)
+# The control plane's rate gate too: a rate measured beside the workers would measure the workers.
+AFTER=(tests/integration/test_streams_on_the_wire.py tests/wan/test_idle_rtt.py
+  tests/transfers/test_control_plane_rate.py)
 junit="$artifacts/junit.xml"
 serial_junit="$artifacts/junit-serial.xml"
 serial_log="$artifacts/pytest-serial.log"

@@ -152,6 +152,9 @@ def _mock_session(n: int, settings) -> list[int]:  # type: ignore[no-untyped-def
     # No beat while the session runs: the heartbeat's thread has a connection of its own, which cannot see
     # this test's uncommitted rows.
     settings.SRCNET_TRANSFERS = {**settings.SRCNET_TRANSFERS, "HEARTBEAT_SECONDS": 300}
+    # No token issuer, as on the benchmark's workers: the test stack's issuer (when this process has one)
+    # knows no mock endpoint's audience and refuses their tokens.
+    settings.SRCNET_TOKENS = {**settings.SRCNET_TOKENS, "ISSUER": ""}
     source, destination = _mock_endpoints()
     LinkLimit.objects.create(source_se="*", dest_se="*", max_active=1)
     submit_job(

@@ -3,6 +3,7 @@ attempts' heartbeats, so the reaper can tell a slow copy from a dead worker, and
 
 from __future__ import annotations
 
+import abc
 import itertools
 import threading
 from collections import deque
@@ -15,7 +16,7 @@ from django.utils import timezone
 from . import services
 
 
-class _Beating:
+class _Beating(abc.ABC):
     """A thread that calls ``beat()`` every ``interval`` seconds while the block runs, until it returns
     False (the attempt ended); a database that is restarting is beaten again next time."""
 
@@ -24,8 +25,9 @@ class _Beating:
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
 
+    @abc.abstractmethod
     def beat(self) -> bool:
-        raise NotImplementedError
+        """Renew the heartbeat(s) once; False once there is nothing left to beat for."""
 
     def __enter__(self):  # type: ignore[no-untyped-def]
         self.thread.start()

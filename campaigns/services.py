@@ -200,8 +200,8 @@ def tick(campaign_id: int, generation: int) -> str:
 
     Idempotent: the row lock serialises ticks and the amount generated follows the clock, so a
     redelivered or duplicate tick only produces what is still owed (usually nothing)."""
-    from schedulers.transfertool import TransfertoolError
     from transfers.tokens import TokenError
+    from transfertools.interface import TransfertoolError
 
     with transaction.atomic():
         c = Campaign.objects.select_for_update().filter(pk=campaign_id).first()

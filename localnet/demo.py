@@ -308,16 +308,13 @@ def _push(
 
 def _summary_rows(product_ids: list[int]) -> list[dict[str, object]]:
     from replicas.models import DataProduct
+    from replicas.selectors import product_files
     from transfers.models import TransferFile
 
     rows = []
     for product in DataProduct.objects.filter(pk__in=product_ids).order_by("telescope__name", "name"):
-        # Jobs the platform submits name the product; jobs Rucio submits name each file's DID.
-        transfers = TransferFile.objects.filter(
-            job__metadata__product=product.did
-        ) | TransferFile.objects.filter(
-            metadata__scope=product.scope, metadata__name__startswith=f"{product.name}/"
-        )
+        # The jobs its copy requests name, and the files Rucio submitted for its DIDs.
+        transfers = TransferFile.objects.filter(product_files(product))
         for transfer in transfers.order_by("id"):
             seconds = transfer.duration_seconds or 0.0
             verified = bool(transfer.source_checksum) and transfer.source_checksum == transfer.dest_checksum

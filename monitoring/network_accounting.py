@@ -206,11 +206,11 @@ def _replica_of(f: TransferFile) -> tuple[Replica | None, str]:
     from the file metadata Rucio's conveyor sends (``scope``, ``name`` ``<product>/<file>``, ``dst_rse``)."""
     request = (
         CopyRequest.objects.filter(job_id=str(f.job.job_id))
-        .select_related("replica__policy", "replica__product")
+        .select_related("replica__policy", "product")
         .first()
     )
     if request is not None:
-        return request.replica, request.replica.product.did
+        return request.replica, request.product.did
     meta = f.metadata or {}
     scope, name, rse = meta.get("scope"), meta.get("name"), meta.get("dst_rse")
     if not (isinstance(scope, str) and isinstance(name, str) and "/" in name and isinstance(rse, str)):

@@ -18,10 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Q
-
 from replicas.choices import ReplicaState
 from replicas.models import DataProduct
+from replicas.selectors import product_files
 from topology.choices import StorageRole
 from topology.models import Link, NetworkPath, PathHop, Site
 from transfers.models import TransferFile
@@ -38,21 +37,12 @@ class _Leg:
     states: Counter[str] = field(default_factory=Counter)
 
 
-def product_transfers(product: DataProduct) -> Q:
-    """The transfer files that move ``product``: its push and rule jobs, and Rucio's jobs for its files."""
-    return Q(job__metadata__product=product.did) | Q(
-        metadata__scope=product.scope, metadata__name__startswith=f"{product.name}/"
-    )
-
-
 def product_route(product: DataProduct) -> dict[str, Any]:
     """The legs of ``product``'s copies with the path and links of each, and the links and sites to
     highlight on the map."""
     legs: dict[tuple[int, int], _Leg] = {}
     sites_of = element_sites()
-    files = TransferFile.objects.filter(product_transfers(product)).values_list(
-        "source_se", "dest_se", "state"
-    )
+    files = TransferFile.objects.filter(product_files(product)).values_list("source_se", "dest_se", "state")
     endpoints = {
         r.endpoint.name: r
         for r in product.replicas.select_related("endpoint__site", "upstream__endpoint", "via")

@@ -14,6 +14,7 @@ from replicas import lifecycle
 from replicas.choices import ProductState, ReplicaState
 from replicas.lifecycle import place_replica
 from replicas.models import DataProduct, PolicyShare, ReplicaPolicy
+from replicas.selectors import pushed_job_ids
 from topology.choices import StorageRole
 from topology.models import NetworkPath, StorageEndpoint
 from transfers import services as transfer_services
@@ -125,9 +126,11 @@ def cancel_job(*, job: TransferJob, user: Any, reason: str = "") -> AuditEvent:
 
 
 def _product_jobs(product: DataProduct) -> list[TransferJob]:
+    """The product's jobs not yet over, as its copy requests name them (never a job that only says so in
+    the metadata its submitter wrote)."""
     return list(
         TransferJob.objects.select_for_update()
-        .filter(metadata__product=product.did)
+        .filter(job_id__in=pushed_job_ids(product))
         .exclude(state__in=TERMINAL_JOB_STATES)
     )
 
@@ -173,9 +176,10 @@ def reroute_product(
     its first copy at ``destination`` and push it through the push loop.
 
     The old replica is removed, not failed, so the product's state follows the new copy alone; its
-    endpoint, policy and reason are kept in the audit event. Its copy requests go with it, so its canceled
-    job's end settles nothing and does not mark the product failed. (Only jobs of the platform's own service
-    are canceled: a copy at an external FTS3 runs on, and its end finds no request.)"""
+    endpoint, policy and reason are kept in the audit event. Its copy requests stay in the product's
+    history without it, so its canceled job's end settles nothing and does not mark the product failed.
+    (Only jobs of the platform's own service are canceled: a copy at an external FTS3 runs on, and its end
+    reaches no replica.)"""
     from schedulers.services import push_product
 
     product = DataProduct.objects.select_for_update().get(pk=product.pk)
@@ -192,7 +196,7 @@ def reroute_product(
         raise ValidationError({"destination": message})
     old: list[dict[str, Any]] = []
     for replica in moving:
-        # Its copy requests go with it (deleted below), so the canceled jobs' ends settle nothing.
+        # Its copy requests lose their replica (deleted below), so the canceled jobs' ends settle nothing.
         open_jobs = list(
             replica.copy_requests.filter(endpoint="", settled__isnull=True).values_list("job_id", flat=True)
         )

@@ -457,10 +457,25 @@ class CopyRequest(models.Model):
 
     The link from a replica to its transfer and back: a job's end settles the replicas whose requests name
     it (``replicas.services.settle_request``), lane health and arrivals read the outcomes and plans here, the
-    API and portal show them. Only the push loop writes one, so a job any other client submits, whatever its
-    metadata says, settles nothing."""
+    API and portal show them, and a product's transfers are found through them. Only the push loop writes
+    one, so a job any other client submits, whatever its metadata says, settles nothing."""
 
-    replica = models.ForeignKey(Replica, on_delete=models.CASCADE, related_name="copy_requests")
+    product = models.ForeignKey(
+        DataProduct,
+        on_delete=models.CASCADE,
+        related_name="copy_requests",
+        help_text="The product whose copy it is: the request stays in its history whatever becomes of the "
+        "replica",
+    )
+    replica = models.ForeignKey(
+        Replica,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="copy_requests",
+        help_text="The replica it makes; none once an operator re-routed the copy elsewhere (its end settles "
+        "nothing)",
+    )
     endpoint = models.CharField(
         max_length=500,
         blank=True,

@@ -2,23 +2,44 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.db.models import Count, Q, Sum
 
-from .models import DataProduct
+from transfers.models import TransferJob
+
+from .models import CopyRequest, DataProduct
+
+
+def pushed_job_ids(product: DataProduct) -> list[uuid.UUID]:
+    """The jobs of the platform's transfer service that carry ``product``'s copies, as its copy requests
+    name them (a request of an FTS3 the platform does not run names a job no row here has)."""
+    ids = []
+    for job_id in CopyRequest.objects.filter(product=product).values_list("job_id", flat=True):
+        try:
+            ids.append(uuid.UUID(job_id))
+        except ValueError:
+            continue  # not an id the platform's service issues
+    return ids
+
+
+def product_files(product: DataProduct) -> Q:
+    """The transfer files (``TransferFile``) that move ``product``: those of the jobs its copy requests
+    name, and the files Rucio's conveyor submitted for its DIDs (Rucio sends each file's scope and name)."""
+    return Q(job__job_id__in=pushed_job_ids(product)) | Q(
+        metadata__scope=product.scope, metadata__name__startswith=f"{product.name}/"
+    )
 
 
 def product_transfers(product: DataProduct, *, limit: int = 50) -> list[dict[str, Any]]:
-    """The transfer jobs that move ``product``, newest first: the push loop's and rules' jobs (their
-    ``metadata.product``) and any other job of the embedded service writing under the product's path
-    (Rucio's conveyor names no product), each with its state, storage hosts and progress."""
-    from transfers.models import TransferJob
-
+    """The transfer jobs that move ``product``, newest first: the jobs its copy requests name and any other
+    job of the embedded service writing under the product's path (Rucio's conveyor's, a person's), each
+    with its state, storage hosts and progress."""
     path = f"/{product.scope}/{product.name}/"
     jobs = (
-        TransferJob.objects.filter(Q(metadata__product=product.did) | Q(files__dest_surl__contains=path))
+        TransferJob.objects.filter(Q(job_id__in=pushed_job_ids(product)) | Q(files__dest_surl__contains=path))
         .distinct()
         .order_by("-created")[:limit]
     )

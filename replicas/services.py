@@ -148,7 +148,8 @@ def place_product(*, product: DataProduct) -> list[Replica]:
 def record_job_end(*, endpoint: str, job_id: str, state: str, reasons: Sequence[str] = ()) -> list[Replica]:
     """A transfer job ended at ``endpoint`` (empty: the platform's own service): the replicas whose copy
     requests name it are settled (``settle_request``). A job no request names (a client's own, whatever its
-    metadata says; one detached by a re-route) settles nothing."""
+    metadata says) settles nothing, nor does one whose replica an operator re-routed (its request keeps
+    the outcome)."""
     pks = CopyRequest.objects.filter(endpoint=endpoint, job_id=job_id, settled__isnull=True).values_list(
         "pk", flat=True
     )
@@ -170,14 +171,10 @@ def settle_request(request_pk: int, *, state: str, reasons: Sequence[str] = ()) 
 
     The one place replicas are settled from transfers: the embedded service's ``job_finished`` signal and
     the poll of an external FTS3 (``schedulers.poll_external_jobs``) both come here. Settling a request
-    again changes nothing (None)."""
+    again changes nothing (None), nor does settling one whose replica was re-routed away."""
     from transfers.choices import JobState
 
-    request = (
-        CopyRequest.objects.select_for_update()
-        .select_related("replica__product", "replica__endpoint")
-        .get(pk=request_pk)
-    )
+    request = CopyRequest.objects.select_for_update().get(pk=request_pk)
     if request.settled is not None:
         return None
     reasons = sorted(set(reasons))
@@ -186,7 +183,12 @@ def settle_request(request_pk: int, *, state: str, reasons: Sequence[str] = ()) 
     request.source_problem = state != JobState.FINISHED and is_source_problem(reasons)
     request.settled = timezone.now()
     request.save(update_fields=["state", "reasons", "source_problem", "settled"])
-    replica = request.replica
+    if request.replica_id is None:
+        return None  # re-routed by an operator: the request keeps the outcome as the product's history
+    # Locked with its product and endpoint (a lock cannot reach through the nullable link above).
+    replica = (
+        Replica.objects.select_for_update().select_related("product", "endpoint").get(pk=request.replica_id)
+    )
     # The submission ended the replica's reason with the job that carries it ("...; transfer job J"): say how
     # it ended after that.
     if state == JobState.FINISHED:

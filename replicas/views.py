@@ -13,6 +13,7 @@ from transfers.models import TransferFile
 from . import filtersets
 from .choices import ReplicaState
 from .models import DataProduct, Replica
+from .selectors import product_files
 
 
 @login_required
@@ -65,7 +66,7 @@ def product(request: HttpRequest, pk: int) -> HttpResponse:
     for r in replicas:
         r.arrival = found.get(r.pk)  # type: ignore[attr-defined]
     transfers = (
-        TransferFile.objects.filter(job__metadata__product=item.did)
+        TransferFile.objects.filter(product_files(item))
         .select_related("job")
         .order_by("job__created", "start_time", "id")
     )

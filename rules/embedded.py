@@ -121,7 +121,7 @@ def _policy_copy(product: DataProduct, pin: Replica, sites: set[int]) -> Replica
     from schedulers.leg_submission import copy_placement, site_endpoint
     from schedulers.planning.types import PlanInputError
     from schedulers.snapshot import second_copy_site
-    from schedulers.transfertool import TransfertoolError
+    from transfertools.interface import TransfertoolError
 
     policy = active_policy(product.telescope)
     if policy.kind not in (PolicyKind.TWO_REPLICAS, PolicyKind.FULL_COPY):

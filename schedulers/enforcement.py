@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .transfertool import LinkConfig, Transfertool, TransfertoolError
+from transfertools.interface import LinkConfig, Transfertool, TransfertoolError
 
 # A file name for a storage URL when only the storage element of an endpoint is wanted.
 _PROBE = "probe"

@@ -15,10 +15,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from transfertools.interface import Transfertool, TransfertoolError
+
 from .measurements import record_lane_measurement
 from .models import ExternalJob
 from .services import request_push_cycle
-from .transfertool import Transfertool, TransfertoolError
 from .transfertools import fts3_transfertool_for
 
 TERMINAL = ("FINISHED", "FINISHEDDIRTY", "FAILED", "CANCELED")

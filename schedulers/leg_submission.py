@@ -26,6 +26,8 @@ from topology.choices import landing_role
 from topology.models import RegionalCentre, StorageEndpoint
 from topology.services.storage_urls import paced
 from topology.tpc_streams import streams_on_the_wire
+from transfers.scitags import flow_id
+from transfertools.interface import JobParams, LinkConfig, TransferRequest, Transfertool, TransfertoolError
 
 from .enforcement import enforce_links, hop_links
 from .lane_health import pinned_copy
@@ -33,7 +35,6 @@ from .models import PlannedRule
 from .planning.dispatch import JobHints, job_hints
 from .planning.types import Leg
 from .rucio_placement import place_by_rule, through_rucio
-from .transfertool import JobParams, LinkConfig, TransferRequest, Transfertool, TransfertoolError
 
 ACTIVITY = "SKA Data Products"  # FTS3's activity of every push job (activity shares), and Rucio's
 # The most TCP streams per copy a link's nostreams holds (FTS3's /config/links; the platform's endpoint too).
@@ -291,6 +292,8 @@ def _submit_job(
             activity=ACTIVITY,
             streams=hints.streams_per_file,
             multihop=multihop,
+            # Each copy's SciTags flow identifier: the activity's, a relay leg's for a multihop job.
+            scitag=flow_id(ACTIVITY, relay=multihop),
             # A copy that heals a replica found lost or corrupt replaces whatever its storage still holds.
             overwrite=replica.repairs > 0,
             metadata={
@@ -310,6 +313,7 @@ def _submit_job(
     )
     # The link from the replica to the job that carries it and back (its end settles the replica).
     CopyRequest.objects.create(
+        product=product,
         replica=replica,
         endpoint=tool.settles_from,
         job_id=job_id,

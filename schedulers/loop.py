@@ -34,6 +34,7 @@ from replicas.models import Replica, ReplicaPolicy
 from replicas.services import active_policy
 from topology.choices import StorageRole
 from topology.models import Telescope
+from transfertools.interface import Transfertool, TransfertoolError
 
 from . import arrivals
 from .enforcement import links_set_once
@@ -63,7 +64,6 @@ from .planning.types import (
 )
 from .rucio_placement import through_rucio
 from .snapshot import planner_policy, policy_topology, queued_products, topology_snapshot
-from .transfertool import Transfertool, TransfertoolError
 from .transfertools import default_transfertool
 
 MEASUREMENT_HISTORY = 200

@@ -10,29 +10,16 @@ import datetime as dt
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from transfers.choices import FileState
+from transfertools.interface import FileSpan
 
 from .models import PathMeasurement
 from .planning.types import Measurement
 
 if TYPE_CHECKING:
     from .arrivals import CopyInFlight
-
-
-@dataclass(frozen=True)
-class FileSpan:
-    """One file of a job as the transfer service reports it."""
-
-    finished: bool
-    bytes: int
-    start: dt.datetime | None
-    end: dt.datetime | None
-    # The copy's own duration, when the service reports one (FTS3's ``tx_duration``): FTS3 times are whole
-    # seconds, so a short copy's start and end can be the same second.
-    duration: float | None = None
 
 
 def record_lane_measurement(

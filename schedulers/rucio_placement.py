@@ -18,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 
-from .transfertool import TransfertoolError
+from transfertools.interface import TransfertoolError
 
 RUCIO = "rucio"
 

@@ -12,8 +12,7 @@ from replicas import lifecycle
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import DataProduct, Replica
 from replicas.services import place_product
-
-from .transfertool import Transfertool, TransfertoolError
+from transfertools.interface import Transfertool, TransfertoolError
 
 
 def push_product(*, product: DataProduct, transfertool: Transfertool | None = None) -> list[Replica]:

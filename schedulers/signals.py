@@ -8,8 +8,9 @@ from django.dispatch import receiver
 
 from transfers.choices import FileState, JobState
 from transfers.signals import job_finished
+from transfertools.interface import FileSpan
 
-from .measurements import FileSpan, record_lane_measurement
+from .measurements import record_lane_measurement
 from .own_jobs import submitted_by_push_loop
 from .services import request_push_cycle
 

@@ -10,6 +10,8 @@ Every module of the platform is one of:
   management commands, the CLI) and the composition root (settings, URLs, the Celery app): they may import
   any domain module and each other.
 - the planner and the simulator (``PURE``) are pure: they import neither Django nor any app, only each other.
+- the transfertool clients (``CLIENTS``: the ``transfertools`` package) speak only the FTS3 REST protocol:
+  they import neither Django nor any other module of the platform; any layer may import them.
 - ``localnet`` is a development tool: it may import the platform, and no module of the platform imports it
   (nor the tests, nor the benchmarks).
 - every import of one of the project's modules names a module that exists (mypy, told to ignore missing
@@ -52,8 +54,10 @@ INTERFACE = re.compile(
 )
 # The planner, the simulator and the physics and topology graph they compute with.
 PURE = re.compile(r"^schedulers\.(planning|simulation)(\.|$)|^topology\.(physics|tpc_streams|graph|yamlio)$")
+# The transfertool clients: the interface and the FTS3 REST client, below every app.
+CLIENTS = "transfertools"
 # The project's own packages (an import of anything else is a library's).
-PROJECT = set(LAYER_OF) | DEV_ONLY | INTERFACE_APPS
+PROJECT = set(LAYER_OF) | DEV_ONLY | INTERFACE_APPS | {CLIENTS}
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,12 @@ def problem(found: Import) -> str | None:
         return None
     if target_app in DEV_ONLY:
         return f"imports the development tool or tests {target_app!r}"
+    if source_app == CLIENTS:
+        if target_app == "django" or (target_app in PROJECT and target_app != CLIENTS):
+            return "the transfertool clients speak only the FTS3 REST protocol (no Django, no app)"
+        return None
+    if target_app == CLIENTS:
+        return None
     if PURE.search(source):
         if target_app == "django" or (target_app in PROJECT and not PURE.search(target)):
             return "the planner and the simulator are pure (no Django, no app but the pure modules)"
@@ -147,7 +157,7 @@ def problem(found: Import) -> str | None:
 
 def project_files() -> Iterator[Path]:
     # (the tests and benchmarks for the last rule: theirs must name modules that exist too)
-    for app in sorted(set(LAYER_OF) | INTERFACE_APPS | DEV_ONLY - {"scripts"}):
+    for app in sorted(set(LAYER_OF) | INTERFACE_APPS | {CLIENTS} | DEV_ONLY - {"scripts"}):
         for path in sorted((ROOT / app).rglob("*.py")):
             if "migrations" not in path.parts:
                 yield path

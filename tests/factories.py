@@ -47,7 +47,11 @@ def push_job_for(
     links its jobs: by a copy request (the job's metadata names the lane only, as the loop's does)."""
     job = TransferJob.objects.create(metadata={"lane": list(lane)}, **fields)
     CopyRequest.objects.create(
-        replica=replica, job_id=str(job.job_id), source_site=lane[0], destination_site=lane[1]
+        product=replica.product,
+        replica=replica,
+        job_id=str(job.job_id),
+        source_site=lane[0],
+        destination_site=lane[1],
     )
     return job
 

@@ -79,8 +79,8 @@ def timeline(scope: str, started: dt.datetime) -> dict[str, Any]:
     from transfers.models import TransferAttempt, TransferFile
 
     requests = list(
-        CopyRequest.objects.filter(replica__product__scope=scope, state="FINISHED", settled__isnull=False)
-        .values_list("job_id", "submitted", "settled", "replica__product__created")
+        CopyRequest.objects.filter(product__scope=scope, state="FINISHED", settled__isnull=False)
+        .values_list("job_id", "submitted", "settled", "product__created")
         .order_by("settled")
     )
     if not requests:

@@ -13,12 +13,12 @@ from django.test import Client
 
 from identity.tokens import issue
 from localnet.scitags import ACTIVITIES, EXPERIMENT, REGISTRY
-from schedulers.embedded_transfertool import EmbeddedTransfertool
-from schedulers.transfertool import JobParams, TransferRequest
 from tests.conftest import register_storage
 from transfers import scitags
+from transfers.embedded_transfertool import EmbeddedTransfertool
 from transfers.models import TransferFile
 from transfers.scitags import RegistryError, marks_from
+from transfertools.interface import JobParams, TransferRequest
 
 pytestmark = pytest.mark.django_db
 EXPERIMENT_ID = 42  # the example registry's

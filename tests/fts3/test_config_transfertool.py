@@ -9,16 +9,16 @@ import re
 import pytest
 
 from identity.tokens import issue
-from schedulers.embedded_transfertool import EmbeddedTransfertool
 from schedulers.enforcement import enforce_links
-from schedulers.fts3_transfertool import Fts3Transfertool
-from schedulers.transfertool import (
+from transfers.embedded_transfertool import EmbeddedTransfertool
+from transfers.models import ActivityShare, LinkLimit, StorageElementLimit
+from transfertools.fts3_rest import Fts3Transfertool
+from transfertools.interface import (
     LinkConfig,
     StorageConfig,
     Transfertool,
     TransfertoolError,
 )
-from transfers.models import ActivityShare, LinkLimit, StorageElementLimit
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("recorded_storage")]
 A, B, C = "root://a.example.org:1094", "root://b.example.org:1094", "davs://aus.example.org:443"

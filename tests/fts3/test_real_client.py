@@ -10,11 +10,11 @@ from fts3.rest.client import easy
 from fts3.rest.client.context import Context
 
 from identity.tokens import issue
-from schedulers.fts3_transfertool import Fts3Transfertool
-from schedulers.transfertool import JobParams, TransferRequest
 from tests.conftest import wait_until
 from tests.integration.conftest import adler32_of, put_file, unique
 from transfers.models import LinkLimit, TransferJob
+from transfertools.fts3_rest import Fts3Transfertool
+from transfertools.interface import JobParams, TransferRequest
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 MIB = 1024 * 1024

@@ -10,18 +10,18 @@ import pytest
 import requests
 
 from identity.tokens import issue
-from schedulers.embedded_transfertool import EmbeddedTransfertool
-from schedulers.fts3_transfertool import Fts3Transfertool
-from schedulers.transfertool import (
+from tests.conftest import wait_until
+from tests.integration.conftest import put_file, unique
+from transfers.embedded_transfertool import EmbeddedTransfertool
+from transfers.models import TransferJob
+from transfers.services import pause_link
+from transfertools.fts3_rest import Fts3Transfertool
+from transfertools.interface import (
     JobParams,
     TransferRequest,
     Transfertool,
     TransfertoolError,
 )
-from tests.conftest import wait_until
-from tests.integration.conftest import put_file, unique
-from transfers.models import TransferJob
-from transfers.services import pause_link
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 MIB = 1024 * 1024

@@ -10,7 +10,6 @@ import pytest
 from identity.tokens import issue
 from replicas.choices import ProductState
 from replicas.services import FileSpec, register_product
-from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.loop import push_cycle
 from schedulers.planning.types import PlanConfig
 from srcnet.intervals import most_at_once
@@ -19,6 +18,7 @@ from topology.models import StorageEndpoint
 from transfers.choices import AttemptState
 from transfers.models import LinkLimit, TransferAttempt, TransferJob
 from transfers.services.common import transfer_settings
+from transfertools.fts3_rest import Fts3Transfertool
 
 from .conftest import adler32_of, put_file, unique
 

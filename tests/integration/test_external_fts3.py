@@ -15,16 +15,15 @@ from identity.tokens import issue
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import CopyRequest, Replica
 from replicas.services import FileSpec, register_product
-from schedulers.embedded_transfertool import EmbeddedTransfertool
 from schedulers.external import poll_external_jobs
-from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.models import ExternalJob
 from schedulers.services import push_product
 from schedulers.tasks import poll_external_jobs as poll_task
-from schedulers.transfertools import default_transfertool
+from schedulers.transfertools import FollowedFts3Transfertool, default_transfertool
 from tests.conftest import _worker_busy, wait_until
 from topology.models import StorageEndpoint
 from transfers.choices import TERMINAL_JOB_STATES
+from transfers.embedded_transfertool import EmbeddedTransfertool
 from transfers.models import TransferJob
 
 from .conftest import adler32_of, put_file, unique
@@ -51,7 +50,7 @@ def _job_ended_and_worker_idle(job_id: str) -> bool:
 
 def test_the_settings_choose_the_transfertool(settings, external_fts3):
     tool = default_transfertool()
-    assert isinstance(tool, Fts3Transfertool) and tool.follow and tool.endpoint == external_fts3
+    assert isinstance(tool, FollowedFts3Transfertool) and tool.settles_from == tool.endpoint == external_fts3
     settings.SRCNET_TRANSFERTOOL = {"KIND": "embedded"}
     assert isinstance(default_transfertool(), EmbeddedTransfertool)
 
@@ -153,7 +152,7 @@ def test_the_poll_records_the_lane_measurement_of_a_loop_job(
     row = ExternalJob.objects.get(job_id=cycle.submitted[0]["job_id"])
     assert row.metadata["lane"] == ["SKA1-Low", "UKSRC"]
     request = CopyRequest.objects.get(job_id=row.job_id)
-    assert request.endpoint == external_fts3 and request.replica.product.name == name
+    assert request.endpoint == external_fts3 and request.product.name == name and request.replica is not None
     wait_until(lambda: _job_ended_and_worker_idle(row.job_id), timeout=180, what=f"job {row.job_id}")
     # The embedded service behind the endpoint measured its own job through its in-process signal; a real
     # external FTS3 cannot, so that row goes and the poll must bring the measurement back.

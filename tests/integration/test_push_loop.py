@@ -9,13 +9,13 @@ from identity.tokens import issue
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import PolicyShare, Replica, ReplicaPolicy
 from replicas.services import FileSpec, register_product
-from schedulers.fts3_transfertool import Fts3Transfertool
 from schedulers.loop import push_cycle
 from schedulers.models import PathMeasurement
 from schedulers.planning import PlanConfig
 from tests.conftest import wait_until
 from topology.models import StorageEndpoint, Telescope
 from transfers.models import TransferJob
+from transfertools.fts3_rest import Fts3Transfertool
 
 from .conftest import adler32_of, put_file, unique
 

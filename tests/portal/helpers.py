@@ -8,6 +8,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from replicas.models import DataProduct
+from replicas.selectors import pushed_job_ids
 from replicas.services import FileSpec, register_product
 from schedulers.services import push_product
 from topology.models import StorageEndpoint, Telescope
@@ -30,7 +31,7 @@ def pushed_product(
 
 
 def job_of(product: DataProduct) -> TransferJob:
-    return TransferJob.objects.get(metadata__product=product.did)
+    return TransferJob.objects.get(job_id__in=pushed_job_ids(product))
 
 
 def start(job: TransferJob) -> None:

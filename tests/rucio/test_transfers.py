@@ -129,10 +129,10 @@ def test_the_push_loop_places_through_rucio_under_its_plan(  # type: ignore[no-u
     copy it through that endpoint (so under that limit) and the follower settles the replica, which keeps
     the plan's reason in front of the rule's."""
     from monitoring.selectors import arrival_delays
-    from schedulers.embedded_transfertool import EmbeddedTransfertool
     from schedulers.loop import push_cycle
     from schedulers.models import PlannedRule
     from schedulers.planning import PlanConfig
+    from transfers.embedded_transfertool import EmbeddedTransfertool
     from transfers.models import TransferAttempt, TransferJob
     from transfers.scitags import flow_id
 
@@ -211,10 +211,10 @@ def test_a_rucio_mode_copy_runs_the_plans_streams_on_the_wire(  # type: ignore[n
     it the link's, and the destination's XRootD pulls the file (HTTP-TPC, davs:// as Rucio copies here)
     over that many connections, each carrying its blocks, while ``ss`` counts them as the platform's own
     streams test does."""
-    from schedulers.embedded_transfertool import EmbeddedTransfertool
     from schedulers.loop import push_cycle
     from schedulers.planning import PlanConfig
     from topology.models import Dtn
+    from transfers.embedded_transfertool import EmbeddedTransfertool
     from transfers.models import TransferAttempt
 
     settings.SRCNET_PUSH_THROUGH = "rucio"

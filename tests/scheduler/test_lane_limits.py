@@ -8,11 +8,11 @@ import pytest
 
 from replicas.models import DataProduct, Replica
 from replicas.services import FileSpec, register_product
-from schedulers.embedded_transfertool import EmbeddedTransfertool
 from schedulers.leg_submission import follow_lane_limits
 from schedulers.planning import PlanConfig, Product, ReplicaPolicy, plan
 from schedulers.planning.types import LiveState, Measurement
 from topology.models import StorageEndpoint, Telescope
+from transfers.embedded_transfertool import EmbeddedTransfertool
 
 from .test_drain_together import two_srcs
 

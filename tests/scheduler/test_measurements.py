@@ -6,8 +6,9 @@ import datetime as dt
 
 import pytest
 
-from schedulers.measurements import FileSpan, record_lane_measurement
+from schedulers.measurements import record_lane_measurement
 from schedulers.models import PathMeasurement
+from transfertools.interface import FileSpan
 
 pytestmark = pytest.mark.django_db
 T0 = dt.datetime(2026, 11, 23, 12, 0, 0, tzinfo=dt.UTC)
@@ -71,7 +72,7 @@ def test_a_job_is_measured_once() -> None:
 
 
 def test_fts_times_read_back_as_written() -> None:
-    from transfers.fts3.formats import fts_date, parse_fts_date
+    from transfertools.protocol import fts_date, parse_fts_date
 
     stamp = fts_date(T0)
     assert stamp == "2026-11-23T12:00:00" and parse_fts_date(stamp) == T0

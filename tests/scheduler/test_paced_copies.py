@@ -9,10 +9,10 @@ from django.test import override_settings
 
 from replicas.models import DataProduct, ReplicaPolicy
 from replicas.services import FileSpec, register_product
-from schedulers.embedded_transfertool import EmbeddedTransfertool
 from schedulers.leg_submission import submit_first
 from schedulers.planning.types import Leg, LegRole
 from topology.models import Telescope
+from transfers.embedded_transfertool import EmbeddedTransfertool
 from transfers.models import TransferFile
 
 from .helpers import setup_with

@@ -18,15 +18,15 @@ from schedulers.planning import DegradeStep, LegRole, PolicyKind, plan
 from schedulers.planning import ReplicaPolicy as PlannerPolicy
 from schedulers.services import push_product
 from schedulers.snapshot import planner_policy, queued_products, topology_snapshot
-from schedulers.transfertool import (
+from tests.factories import product_at_sdp, settle_copy
+from topology.models import RegionalCentre, Telescope
+from transfertools.interface import (
     JobParams,
     LinkConfig,
     StorageConfig,
     TransferRequest,
     Transfertool,
 )
-from tests.factories import product_at_sdp, settle_copy
-from topology.models import RegionalCentre, Telescope
 
 pytestmark = pytest.mark.django_db
 

@@ -110,7 +110,7 @@ def test_in_rucio_mode_a_relayed_leg_is_refused_never_dropped(reference_topology
     a TransfertoolError naming the relay, and nothing is placed (no rule at the final destination)."""
     from schedulers.leg_submission import submit_first
     from schedulers.planning.types import Leg
-    from schedulers.transfertool import TransfertoolError
+    from transfertools.interface import TransfertoolError
 
     from .test_policy_execution import RecordingTool, _only_uk, _product
 
@@ -174,7 +174,7 @@ def test_in_rucio_mode_the_plans_streams_per_copy_become_the_lanes_link_streams(
 def test_a_streams_value_a_link_cannot_hold_is_refused_naming_streams(streams: int) -> None:
     from schedulers.leg_submission import rucio_link_streams
     from schedulers.planning.dispatch import JobHints
-    from schedulers.transfertool import TransfertoolError
+    from transfertools.interface import TransfertoolError
 
     hints = JobHints(
         priority=3, streams=4, concurrent_files=1, max_rate_bps=1e9, activity="x", streams_per_file=streams

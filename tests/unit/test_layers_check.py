@@ -31,6 +31,9 @@ from check_layers import Import, imports_of, problem
         ("schedulers.planning.planner", "django.db", "pure"),
         ("schedulers.simulation.engine", "topology.models", "pure"),
         ("topology.physics", "replicas.models", "pure"),
+        ("transfertools.fts3_rest", "django.conf", "only the FTS3 REST protocol"),
+        ("transfertools.fts3_rest", "transfers.scitags", "only the FTS3 REST protocol"),
+        ("transfertools.interface", "schedulers.measurements", "only the FTS3 REST protocol"),
         ("localnet.demo", "localnet.synthetic", "no module localnet.synthetic"),  # moved, importer forgotten
         ("tests.integration.conftest", "projects.visibility", "no module projects.visibility"),
     ],
@@ -51,6 +54,10 @@ def test_each_rule_catches_the_import_it_names(source: str, target: str, says: s
         ("localnet.demo", "replicas.services"),  # the development tool imports the platform
         ("schedulers.planning.planner", "topology.physics"),  # pure imports pure
         ("replicas.rucio", "rucio.client"),  # a library
+        ("transfertools.fts3_rest", "fts3.rest.client"),  # the FTS3 client the tool is built on
+        ("transfertools.fts3_rest", "transfertools.protocol"),
+        ("transfers.embedded_transfertool", "transfertools.interface"),  # any layer uses the clients
+        ("schedulers.transfertools", "transfertools.fts3_rest"),
     ],
 )
 def test_what_the_layers_allow_passes(source: str, target: str) -> None:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import calendar
-from datetime import UTC, datetime
 from typing import Any
+
+from transfertools.protocol import fts_date
 
 from ..choices import ChecksumMode, FileState
 from ..models import TransferFile, TransferJob
 
-DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"
-HTTP_OK = "200 Ok"
-HTTP_NOT_MODIFIED = "304 Not Modified"
-HTTP_NOT_FOUND = "404 Not Found"
 CHECKSUM_FLAG: dict[str, str] = {
     ChecksumMode.BOTH: "b",
     ChecksumMode.TARGET: "t",
@@ -20,20 +17,6 @@ CHECKSUM_FLAG: dict[str, str] = {
     ChecksumMode.NONE: "n",
 }
 MIB = 1024 * 1024
-
-
-def fts_date(value: datetime | None) -> str | None:
-    """UTC, no zone suffix: Rucio parses exactly this with strptime."""
-    return value.strftime(DATE_FORMAT) if value else None
-
-
-def parse_fts_date(value: Any) -> datetime | None:
-    """An FTS3 time back into an aware UTC datetime; None for no time, or for a value in another form (a
-    client following jobs treats an odd time as unknown rather than failing)."""
-    try:
-        return datetime.strptime(str(value), DATE_FORMAT).replace(tzinfo=UTC) if value else None
-    except ValueError:
-        return None
 
 
 def internal_params_text(params: dict[str, Any]) -> str:

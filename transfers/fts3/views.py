@@ -16,13 +16,14 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from srcnet.roles import is_operator, may_submit_transfers
+from transfertools.protocol import HTTP_NOT_FOUND, HTTP_NOT_MODIFIED, HTTP_OK
 
 from ..choices import TERMINAL_JOB_STATES
 from ..models import TransferFile, TransferJob
 from ..services import DuplicateJobError, cancel_job, submit_job, update_priority
 from ..tokens import TokenError
 from .auth import AuthError, Caller, authenticate
-from .formats import HTTP_NOT_FOUND, HTTP_NOT_MODIFIED, HTTP_OK, file_dict, job_dict
+from .formats import file_dict, job_dict
 from .submission import BASE_ID, SubmissionError, parse_submission
 
 API_VERSION = {"major": 3, "minor": 13, "patch": 4}
@@ -86,7 +87,7 @@ def api_version(request: HttpRequest, caller: Caller) -> HttpResponse:
             "_links": {},
             # Not FTS3's: how this service names storage elements in source_se, dest_se and /config. FTS3
             # drops the port (scheme://host); here sites may differ only by port. Clients that configure
-            # links read it (schedulers.fts3_transfertool); FTS3 clients ignore keys they do not know.
+            # links read it (transfertools.fts3_rest); FTS3 clients ignore keys they do not know.
             "srcnet": {"storage_elements": STORAGE_ELEMENT_FORM},
         }
     )

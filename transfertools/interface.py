@@ -1,20 +1,31 @@
-"""The transfertool interface the scheduler submits through (after Rucio's own Transfertool).
+"""The transfertool interface the push loop submits through (after Rucio's own Transfertool).
 
-Implementations: ``EmbeddedTransfertool`` (``schedulers/embedded_transfertool.py``) calls the platform's
-transfer service in-process; ``Fts3Transfertool`` (``schedulers/fts3_transfertool.py``) speaks the FTS3 REST
-protocol to any FTS3 endpoint. ``schedulers.transfertools.default_transfertool()`` picks one from the
+Implementations: ``Fts3Transfertool`` (``transfertools/fts3_rest.py``) speaks the FTS3 REST protocol to any
+FTS3 endpoint; ``EmbeddedTransfertool`` (``transfers/embedded_transfertool.py``) is the platform's own
+transfer service called in-process. ``schedulers.transfertools.default_transfertool()`` picks one from the
 settings (``SRCNET_TRANSFERTOOL``)."""
 
 from __future__ import annotations
 
 import abc
+import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .measurements import FileSpan
+
+@dataclass(frozen=True)
+class FileSpan:
+    """One file of a job as the transfer service reports it."""
+
+    finished: bool
+    bytes: int
+    start: dt.datetime | None
+    end: dt.datetime | None
+    # The copy's own duration, when the service reports one (FTS3's ``tx_duration``): FTS3 times are whole
+    # seconds, so a short copy's start and end can be the same second.
+    duration: float | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,8 @@ class JobParams:
     metadata: dict[str, Any] = field(default_factory=dict)
     streams: int | None = None  # TCP streams per copy (FTS3's nostreams)
     multihop: bool = False  # the files are hops, each after the previous (FTS3 multihop jobs)
+    # Each copy's SciTags flow identifier (65-65535; None: the service's own choice, or unmarked).
+    scitag: int | None = None
 
 
 @dataclass(frozen=True)

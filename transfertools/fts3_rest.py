@@ -1,16 +1,18 @@
-"""The transfertool for any FTS3 endpoint (a production FTS3 or the platform's embedded service), built on
-the real ``fts3`` client package. Only the URL and the credential differ between the two."""
+"""The transfertool for any FTS3 endpoint (a production FTS3 or the platform's own FTS3 endpoint), built on
+the real ``fts3`` client package. Only the URL and the credential differ between the two.
+
+It speaks the FTS3 REST protocol and nothing else: no Django, no model of the platform (what the platform
+keeps of a job it submitted is its caller's, ``schedulers.transfertools.FollowedFts3Transfertool``)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, urlsplit
 
-from transfers.scitags import flow_id
-
-from .transfertool import (
+from .interface import (
+    FileSpan,
     JobParams,
     LinkConfig,
     StorageConfig,
@@ -18,14 +20,8 @@ from .transfertool import (
     Transfertool,
     TransfertoolError,
 )
+from .protocol import HTTP_NOT_MODIFIED, HTTP_OK, parse_fts_date
 
-if TYPE_CHECKING:
-    from .measurements import FileSpan
-
-# FTS3 answers a bulk query (and a bulk cancel or priority change) with 207 Multi-Status when any entry
-# failed, typically an unknown job id; each entry then carries its own "http_status".
-HTTP_OK = "200 Ok"
-HTTP_NOT_MODIFIED = "304 Not Modified"
 BULK_LIMIT = 100  # FTS3 caps the ids of one bulk request
 
 
@@ -45,12 +41,9 @@ def _multistatus_request_class():  # type: ignore[no-untyped-def]
 
 class Fts3Transfertool(Transfertool):
     """Submit, query, reprioritise and cancel through FTS3's REST API with a bearer token (or an X.509
-    certificate).
-
-    With ``follow=True`` every submitted job is recorded (``schedulers.models.ExternalJob``) and the
-    periodic ``schedulers.poll_external_jobs`` task settles its replica from the endpoint's answers: an
-    external FTS3 sends no signal to the platform. The replica id then stays in the platform's record and
-    is not sent in the job's metadata, so nothing but the poll settles the replica."""
+    certificate). Its jobs' ends are heard of only where the endpoint is the platform's own (its
+    ``job_finished`` signal): ``settles_from`` stays empty. A subclass that records each job for a poll
+    says otherwise (``schedulers.transfertools.FollowedFts3Transfertool``)."""
 
     def __init__(
         self,
@@ -60,12 +53,8 @@ class Fts3Transfertool(Transfertool):
         ucert: str | None = None,
         ukey: str | None = None,
         verify: bool | str = True,
-        follow: bool = False,
     ) -> None:
         self.endpoint = endpoint.rstrip("/")
-        self.follow = follow
-        # Without following, only the platform's own endpoint's jobs end anywhere the platform hears of.
-        self.settles_from = self.endpoint if follow else ""
         self._credentials: dict[str, Any] = (
             {"fts_access_token": token} if token else {"ucert": ucert, "ukey": ukey}
         )
@@ -105,8 +94,8 @@ class Fts3Transfertool(Transfertool):
                 filesize=f.filesize,
                 metadata=f.metadata,
                 activity=params.activity,
-                # The copy's SciTags flow identifier (transfers/scitags.py), as Rucio's conveyor sends it.
-                scitag=flow_id(params.activity, relay=params.multihop),
+                # The copy's SciTags flow identifier, as Rucio's conveyor sends it (none: unmarked).
+                scitag=params.scitag,
             )
             for f in files
         ]
@@ -122,18 +111,9 @@ class Fts3Transfertool(Transfertool):
             retry=0 if params.retry is None else (params.retry if params.retry > 0 else -1),
         )
         try:
-            job_id = str(easy.submit(self.context, job))
+            return str(easy.submit(self.context, job))
         except Exception as exc:
             raise TransfertoolError(f"submission refused: {exc}") from exc
-        if self.follow:
-            from .models import ExternalJob
-
-            ExternalJob.objects.create(
-                endpoint=self.endpoint,
-                job_id=job_id,
-                metadata=metadata,
-            )
-        return job_id
 
     def _bulk(self, job_ids: Sequence[str], query: str = "") -> list[dict[str, Any]]:
         """The entries FTS3 returns for ``job_ids`` (found or not), ``BULK_LIMIT`` ids per request."""
@@ -168,10 +148,6 @@ class Fts3Transfertool(Transfertool):
     def file_spans(self, job_ids: Sequence[str]) -> dict[str, list[FileSpan]]:
         """From one bulk query with the file fields Rucio's poller also asks for, plus ``filesize`` (what
         a finished file moved) and ``tx_duration`` (FTS3's times are whole seconds)."""
-        from transfers.fts3.formats import parse_fts_date
-
-        from .measurements import FileSpan
-
         out: dict[str, list[FileSpan]] = {}
         for entry in self._bulk(job_ids, "?files=file_state,filesize,start_time,finish_time,tx_duration"):
             if entry.get("http_status") != HTTP_OK:

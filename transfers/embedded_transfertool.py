@@ -1,4 +1,5 @@
-"""The platform's own transfer service as a transfertool, called in-process (no HTTP, no credentials)."""
+"""The platform's own transfer service as a transfertool (``transfertools.interface``), called in-process
+(no HTTP, no credentials): what the FTS3 endpoint's views do, without the request."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import contextlib
 import uuid
 from collections.abc import Mapping, Sequence
 
-from .transfertool import (
+from django.core.exceptions import ValidationError
+
+from transfertools.interface import (
     JobParams,
     LinkConfig,
     StorageConfig,
@@ -15,16 +18,20 @@ from .transfertool import (
     TransfertoolError,
 )
 
+from .choices import JobType
+from .fts3.config import links
+from .fts3.config import shares as config
+from .fts3.config import storage as se
+from .fts3.config.fields import ConfigError
+from .models import TransferFile, TransferJob
+from .services import FileRequest, cancel_job, submit_job, update_priority
+from .storage_urls import storage_element
+
 
 class EmbeddedTransfertool(Transfertool):
     """The platform's own transfer service, called in-process."""
 
     def submit(self, files: Sequence[TransferRequest], params: JobParams) -> str:
-        from django.core.exceptions import ValidationError
-
-        from transfers.choices import JobType
-        from transfers.services import FileRequest, submit_job
-
         try:
             job = submit_job(
                 files=[
@@ -34,6 +41,7 @@ class EmbeddedTransfertool(Transfertool):
                         filesize=f.filesize,
                         checksum=f.checksum,
                         metadata=f.metadata,
+                        scitag=params.scitag,
                     )
                     for f in files
                 ],
@@ -51,38 +59,24 @@ class EmbeddedTransfertool(Transfertool):
         return str(job.job_id)
 
     def job_states(self, job_ids: Sequence[str]) -> dict[str, str]:
-        from transfers.models import TransferJob
-
         return {
             str(j): s
             for j, s in TransferJob.objects.filter(job_id__in=_uuids(job_ids)).values_list("job_id", "state")
         }
 
     def cancel(self, job_id: str) -> None:
-        from django.core.exceptions import ValidationError
-
-        from transfers.models import TransferJob
-        from transfers.services import cancel_job
-
         try:
             cancel_job(TransferJob.objects.get(job_id=job_id))
         except (TransferJob.DoesNotExist, ValidationError) as exc:
             raise TransfertoolError(f"cancel failed: no job {job_id}") from exc
 
     def update_priority(self, job_id: str, priority: int) -> None:
-        from django.core.exceptions import ValidationError
-
-        from transfers.models import TransferJob
-        from transfers.services import update_priority
-
         try:
             update_priority(TransferJob.objects.get(job_id=job_id), priority)
         except (TransferJob.DoesNotExist, ValidationError) as exc:
             raise TransfertoolError(f"priority change refused for {job_id}: {exc}") from exc
 
     def failure_reasons(self, job_ids: Sequence[str]) -> dict[str, list[str]]:
-        from transfers.models import TransferFile, TransferJob
-
         ids = _uuids(job_ids)
         out: dict[str, set[str]] = {
             str(j): set() for j in TransferJob.objects.filter(job_id__in=ids).values_list("job_id", flat=True)
@@ -93,70 +87,45 @@ class EmbeddedTransfertool(Transfertool):
         return {k: sorted(v) for k, v in out.items()}
 
     def storage_element(self, url: str) -> str:
-        from transfers.storage_urls import storage_element
-
         return storage_element(url)
 
     def set_link_config(self, link: LinkConfig) -> LinkConfig:
-        from transfers.fts3.config import links
-        from transfers.fts3.config.fields import ConfigError
-
         try:
             return LinkConfig.from_fts3(links.link_dict(links.set_link_config(link.body())))
         except ConfigError as exc:
             raise TransfertoolError(f"link configuration refused: {exc}") from exc
 
     def link_configs(self) -> list[LinkConfig]:
-        from transfers.fts3.config import links
-
         return [LinkConfig.from_fts3(links.link_dict(row)) for row in links.link_configs()]
 
     def delete_link_config(self, symbolicname: str) -> None:
-        from transfers.fts3.config import links
-
         links.delete_link_config(symbolicname)
 
     def set_storage_config(self, storage: StorageConfig) -> None:
-        from transfers.fts3.config import storage as se
-        from transfers.fts3.config.fields import ConfigError
-
         try:
             se.set_se_config(storage.body())
         except ConfigError as exc:
             raise TransfertoolError(f"storage configuration refused: {exc}") from exc
 
     def storage_configs(self) -> list[StorageConfig]:
-        from transfers.fts3.config import storage as se
-
         return [StorageConfig.from_fts3(name, entry) for name, entry in se.se_configs().items()]
 
     def delete_storage_config(self, storage: str) -> None:
-        from transfers.fts3.config import storage as se
-        from transfers.fts3.config.fields import ConfigError
-
         try:
             se.delete_se_config(storage)
         except ConfigError as exc:
             raise TransfertoolError(f"storage configuration refused: {exc}") from exc
 
     def set_activity_shares(self, shares: Mapping[str, float]) -> None:
-        from transfers.fts3.config import shares as config
-        from transfers.fts3.config.fields import ConfigError
-
         try:
             config.set_activity_shares({"vo": config.service_vo(), "share": dict(shares), "active": True})
         except ConfigError as exc:
             raise TransfertoolError(f"activity shares refused: {exc}") from exc
 
     def activity_shares(self) -> dict[str, float]:
-        from transfers.fts3.config import shares as config
-
         return dict(config.shares_dict())
 
     def delete_activity_shares(self) -> None:
-        from transfers.fts3.config import shares as config
-        from transfers.fts3.config.fields import ConfigError
-
         with contextlib.suppress(ConfigError):  # none to delete: no error, as with the other deletions
             config.delete_activity_shares(config.service_vo())
 

@@ -15,19 +15,18 @@ from django.db.models import Case, CharField, Count, Max, Min, Q, Sum, Value, Wh
 from django.utils import timezone
 
 from replicas.choices import ProductState
-from replicas.models import DataProduct
+from replicas.models import CopyRequest, DataProduct
 from schedulers.models import PushCycle
 from topology.choices import LinkKind, SiteKind
 from topology.models import Link, StorageEndpoint, Telescope
 from topology.services.storage_urls import storage_elements
 from transfers.choices import FileState, JobState
-from transfers.models import TransferFile, TransferJob
+from transfers.models import TransferFile
 
 from .models import FireflyCursor, FlowTraffic
 
 # Products at an SDP that still occupy its buffer: not yet handed on, or on their way.
 AT_SDP = (ProductState.REGISTERED, ProductState.PLACING)
-IN_FLIGHT_JOBS = (JobState.SUBMITTED, JobState.ACTIVE)
 
 
 @dataclass(frozen=True)
@@ -102,11 +101,20 @@ class LaneInFlight:
     planned_bps: float = 0.0
 
 
+def _push_jobs(requests: Any) -> list[dict[str, Any]]:
+    """One row per transfer job among copy requests' ``requests`` (a job carrying several replicas' copies
+    has a request for each, with the same plan): the first request's."""
+    jobs: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in requests.order_by("endpoint", "job_id", "pk"):
+        jobs.setdefault((row["endpoint"], row["job_id"]), row)
+    return list(jobs.values())
+
+
 def lanes_in_flight() -> dict[tuple[str, str], LaneInFlight]:
-    """Push jobs SUBMITTED or ACTIVE, by the lane in their metadata (jobs submitted by hand have none), and
-    the push loop's Rucio rules with a job in flight, by the lane of their plan (``rule_plans``), and the
-    push jobs in flight at an external FTS3 (``external_plans``)."""
-    from .external_plans import external_jobs_in_flight
+    """The push jobs not yet ended, by lane, with what the plan gave them: the push loop's copy requests
+    not yet settled (its jobs at the platform's own service and at any FTS3 it submits to, each once), and
+    its Rucio rules with a job in flight, by the lane of their plan (``rule_plans``). The push loop's own
+    record, never a job's metadata, which any client of the FTS3 endpoint writes as it likes."""
     from .rule_plans import rules_in_flight
 
     out: dict[tuple[str, str], LaneInFlight] = defaultdict(LaneInFlight)
@@ -115,15 +123,14 @@ def lanes_in_flight() -> dict[tuple[str, str], LaneInFlight]:
         entry.jobs += 1
         entry.streams += rule.plan.streams
         entry.planned_bps += rule.plan.planned_bps
-    jobs = TransferJob.objects.filter(state__in=IN_FLIGHT_JOBS, metadata__has_key="lane")
-    for metadata in [*jobs.values_list("metadata", flat=True), *external_jobs_in_flight()]:
-        lane = metadata.get("lane") or []
-        if len(lane) != 2:
-            continue
-        entry = out[(str(lane[0]), str(lane[1]))]
+    open_requests = CopyRequest.objects.filter(settled__isnull=True).values(
+        "endpoint", "job_id", "source_site", "destination_site", "streams", "planned_bps"
+    )
+    for job in _push_jobs(open_requests):
+        entry = out[(job["source_site"], job["destination_site"])]
         entry.jobs += 1
-        entry.streams += int(metadata.get("streams") or 0)
-        entry.planned_bps += float(metadata.get("planned_bps") or 0.0)
+        entry.streams += job["streams"]
+        entry.planned_bps += job["planned_bps"] or 0.0
     return dict(out)
 
 
@@ -149,13 +156,10 @@ def arrival_delays(
     window_seconds: float, *, now: datetime | None = None
 ) -> dict[tuple[str, str], ArrivalDelays]:
     """Per lane, over the push jobs that finished in the last ``window_seconds`` with a predicted arrival:
-    finish time minus predicted arrival (negative: earlier than planned). A push-loop Rucio rule counts
-    once its last file's job finished (``rule_plans``); a job at an external FTS3 when the poll settled it
-    (``external_plans``)."""
+    when the job's end reached the platform (its copy request settled: the embedded service's signal at the
+    job's end, an external FTS3's poll within its interval) minus the predicted arrival (negative: earlier
+    than planned). A push-loop Rucio rule counts once its last file's job finished (``rule_plans``)."""
     since = (now or timezone.now()) - timedelta(seconds=window_seconds)
-    rows = TransferJob.objects.filter(
-        state=JobState.FINISHED, finished__gte=since, metadata__has_key="predicted_arrival"
-    ).values_list("metadata", "finished")
     delays: dict[tuple[str, str], list[float]] = defaultdict(list)
     from .rule_plans import rule_arrivals
 
@@ -163,14 +167,12 @@ def arrival_delays(
         if arrival.plan.predicted_arrival is not None:
             rule_lane = (arrival.plan.source_site, arrival.plan.destination_site)
             delays[rule_lane].append(arrival.finished.timestamp() - arrival.plan.predicted_arrival)
-    from .external_plans import external_arrivals
-
-    for metadata, finished in [*rows, *external_arrivals(since)]:
-        lane = metadata.get("lane") or []
-        if len(lane) == 2 and finished is not None:
-            delays[(str(lane[0]), str(lane[1]))].append(
-                finished.timestamp() - float(metadata["predicted_arrival"])
-            )
+    finished = CopyRequest.objects.filter(
+        state=JobState.FINISHED, settled__gte=since, predicted_arrival__isnull=False
+    ).values("endpoint", "job_id", "source_site", "destination_site", "predicted_arrival", "settled")
+    for job in _push_jobs(finished):
+        delay = (job["settled"] - job["predicted_arrival"]).total_seconds()
+        delays[(job["source_site"], job["destination_site"])].append(delay)
     return {lane: ArrivalDelays(len(d), sum(d) / len(d), max(d)) for lane, d in delays.items()}
 
 

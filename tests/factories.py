@@ -1,9 +1,11 @@
 """Factories of the core rows the tests need, one definition each (issue 34): a product as the SDP
-registers it, through the platform's own service (its files and its AVAILABLE SDP replica with it); a push
-job linked to its replica by a copy request; a copy's end as its transfertool reports it."""
+registers it, through the platform's own service (its files and its AVAILABLE SDP replica with it); the push
+loop's copy request with its plan; a push job linked to its replica by one; a copy's end as its transfertool
+reports it."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,19 +42,36 @@ def product_at_sdp(
     )
 
 
+def copy_request(
+    product: DataProduct,
+    *,
+    lane: tuple[str, str] = ("SKA1-Low", "UKSRC"),
+    job_id: str | None = None,
+    endpoint: str = "",
+    replica: Replica | None = None,
+    **plan_and_outcome: Any,
+) -> CopyRequest:
+    """The push loop's request for a copy of ``product`` on ``lane``, carried by job ``job_id`` (a new id
+    unless given) at ``endpoint`` (empty: the platform's own service), with the plan and outcome fields
+    given (``planned_bps``, ``streams``, ``predicted_arrival``, ``state``, ``settled``...)."""
+    return CopyRequest.objects.create(
+        product=product,
+        replica=replica,
+        endpoint=endpoint,
+        job_id=job_id or str(uuid.uuid4()),
+        source_site=lane[0],
+        destination_site=lane[1],
+        **plan_and_outcome,
+    )
+
+
 def push_job_for(
     replica: Replica, *, lane: tuple[str, str] = ("SKA1-Low", "UKSRC"), **fields: Any
 ) -> TransferJob:
     """A job of the platform's transfer service carrying ``replica``'s copy, linked to it as the push loop
     links its jobs: by a copy request (the job's metadata names the lane only, as the loop's does)."""
     job = TransferJob.objects.create(metadata={"lane": list(lane)}, **fields)
-    CopyRequest.objects.create(
-        product=replica.product,
-        replica=replica,
-        job_id=str(job.job_id),
-        source_site=lane[0],
-        destination_site=lane[1],
-    )
+    copy_request(replica.product, lane=lane, job_id=str(job.job_id), replica=replica)
     return job
 
 

@@ -1,7 +1,7 @@
 """Push jobs submitted to an FTS3 the platform does not run (``SRCNET_TRANSFERTOOL=fts3``) count in the
-planned rate, the lanes and the arrival delays from what the platform keeps of them (``ExternalJob``: the
-push job's metadata, the polled state, the settle time); a job the "external" FTS3 shares with the
-platform's own service (its own endpoint, as in the integration tests) counts once."""
+planned rate, the lanes and the arrival delays from the push loop's own record of them (its copy requests:
+the plan it gave each job, settled by the poll); a job the "external" FTS3 shares with the platform's own
+service (its own endpoint, as in the integration tests) counts once."""
 
 from __future__ import annotations
 
@@ -15,29 +15,28 @@ from django.test import Client
 from django.utils import timezone
 
 from identity.tokens import issue
+from replicas.choices import ProductState
 from schedulers.external import settle_external_job
 from schedulers.models import ExternalJob
 from topology.models import StorageEndpoint
 from transfers.models import TransferJob
 
+from ..factories import copy_request
 from ..fts3.recorded import FTS3_CLIENT_SUBMISSION
+from .data import GIB, product
 from .test_rucio_jobs import LOW, metrics
 
 pytestmark = pytest.mark.django_db
 
 TO_UK = (("destination_site", "UKSRC"), ("source_site", "SKA1-Low"))
 TO_AU = (("destination_site", "AUSRC"), ("source_site", "SKA1-Low"))
+OWN_ENDPOINT = "https://127.0.0.1:8446/fts3"
+FAR_ENDPOINT = "https://fts3.example.org:8446"
 
 
-def push_metadata(destination: str, planned_bps: float, streams: int, arrival_in: float) -> dict[str, Any]:
-    """What the push loop puts in a job's metadata (schedulers/leg_submission.py)."""
-    return {
-        "product": "ska:obs-9",
-        "lane": ["SKA1-Low", destination],
-        "streams": streams,
-        "planned_bps": planned_bps,
-        "predicted_arrival": timezone.now().timestamp() + arrival_in,
-    }
+def push_metadata(destination: str) -> dict[str, Any]:
+    """What the push loop puts in a job's metadata (schedulers/leg_submission.py): the lane, for FTS3."""
+    return {"product": "ska:obs-9", "lane": ["SKA1-Low", destination]}
 
 
 def submitted_to_the_platform(operator, metadata: dict[str, Any]) -> str:  # type: ignore[no-untyped-def]
@@ -56,16 +55,25 @@ def submitted_to_the_platform(operator, metadata: dict[str, Any]) -> str:  # typ
 
 
 def test_jobs_at_an_external_fts3_count_with_their_plan(reference_topology, operator) -> None:  # type: ignore[no-untyped-def]
-    # The push loop's job to UKSRC went to the platform's own endpoint: it is a transfer row here as well as
-    # an ExternalJob (Fts3Transfertool records one per job it submits).
-    own = push_metadata("UKSRC", 2e9, 3, 60)
-    own_id = submitted_to_the_platform(operator, own)
+    obs = product("obs-9", telescope="SKA1-Low", size=GIB, state=ProductState.PLACING, deadline_in=None)
+    # The push loop's job to UKSRC went to the platform's own endpoint through its FTS3 client: it is a
+    # transfer row here as well as an ExternalJob, with one copy request.
+    own_id = submitted_to_the_platform(operator, push_metadata("UKSRC"))
     assert TransferJob.objects.get(job_id=own_id).metadata["lane"] == ["SKA1-Low", "UKSRC"]
-    ExternalJob.objects.create(endpoint="https://127.0.0.1:8446/fts3", job_id=own_id, metadata=own)
-    # The one to AUSRC went to an FTS3 elsewhere: only the ExternalJob knows it.
-    far = push_metadata("AUSRC", 5e9, 2, -20)
+    ExternalJob.objects.create(endpoint=OWN_ENDPOINT, job_id=own_id, metadata=push_metadata("UKSRC"))
+    copy_request(obs, job_id=own_id, endpoint=OWN_ENDPOINT, planned_bps=2e9, streams=3)
+    # The one to AUSRC went to an FTS3 elsewhere: only the platform's records know it.
     far_id = str(uuid.uuid4())
-    row = ExternalJob.objects.create(endpoint="https://fts3.example.org:8446", job_id=far_id, metadata=far)
+    row = ExternalJob.objects.create(endpoint=FAR_ENDPOINT, job_id=far_id, metadata=push_metadata("AUSRC"))
+    copy_request(
+        obs,
+        lane=("SKA1-Low", "AUSRC"),
+        job_id=far_id,
+        endpoint=FAR_ENDPOINT,
+        planned_bps=5e9,
+        streams=2,
+        predicted_arrival=timezone.now() - timedelta(seconds=20),
+    )
 
     samples = metrics()
     assert samples[("srcnet_access_link_planned_bits_per_second", LOW)] == 7e9  # the shared job once

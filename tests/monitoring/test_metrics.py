@@ -3,17 +3,21 @@ time, request metrics of the FTS3 endpoints, and who may read them."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.test import Client, override_settings
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from replicas.choices import ProductState
+from replicas.models import CopyRequest
 from schedulers.models import PushCycle
 from tests.conftest import wait_until
 from transfers.choices import FileState, JobState
 from transfers.models import TransferJob
 
+from ..factories import copy_request
 from .data import GIB, copy, product
 
 pytestmark = pytest.mark.django_db
@@ -33,21 +37,25 @@ def scrape(client: Client, path: str = "/metrics") -> dict[tuple[str, tuple[tupl
 
 def test_state_metrics_follow_the_database(reference_topology) -> None:  # type: ignore[no-untyped-def]
     product("low-1", telescope="SKA1-Low", size=3 * GIB, state=ProductState.REGISTERED, deadline_in=1800)
-    product("low-2", telescope="SKA1-Low", size=1 * GIB, state=ProductState.PLACING, deadline_in=600)
-    product("low-3", telescope="SKA1-Low", size=5 * GIB, state=ProductState.PLACED, deadline_in=-60)
-    in_flight = TransferJob.objects.create(
-        state=JobState.ACTIVE, metadata={"lane": ["SKA1-Low", "UKSRC"], "planned_bps": 4e9, "streams": 8}
+    placing = product(
+        "low-2", telescope="SKA1-Low", size=1 * GIB, state=ProductState.PLACING, deadline_in=600
+    )
+    placed = product("low-3", telescope="SKA1-Low", size=5 * GIB, state=ProductState.PLACED, deadline_in=-60)
+    in_flight = TransferJob.objects.create(state=JobState.ACTIVE)
+    copy_request(placing, job_id=str(in_flight.job_id), planned_bps=4e9, streams=8)
+    # A client's job that says in its metadata what a push job would: the metrics do not take its word.
+    TransferJob.objects.create(
+        state=JobState.ACTIVE, metadata={"lane": ["SKA1-Low", "UKSRC"], "planned_bps": 1e12, "streams": 99}
     )
     now = timezone.now()
     for late in (30.0, 10.0):  # two push jobs that arrived 30 s and 10 s after the plan's prediction
-        TransferJob.objects.create(
+        copy_request(
+            placed,
+            lane=("SKA1-Low", "AUSRC"),
+            planned_bps=9e9,
+            predicted_arrival=now - timedelta(seconds=late),
             state=JobState.FINISHED,
-            finished=now,
-            metadata={
-                "lane": ["SKA1-Low", "AUSRC"],
-                "planned_bps": 9e9,
-                "predicted_arrival": now.timestamp() - late,
-            },
+            settled=now,
         )
     copy(in_flight, 0, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=FileState.FINISHED, size=GIB)
     copy(in_flight, 1, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=FileState.FAILED, size=GIB)
@@ -257,15 +265,26 @@ def test_a_scrape_costs_the_same_queries_however_many_rows(reference_topology) -
         return len(queries)
 
     def add_rows(start: int, count: int) -> None:
-        job = TransferJob.objects.create(state=JobState.ACTIVE, metadata={"lane": ["SKA1-Mid", "ZASRC"]})
+        job = TransferJob.objects.create(state=JobState.ACTIVE)
         for n in range(start, start + count):
             for telescope in ("SKA1-Low", "SKA1-Mid"):
-                product(
+                made = product(
                     f"{telescope}-{n}",
                     telescope=telescope,
                     size=GIB,
                     state=ProductState.REGISTERED,
                     deadline_in=n,
+                )
+                copy_request(
+                    made, lane=(telescope, "ZASRC"), job_id=str(job.job_id), planned_bps=1e9, streams=2
+                )
+                copy_request(
+                    made,
+                    lane=(telescope, "UKSRC"),
+                    planned_bps=1e9,
+                    predicted_arrival=timezone.now(),
+                    state=JobState.FINISHED,
+                    settled=timezone.now(),
                 )
             for destination, state in (("UKSRC_DISK", FileState.FINISHED), ("AUSRC_DISK", FileState.ACTIVE)):
                 copy(
@@ -285,8 +304,8 @@ def test_a_scrape_costs_the_same_queries_however_many_rows(reference_topology) -
 
 
 def test_a_real_push_cycle_records_what_the_metrics_read(reference_topology) -> None:  # type: ignore[no-untyped-def]
-    """The push loop writes the plan's rate and predicted arrival into each job it submits, and its own
-    duration: the planned bit/s of the access link and the cycle's duration come from there."""
+    """The push loop records the plan's rate and predicted arrival of each job it submits (its copy request),
+    and its own duration: the planned bit/s of the access link and the cycle's duration come from there."""
     from schedulers.loop import push_cycle
 
     product("waits", telescope="SKA1-Low", size=GIB, state=ProductState.REGISTERED, deadline_in=None)
@@ -295,11 +314,11 @@ def test_a_real_push_cycle_records_what_the_metrics_read(reference_topology) -> 
     assert not cycle.error, cycle.error
     assert cycle.legs_submitted == 1 and cycle.duration_seconds is not None and cycle.duration_seconds > 0
     job = TransferJob.objects.get()
-    assert job.metadata["lane"][0] == "SKA1-Low"
-    assert job.metadata["planned_bps"] > 0
-    assert job.metadata["predicted_arrival"] > before
+    request = CopyRequest.objects.get(job_id=str(job.job_id))
+    assert request.source_site == "SKA1-Low" and request.planned_bps and request.planned_bps > 0
+    assert request.predicted_arrival is not None and request.predicted_arrival.timestamp() > before
     samples = scrape(Client())
     low = (("link", "low-access"), ("telescope", "SKA1-Low"))
-    assert samples[("srcnet_access_link_planned_bits_per_second", low)] == job.metadata["planned_bps"]
+    assert samples[("srcnet_access_link_planned_bits_per_second", low)] == request.planned_bps
     assert samples[("srcnet_push_cycle_duration_seconds", ())] == cycle.duration_seconds
     assert samples[("srcnet_products_waiting", (("telescope", "SKA1-Low"),))] == 0  # handed on

@@ -1,7 +1,7 @@
 """Factories of the core rows the tests need, one definition each (issue 34): a product as the SDP
 registers it, through the platform's own service (its files and its AVAILABLE SDP replica with it); the push
 loop's copy request with its plan; a push job linked to its replica by one; a copy's end as its transfertool
-reports it."""
+reports it; a transfer file as the executor leaves it."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Any
 
 from replicas.models import CopyRequest, DataProduct, Replica
 from replicas.services import FileSpec, record_job_end, register_product
-from topology.models import Telescope
-from transfers.models import TransferJob
+from topology.models import StorageEndpoint, Telescope
+from transfers.choices import FileState
+from transfers.models import TransferFile, TransferJob
 
 # Any well-formed adler32: the tests that copy bytes write their own files and sums.
 ADLER32 = "0cc737eb"
@@ -80,3 +81,34 @@ def settle_copy(replica: Replica, state: str, reasons: Sequence[str] = ()) -> li
     service's signal, an external FTS3's poll)."""
     request = replica.copy_requests.get(settled__isnull=True)
     return record_job_end(endpoint=request.endpoint, job_id=request.job_id, state=state, reasons=reasons)
+
+
+def transfer_file(
+    job: TransferJob,
+    index: int = 0,
+    *,
+    source: StorageEndpoint | str,
+    destination: StorageEndpoint | str,
+    path: str,
+    state: str = FileState.SUBMITTED,
+    size: int = 10**6,
+    scheme: str = "davs",
+    **fields: Any,
+) -> TransferFile:
+    """File ``index`` of ``job``: a copy of ``path`` from endpoint ``source`` to ``destination`` (rows or
+    names) over ``scheme``, in ``state`` as the executor leaves it (a FINISHED one moved its ``size``
+    bytes); its times and counts as ``fields`` give them."""
+    ends = [
+        e if isinstance(e, StorageEndpoint) else StorageEndpoint.objects.get(name=e)
+        for e in (source, destination)
+    ]
+    values: dict[str, Any] = {"transferred_bytes": size if state == FileState.FINISHED else 0, **fields}
+    return TransferFile.objects.create(
+        job=job,
+        file_index=index,
+        source_surl=ends[0].url(scheme, path),
+        dest_surl=ends[1].url(scheme, path),
+        filesize=size,
+        state=state,
+        **values,
+    )

@@ -19,10 +19,11 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from operations.models import AuditEvent
 from replicas.choices import ReplicaState
 from replicas.models import DataProduct
-from topology.models import Link, NetworkPath, Site, StorageEndpoint
+from topology.models import Link, NetworkPath, Site
 from transfers.choices import FileState, JobState
 from transfers.models import LinkPause, TransferFile, TransferJob
 
+from ..factories import transfer_file
 from .conftest import details_heading, press_and_wait_for_the_answer, wait
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,32 +32,33 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def _copies(source: str, dest: str, *, active: int, history_gbps: list[float], product: str) -> TransferJob:
     """Copies between two endpoints as the executor leaves them: some finished (at the given rates, for
     the measured history), ``active`` still running."""
-    src, dst = StorageEndpoint.objects.get(name=source), StorageEndpoint.objects.get(name=dest)
     now = timezone.now()
+    # The product as the flows table shows it: the job's metadata, as its submitter wrote it.
     done = TransferJob.objects.create(state=JobState.FINISHED, metadata={"product": f"{product}-earlier"})
     for i, gbps in enumerate(history_gbps):
         nbytes = int(gbps * 1e9 / 8 * 10)  # ten seconds at that rate
-        TransferFile.objects.create(
-            job=done,
-            file_index=i,
-            source_surl=src.url("davs", f"ska/old/{i}"),
-            dest_surl=dst.url("davs", f"ska/old/{i}"),
-            filesize=nbytes,
-            transferred_bytes=nbytes,
-            duration_seconds=10.0,
+        transfer_file(
+            done,
+            i,
+            source=source,
+            destination=dest,
+            path=f"ska/old/{i}",
             state=FileState.FINISHED,
+            size=nbytes,
+            duration_seconds=10.0,
             start_time=now - timedelta(minutes=30 - i, seconds=10),
             finish_time=now - timedelta(minutes=30 - i),
         )
     job = TransferJob.objects.create(state=JobState.ACTIVE, metadata={"product": product})
     for i in range(active):
-        TransferFile.objects.create(
-            job=job,
-            file_index=i,
-            source_surl=src.url("davs", f"ska/new/{i}"),
-            dest_surl=dst.url("davs", f"ska/new/{i}"),
-            filesize=10**10,
+        transfer_file(
+            job,
+            i,
+            source=source,
+            destination=dest,
+            path=f"ska/new/{i}",
             state=FileState.ACTIVE,
+            size=10**10,
             start_time=now,
             attempts=1,
         )

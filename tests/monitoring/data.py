@@ -11,6 +11,8 @@ from topology.models import StorageEndpoint
 from transfers.choices import FileState
 from transfers.models import TransferFile, TransferJob
 
+from ..factories import transfer_file
+
 GIB = 2**30
 
 
@@ -31,17 +33,16 @@ def product(name: str, *, telescope: str, size: int, state: str, deadline_in: fl
 def copy(
     job: TransferJob, index: int, *, source: str, destination: str, state: str, size: int
 ) -> TransferFile:
-    src = StorageEndpoint.objects.get(name=source)
-    dst = StorageEndpoint.objects.get(name=destination)
+    """A push copy that ended two seconds after it started (FINISHED or FAILED), or has not ended."""
     done = state in (FileState.FINISHED, FileState.FAILED)
-    return TransferFile.objects.create(
-        job=job,
-        file_index=index,
-        source_surl=src.url("davs", f"ska/p/f{index}"),
-        dest_surl=dst.url("davs", f"ska/p/f{index}"),
-        filesize=size,
+    return transfer_file(
+        job,
+        index,
+        source=source,
+        destination=destination,
+        path=f"ska/p/f{index}",
         state=state,
-        transferred_bytes=size if state == FileState.FINISHED else 0,
+        size=size,
         finish_time=timezone.now() if done else None,
         duration_seconds=2.0 if done else None,
         activity="push",

@@ -12,6 +12,7 @@ import os
 import pwd
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,7 @@ from tests.conftest import wait_until
 from transfers.choices import FileState, JobState
 from transfers.models import TransferJob
 
+from ..factories import copy_request
 from .conftest import query, running_monitoring
 from .data import GIB, copy, product
 
@@ -161,17 +163,19 @@ def test_link_below_target_while_products_wait_reaches_alertmanager(
 
     # Every query of the Grafana dashboards parses and returns series, with a copy of each outcome and a
     # push cycle on record (while the products still wait).
-    job = TransferJob.objects.create(
-        state=JobState.ACTIVE, metadata={"lane": ["SKA1-Low", "UKSRC"], "planned_bps": 1e9, "streams": 4}
-    )
+    job = TransferJob.objects.create(state=JobState.ACTIVE)
+    moving = product("moving", telescope="SKA1-Low", size=GIB, state=ProductState.PLACING, deadline_in=None)
+    copy_request(moving, job_id=str(job.job_id), planned_bps=1e9, streams=4)
     for index, state in enumerate((FileState.FINISHED, FileState.FAILED, FileState.ACTIVE)):
         copy(job, index, source="SKA1-LOW_SDP", destination="UKSRC_DISK", state=state, size=GIB)
     PushCycle.objects.create(duration_seconds=0.2)
     arrived = timezone.now()
-    TransferJob.objects.create(
+    copy_request(
+        moving,
+        lane=("SKA1-Low", "AUSRC"),
+        predicted_arrival=arrived - timedelta(seconds=5),
         state=JobState.FINISHED,
-        finished=arrived,
-        metadata={"lane": ["SKA1-Low", "AUSRC"], "predicted_arrival": arrived.timestamp() - 5},
+        settled=arrived,
     )
     # The real worker runs the canary: its run is on record for the task panels.
     from srcnet.celery import app

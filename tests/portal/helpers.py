@@ -15,6 +15,8 @@ from topology.models import StorageEndpoint, Telescope
 from transfers.choices import FileState, JobState
 from transfers.models import TransferFile, TransferJob
 
+from ..factories import transfer_file
+
 
 def pushed_product(
     name: str, *, telescope: str = "SKA1-Mid", files: int = 2, size: int = 10**9
@@ -46,15 +48,13 @@ def finished_file(
 ) -> TransferFile:
     """A finished copy between two endpoints, as the executor records it."""
     now = timezone.now()
-    job = TransferJob.objects.create(state=JobState.FINISHED, metadata={"product": "ska:history"})
-    return TransferFile.objects.create(
-        job=job,
-        file_index=0,
-        source_surl=source.url("davs", f"ska/h/{nbytes}-{seconds}"),
-        dest_surl=dest.url("davs", f"ska/h/{nbytes}-{seconds}"),
-        filesize=nbytes,
+    return transfer_file(
+        TransferJob.objects.create(state=JobState.FINISHED),
+        source=source,
+        destination=dest,
+        path=f"ska/h/{nbytes}-{seconds}",
         state=FileState.FINISHED,
-        transferred_bytes=nbytes,
+        size=nbytes,
         duration_seconds=seconds,
         start_time=now - timedelta(seconds=seconds),
         finish_time=now,

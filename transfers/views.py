@@ -44,7 +44,7 @@ def files(request: HttpRequest) -> HttpResponse:
 def flows(request: HttpRequest) -> HttpResponse:
     """Live flows: a polling chart of load per path and per telescope access link, the jobs still moving,
     the queue per link, and the paths an operator may pause or resume."""
-    from operations.selectors import flows as live
+    from operations.details import flows as live
     from operations.selectors import path_loads, paused_paths
 
     loads = path_loads()

@@ -18,7 +18,7 @@ from replicas.visibility import visible_events
 from srcnet.api.permissions import OperatorsOnly, TokenScoped
 from topology.models import Link, NetworkPath, Site
 
-from .. import selectors
+from .. import details, selectors
 from ..filtersets import AuditEventFilterSet
 from ..models import AuditEvent
 from .serializers import AuditEventSerializer
@@ -46,27 +46,27 @@ def network(request: Request) -> Response:
 @api_view(["GET"])
 def flows(request: Request) -> Response:
     """Load per loaded path and per telescope access link, live files and the queue."""
-    return Response(selectors.flows(request.user))
+    return Response(details.flows(request.user))
 
 
 @extend_schema(responses={200: OpenApiTypes.OBJECT})
 @api_view(["GET"])
 def path_detail(request: Request, pk: int) -> Response:
     path = get_object_or_404(NetworkPath.objects.select_related("source", "destination", "vrf"), pk=pk)
-    return Response(selectors.path_detail(path, request.user))
+    return Response(details.path_detail(path, request.user))
 
 
 @extend_schema(responses={200: OpenApiTypes.OBJECT})
 @api_view(["GET"])
 def site_detail(request: Request, pk: int) -> Response:
-    return Response(selectors.site_detail(get_object_or_404(Site, pk=pk)))
+    return Response(details.site_detail(get_object_or_404(Site, pk=pk)))
 
 
 @extend_schema(responses={200: OpenApiTypes.OBJECT})
 @api_view(["GET"])
 def link_detail(request: Request, pk: int) -> Response:
     return Response(
-        selectors.link_detail(get_object_or_404(Link.objects.select_related("a_end", "b_end"), pk=pk))
+        details.link_detail(get_object_or_404(Link.objects.select_related("a_end", "b_end"), pk=pk))
     )
 
 

@@ -343,6 +343,12 @@ def _positive_int(name: str, default: str) -> int:
     return int(text)
 
 
+# How many products may wait at one telescope's SDP to be handed on (registered, not yet planned onto a lane)
+# before the REST API refuses more with 429 and a Retry-After (replicas/backlog.py, docs/api.md): a burst of
+# registrations waits at the SDP's client rather than growing the queue each push cycle plans without bound.
+# The issue-33 scale: a push cycle over 1 000 000 waiting products stays under its interval.
+SRCNET_REGISTRATION_BACKLOG = _positive_int("REGISTRATION_BACKLOG", "1000000")
+
 # The network under the platform carries 1/scale of the topology's capacities: 1 in production, the
 # long-haul local network's CAPACITY_SCALE (1000) when it runs there. The push loop plans on the scaled
 # capacities, site budgets and telescope volumes, so its rates, streams and arrival times are the wire's.

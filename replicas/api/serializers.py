@@ -209,6 +209,14 @@ class DataProductSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["state", "created", "predicted_arrival", "arrival_note", "submitted_prediction"]
         list_serializer_class = DataProductListSerializer
+        # The (scope, name) check is ``validate``'s, which names the field (DRF's own names none).
+        validators: list[Any] = []
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        scope, name = attrs.get("scope"), attrs.get("name")
+        if self.instance is None and DataProduct.objects.filter(scope=scope, name=name).exists():
+            raise serializers.ValidationError({"name": "A product with this scope and name exists."})
+        return attrs
 
     def to_representation(self, instance: DataProduct) -> dict[str, Any]:
         predict_arrivals(self.context, instance.replicas.all())
@@ -311,3 +319,18 @@ class ReplicaPolicySerializer(ValidatedModelSerializer):
         policy = super().update(instance, validated_data)
         self._write_shares(policy, shares)
         return policy
+
+
+class ProductBatchSerializer(serializers.Serializer):
+    """Products to register in one request, all or none (``POST /api/replicas/products/batch/``)."""
+
+    products = DataProductSerializer(many=True, help_text="1 to 1000 products, as one POST of each would be")
+
+
+class RegisteredProductSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    did = serializers.CharField(read_only=True, help_text="scope:name")
+
+
+class ProductBatchResultSerializer(serializers.Serializer):
+    registered = RegisteredProductSerializer(many=True, read_only=True)

@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, serializers, viewsets
+from rest_framework import exceptions, mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from replicas.visibility import product_condition, visible_products
 from schedulers.services import push_product
+from topology.models import Telescope
 
-from .. import filtersets
+from .. import backlog, filtersets
 from ..models import DataProduct, Replica, ReplicaPolicy
 from ..selectors import product_transfers
 from . import serializers as s
+
+# The most products one batch registration carries (a telescope's burst is sent as many batches).
+BATCH_LIMIT = 1000
+
+
+def _admit(per_telescope: Counter[Telescope]) -> None:
+    """Each telescope's SDP queue has room for its products, or the request is refused with 429 and the wait
+    (``Retry-After``) the backlog names."""
+    for telescope, count in per_telescope.items():
+        try:
+            backlog.admit(telescope, count)
+        except backlog.BacklogFull as full:
+            raise exceptions.Throttled(wait=full.retry_after, detail=str(full)) from full
 
 
 class DataProductViewSet(
@@ -48,6 +64,54 @@ class DataProductViewSet(
         """Only the products the account may see (replicas/visibility.py): another project's proprietary
         product is a 404, as if it did not exist."""
         return visible_products(self.request.user, super().get_queryset())
+
+    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """Register a product the SDP has written (201); 429 with ``Retry-After`` while its telescope's SDP
+        queue is full (``replicas/backlog.py``): nothing is written, the client sends it again later."""
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with transaction.atomic():
+            _admit(Counter([serializer.validated_data["telescope"]]))
+            self.perform_create(serializer)
+        return Response(serializer.data, status=201, headers=self.get_success_headers(serializer.data))
+
+    @extend_schema(request=s.ProductBatchSerializer, responses={201: s.ProductBatchResultSerializer})
+    @action(detail=False, methods=["post"])
+    def batch(self, request: Request) -> Response:
+        """Register up to ``BATCH_LIMIT`` products in one request, all or none: 400 naming the first bad
+        field as ``products[i].<field>`` (none written), 429 with ``Retry-After`` when they would take a
+        telescope's SDP queue past its bound (none written), else 201 with each product's id and DID."""
+        items = request.data.get("products") if isinstance(request.data, dict) else None
+        if not isinstance(items, list) or not 1 <= len(items) <= BATCH_LIMIT:
+            raise serializers.ValidationError({"products": f"a list of 1 to {BATCH_LIMIT} products"})
+        checked = [self.get_serializer(data=item) for item in items]
+        errors = {
+            f"products[{index}].{field}": problem
+            for index, one in enumerate(checked)
+            if not one.is_valid()
+            for field, problem in one.errors.items()
+        }
+        if errors:
+            raise serializers.ValidationError(errors)
+        seen: set[tuple[str, str]] = set()
+        for index, one in enumerate(checked):
+            did = (one.validated_data["scope"], one.validated_data["name"])
+            if did in seen:
+                raise serializers.ValidationError({f"products[{index}].name": "appears twice in the batch"})
+            seen.add(did)
+        made = []
+        with transaction.atomic():
+            _admit(Counter(one.validated_data["telescope"] for one in checked))
+            for index, one in enumerate(checked):
+                try:
+                    product = one.save()
+                except serializers.ValidationError as exc:
+                    detail = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+                    raise serializers.ValidationError(
+                        {f"products[{index}].{field}": problem for field, problem in detail.items()}
+                    ) from exc
+                made.append({"id": product.pk, "did": product.did})
+        return Response({"registered": made}, status=201)
 
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
         """The product with every replica and, to see where its bytes are moving, its transfer jobs."""

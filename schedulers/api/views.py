@@ -26,11 +26,11 @@ from . import serializers as s
 def plan_preview(request: Request) -> Response:
     """What the push loop would do with the products waiting at the SDPs now: every leg, when and why.
     Nothing is submitted."""
-    from ..loop import cycle_plans
     from ..plan_settings import plan_config
     from ..planning.dispatch import job_hints
     from ..planning.types import PlanInputError
     from ..snapshot import queued_products
+    from ..telescope_plans import cycle_plans
 
     config = plan_config()
     now = timezone.now()

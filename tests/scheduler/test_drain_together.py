@@ -170,7 +170,7 @@ def test_the_push_loops_plan_gives_the_lane_with_more_in_flight_more_of_the_link
 
     from replicas.models import DataProduct, Replica
     from replicas.services import FileSpec, register_product
-    from schedulers.loop import cycle_plans
+    from schedulers.telescope_plans import cycle_plans
     from tests.conftest import policy_of_shares
     from topology.models import RegionalCentre, StorageEndpoint, Telescope
 
@@ -238,7 +238,7 @@ def test_the_loops_pinned_plan_is_not_halved_by_an_idle_telescopes_lane(referenc
 
     from replicas.models import Replica
     from replicas.services import FileSpec, register_product
-    from schedulers.loop import cycle_plans
+    from schedulers.telescope_plans import cycle_plans
     from topology.models import RegionalCentre, StorageEndpoint, Telescope
 
     RegionalCentre.objects.filter(name="UKSRC").update(

@@ -76,7 +76,7 @@ def test_a_campaigns_lane_with_copies_in_flight_still_shares_the_link(reference_
     once, each arriving later than the queue drained in order says)."""
     import datetime as dt
 
-    from schedulers.loop import cycle_plans
+    from schedulers.telescope_plans import cycle_plans
     from topology.models import RegionalCentre
 
     RegionalCentre.objects.filter(name__in=("UKSRC", "AUSRC")).update(

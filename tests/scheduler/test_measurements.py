@@ -116,7 +116,7 @@ def test_no_dead_time_without_a_sound_planned_rate_and_copies(extra: dict) -> No
 
 
 def test_a_job_is_measured_with_the_rate_the_plan_gave_it_and_handed_on_with_its_span() -> None:
-    from schedulers.loop import _measurements
+    from schedulers.telescope_plans import _measurements
 
     # The lane planned at 90 Mbit/s over 3 copies in flight; this job ran 2 of them: 60 Mbit/s is its.
     planned = {**LANE, "planned_bps": 90e6, "lane_files": 3}
@@ -135,7 +135,7 @@ def test_a_job_is_measured_with_the_rate_the_plan_gave_it_and_handed_on_with_its
 def test_the_push_loop_hands_the_planner_its_measurements_oldest_first() -> None:
     # The tuning model takes a lane's last measurements as its newest (tuning.HISTORY, DEAD_HISTORY): the
     # loop must not hand them newest first, or the plan would follow the lane as it was long ago.
-    from schedulers.loop import _measurements
+    from schedulers.telescope_plans import _measurements
 
     for i, dead in enumerate((30.0, 20.0, 1.0)):  # recorded in this order: 1.0 is the newest
         record_lane_measurement(

@@ -77,9 +77,9 @@ def test_the_cycles_plan_sees_the_running_copies(reference_topology, monkeypatch
     """The loop and the API's plan preview plan through ``cycle_plans``: its lanes' load carries them,
     and the planner gets them in its live state."""
     from replicas.services import FileSpec, register_product
-    from schedulers import loop
-    from schedulers.loop import cycle_plans
+    from schedulers import telescope_plans
     from schedulers.planning import PlanConfig
+    from schedulers.telescope_plans import cycle_plans
     from topology.models import Telescope
 
     seen = []
@@ -88,8 +88,8 @@ def test_the_cycles_plan_sees_the_running_copies(reference_topology, monkeypatch
         seen.append(args[3].running)  # plan(products, topology, policy, state, ...)
         return real_plan(*args, **kwargs)
 
-    real_plan = loop.plan
-    monkeypatch.setattr(loop, "plan", planning)
+    real_plan = telescope_plans.plan
+    monkeypatch.setattr(telescope_plans, "plan", planning)
 
     now = dt.datetime.now(dt.UTC)
     _copy_running(now)

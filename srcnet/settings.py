@@ -469,7 +469,13 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": _env("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # gfal2 logs each plugin it loads and six events a copy at INFO: at a hundred copies a second that is
+        # most of a worker's log. A copy's failure is its recorded reason; SRCNET_GFAL2_LOG_LEVEL=INFO (or
+        # DEBUG) brings the events back to trace one.
+        "gfal2": {"level": _env("GFAL2_LOG_LEVEL", "WARNING")},
+    },
 }
 
 # --- A deployment: HTTPS only, and nothing left to a default ----------------------------------------------

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db.models import F, Q, Sum
 
-from replicas.choices import ReplicaState
+from replicas.choices import ProductState, ReplicaState
 from replicas.models import CopyRequest, DataProduct, ProductFile, Replica
 from srcnet.intervals import covered_seconds
 from topology.choices import StorageRole
@@ -339,6 +339,24 @@ def record_in_flight(found: dict[int, tuple[float, str]], now: dt.datetime) -> i
 
 
 NO_ROOM = "no arrival time: the plan has no room for it on any lane now"
+BEYOND_HORIZON = (
+    "no arrival time yet: it waits beyond the push cycle's horizon (each cycle plans the first "
+    "SRCNET_PLAN_HORIZON_PRODUCTS products of a telescope's queue, in the planner's order)"
+)
+
+
+def forget_beyond_horizon(planned: Iterable[str]) -> int:
+    """Products still at the SDP that this cycle does not plan (beyond its horizon; ``planned``: the DIDs it
+    does) keep no prediction an earlier cycle made: a product pushed back by others of higher priority says
+    so. Only rows that still have one are written; returns how many."""
+    keep = _named(planned)
+    # A product never planned (registered beyond the horizon) has neither, and is not written at all.
+    predicted = Q(predicted_arrival__isnull=False) | ~Q(arrival_note__in=["", BEYOND_HORIZON])
+    stale = DataProduct.objects.filter(predicted, state=ProductState.REGISTERED)
+    beyond = stale.exclude(keep) if keep else stale
+    return beyond.update(predicted_arrival=None, arrival_note=BEYOND_HORIZON)
+
+
 UPDATE_BATCH = 500
 
 

@@ -45,7 +45,7 @@ from .planning.types import (
     PlanInputError,
 )
 from .rucio_placement import through_rucio
-from .snapshot import queued_products
+from .snapshot import queue_length, queued_products
 from .telescope_plans import TelescopePlan, cycle_plans
 from .transfertools import default_transfertool
 
@@ -115,9 +115,11 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
             {"time_s": 0.0, "telescope": "", "kind": "missed_end", "detail": f"job {job_id}"}
         )
     try:
-        # The queue is read once: the count reported is the queue this cycle plans.
+        # The queue's head is read once and planned (a rolling horizon: snapshot.head_of_queue); the count
+        # reported is the whole queue.
         queue = queued_products(now=now)
-        report.products_queued = len(queue)
+        report.products_queued = queue_length()
+        arrivals.forget_beyond_horizon(p.id for p in queue)
         # A misconfigured transfertool (say fts3 with no URL) is this cycle's error, recorded like any other.
         tool = transfertool or default_transfertool()
         rates = arrivals.lane_rates(now)

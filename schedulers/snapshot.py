@@ -12,7 +12,8 @@ from collections import defaultdict
 from dataclasses import replace
 
 from django.conf import settings
-from django.db.models import Count, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import CharField, Count, OuterRef, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce, Concat, Greatest
 
 from replicas.choices import PolicyKind as StoredKind
 from replicas.choices import ProductState, ReplicaState
@@ -186,15 +187,22 @@ def pinned_destinations() -> dict[int, str]:
     return dict(rows)
 
 
-def queued_products(*, now: dt.datetime) -> list[Product]:
+def queued_products(*, now: dt.datetime, horizon: int | None = None) -> list[Product]:
     """Products registered at an SDP and not yet placed, with times in seconds from ``now`` and the site
-    of their pinned first copy, if any."""
+    of their pinned first copy, if any: of each telescope's queue, the first ``horizon`` products in the
+    planner's order (``SRCNET_PLAN_HORIZON_PRODUCTS`` unless given; ``head_of_queue``)."""
+    return products_with_pins(head_of_queue(now, horizon or settings.SRCNET_PLAN_HORIZON_PRODUCTS), now=now)
+
+
+def products_with_pins(ids: list[int], *, now: dt.datetime) -> list[Product]:
+    """The products ``ids`` as the planner takes them, read in one statement."""
     products = []
     # The pin in the same statement as the product: a campaign commits a product with its pin, and two
     # statements could see the product but not its pin (committed between them), placing it by the policy.
+    # (A product committed after ``ids`` were read waits for the next cycle.)
     pin_site = Subquery(_pins().filter(product=OuterRef("pk")).values("endpoint__site__name")[:1])
     queryset = (
-        DataProduct.objects.filter(state=ProductState.REGISTERED)
+        DataProduct.objects.filter(pk__in=ids, state=ProductState.REGISTERED)
         .select_related("telescope")
         .annotate(total=Sum("files__size_bytes"), nfiles=Count("files", distinct=True), pin_site=pin_site)
         .order_by("created", "scope", "name")
@@ -216,6 +224,36 @@ def queued_products(*, now: dt.datetime) -> list[Product]:
             )
         )
     return products
+
+
+def queue_length() -> int:
+    """Every product waiting at the SDPs to be handed on, beyond the horizon too."""
+    return DataProduct.objects.filter(state=ProductState.REGISTERED).count()
+
+
+def head_of_queue(now: dt.datetime, horizon: int) -> list[int]:
+    """The ids of the first ``horizon`` products of each telescope's SDP queue, in the order the planner
+    places them (``planning.planner.plan``): higher priority first, then the earlier deadline (a product
+    without one: its arrival plus the time its SDP's buffer holds, the planner's own default), then the DID.
+
+    A cycle plans these and leaves the rest for later cycles (a rolling horizon): the planner places
+    products one after another in that order, so the plan of the head is the one the whole queue would have
+    given it, at a cost that does not grow with the queue (a million products waiting cost a push cycle
+    about 1 ms each when all were planned; bench/scheduler/push_cycle.py)."""
+    ids: list[int] = []
+    for telescope in Telescope.objects.filter(products__state=ProductState.REGISTERED).distinct():
+        rate = telescope.daily_volume_bytes / 86400
+        held_s = telescope.sdp_buffer_bytes / rate if rate > 0 else 0.0
+        waiting = DataProduct.objects.filter(telescope=telescope, state=ProductState.REGISTERED)
+        ordered = waiting.annotate(
+            plan_deadline=Greatest(
+                Coalesce("deadline", Greatest("created", Value(now)) + dt.timedelta(seconds=held_s)),
+                Value(now),
+            ),
+            plan_id=Concat("scope", Value(":"), "name", output_field=CharField()),
+        ).order_by("-priority", "plan_deadline", "plan_id")
+        ids += ordered.values_list("pk", flat=True)[:horizon]
+    return ids
 
 
 def second_copy_site(stored: StoredPolicy, primary: str) -> str | None:

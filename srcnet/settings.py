@@ -349,6 +349,11 @@ def _positive_int(name: str, default: str) -> int:
 # The issue-33 scale: a push cycle over 1 000 000 waiting products stays under its interval.
 SRCNET_REGISTRATION_BACKLOG = _positive_int("REGISTRATION_BACKLOG", "1000000")
 
+# How many products of each telescope's SDP queue one push cycle plans, in the planner's order (a rolling
+# horizon, schedulers/snapshot.py head_of_queue): the rest wait for later cycles, so a cycle's cost does not
+# grow with the queue (docs/scheduler.md). Far more than a cycle can hand on.
+SRCNET_PLAN_HORIZON_PRODUCTS = _positive_int("PLAN_HORIZON_PRODUCTS", "2000")
+
 # The network under the platform carries 1/scale of the topology's capacities: 1 in production, the
 # long-haul local network's CAPACITY_SCALE (1000) when it runs there. The push loop plans on the scaled
 # capacities, site budgets and telescope volumes, so its rates, streams and arrival times are the wire's.

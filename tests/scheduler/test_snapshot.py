@@ -15,7 +15,7 @@ from schedulers.simulation.engine import SimConfig, simulate
 from schedulers.simulation.reference import reference_topology as yaml_topology
 from schedulers.simulation.scenarios import scenarios
 from schedulers.simulation.workload import daily_products
-from schedulers.snapshot import queued_products, topology_snapshot
+from schedulers.snapshot import head_of_queue, products_with_pins, queued_products, topology_snapshot
 from topology.models import Link, StorageEndpoint, Telescope
 
 from .helpers import setup_with
@@ -118,8 +118,10 @@ def test_a_pinned_product_is_read_with_its_pin_in_one_statement(
     Replica.objects.create(
         product=pinned, endpoint=StorageEndpoint.objects.get(name="AUSRC_DISK"), state=ReplicaState.PLANNED
     )
+    now = dt.datetime.now(dt.UTC)
+    ids = head_of_queue(now, 10)
     with django_assert_num_queries(1):
-        queued = queued_products(now=dt.datetime.now(dt.UTC))
+        queued = products_with_pins(ids, now=now)
     assert {(q.id, q.destination) for q in queued} == {("ska:pinned", "AUSRC"), ("ska:free", None)}
 
 

@@ -89,7 +89,7 @@ class DataProductViewSet(
             f"products[{index}].{field}": problem
             for index, one in enumerate(checked)
             if not one.is_valid()
-            for field, problem in one.errors.items()
+            for field, problem in dict(one.errors).items()  # a product's errors are by field
         }
         if errors:
             raise serializers.ValidationError(errors)

@@ -279,6 +279,22 @@ def test_each_allowed_role_pushes_a_product(reference_topology):
         assert product.replicas.exists(), role  # placed by the policy: its replicas are planned
 
 
+proves(("/api/replicas/products/batch/", "post"))
+
+
+def test_each_allowed_role_registers_a_batch_of_products(reference_topology):
+    for role in allowed("/api/replicas/products/batch/"):
+        _, client = client_of(role)
+        bodies = [product_body(f"batch{next(_numbers)}") for _ in range(2)]
+        made = client.post(
+            "/api/replicas/products/batch/", {"products": bodies}, content_type="application/json"
+        )
+        assert made.status_code == 201, (role, made.content[:300])
+        dids = [r["did"] for r in made.json()["registered"]]
+        assert dids == [f"ska:{b['name']}" for b in bodies], role
+        assert DataProduct.objects.filter(name__in=[b["name"] for b in bodies]).count() == 2, role
+
+
 proves(("/api/transfers/jobs/", "post"), ("/api/transfers/jobs/{job_id}/cancel/", "post"))
 
 

@@ -23,6 +23,7 @@ from localnet.monitoring import (
 from localnet.processes import stop_pid, wait_for_port
 from localnet.stack import metrics_multiproc_dir, platform_process, spawn_platform_process, web_argv
 from localnet.state import StateDir, free_port
+from tests.conftest import wait_until
 
 
 @contextmanager
@@ -43,11 +44,28 @@ def serving(
     if env is None:
         env, account = platform_process(test_state, test_state.path.name)
     proc = spawn_platform_process(argv, env, account, test_state.sub("log") / log_name)
+    url = f"{scheme}://127.0.0.1:{port}"
     try:
         wait_for_port(port, pid=proc.pid, what=what, timeout=30)
-        yield f"{scheme}://127.0.0.1:{port}"
+        # Listening is not answering: gunicorn's master listens at once and its workers accept only once
+        # they have loaded the application, seconds later on a busy machine (a test's first request timed
+        # out in its TLS handshake so, 2026-11-30). Any HTTP answer means a worker is serving.
+        wait_until(lambda: _answers(url), timeout=60, interval=0.5, what=f"{what} answering at {url}")
+        yield url
     finally:
         stop_pid(proc.pid, timeout=stop_timeout)
+
+
+def _answers(url: str) -> bool:
+    import requests
+    import urllib3
+
+    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+    try:
+        requests.get(f"{url}/", timeout=5, verify=False)  # loopback, readiness only: any answer will do
+    except requests.RequestException:
+        return False
+    return True
 
 
 @pytest.fixture

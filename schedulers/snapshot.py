@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 from django.conf import settings
-from django.db.models import CharField, Count, OuterRef, QuerySet, Subquery, Sum, Value
+from django.db.models import CharField, Count, Exists, OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Concat, Greatest
 
 from replicas.choices import PolicyKind as StoredKind
@@ -241,7 +241,8 @@ def head_of_queue(now: dt.datetime, horizon: int) -> list[int]:
     given it, at a cost that does not grow with the queue (a million products waiting cost a push cycle
     about 1 ms each when all were planned; bench/scheduler/push_cycle.py)."""
     ids: list[int] = []
-    for telescope in Telescope.objects.filter(products__state=ProductState.REGISTERED).distinct():
+    has_queue = Exists(DataProduct.objects.filter(telescope=OuterRef("pk"), state=ProductState.REGISTERED))
+    for telescope in Telescope.objects.filter(has_queue):
         rate = telescope.daily_volume_bytes / 86400
         held_s = telescope.sdp_buffer_bytes / rate if rate > 0 else 0.0
         waiting = DataProduct.objects.filter(telescope=telescope, state=ProductState.REGISTERED)

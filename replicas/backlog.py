@@ -64,10 +64,10 @@ def waiting_at(telescope: Telescope) -> int:
 
 def drain_rate(telescope: Telescope) -> float:
     """Products of ``telescope`` handed on per second over the last ``DRAIN_WINDOW``: those that got their
-    first replica away from the SDP in it (a copy placed, in either mode)."""
+    first copy (a replica away from the SDP with no upstream; a second copy has one) in it, in either mode."""
     since = timezone.now() - DRAIN_WINDOW
     left = (
-        Replica.objects.filter(product__telescope=telescope, created__gte=since)
+        Replica.objects.filter(product__telescope=telescope, created__gte=since, upstream__isnull=True)
         .exclude(endpoint=F("product__source"))
         .values("product")
         .distinct()

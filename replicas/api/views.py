@@ -65,15 +65,11 @@ class DataProductViewSet(
         product is a 404, as if it did not exist."""
         return visible_products(self.request.user, super().get_queryset())
 
-    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
-        """Register a product the SDP has written (201); 429 with ``Retry-After`` while its telescope's SDP
-        queue is full (``replicas/backlog.py``): nothing is written, the client sends it again later."""
-        serializer = self.get_serializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        with transaction.atomic():
-            _admit(Counter([serializer.validated_data["telescope"]]))
-            self.perform_create(serializer)
-        return Response(serializer.data, status=201, headers=self.get_success_headers(serializer.data))
+    def perform_create(self, serializer: serializers.BaseSerializer[DataProduct]) -> None:
+        """Register a product the SDP has written; 429 with ``Retry-After`` while its telescope's SDP queue
+        is full (``replicas/backlog.py``): nothing is written, the client sends it again later."""
+        _admit(Counter([serializer.validated_data["telescope"]]))
+        serializer.save()
 
     @extend_schema(request=s.ProductBatchSerializer, responses={201: s.ProductBatchResultSerializer})
     @action(detail=False, methods=["post"])

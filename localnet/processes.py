@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -194,6 +195,14 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
         return False
 
 
+def port_open_in(netns: str, port: int, host: str) -> bool:
+    """``port_open`` from inside the network namespace ``netns``: for a service at an address the host has
+    no route to (an emulated path's end, bench/wan/wanpath.py)."""
+    probe = f"import socket; socket.create_connection(({host!r}, {port}), 0.5).close()"
+    argv = ["ip", "netns", "exec", netns, sys.executable, "-c", probe]
+    return subprocess.run(argv, capture_output=True, timeout=10, check=False).returncode == 0
+
+
 def wait_for_port(
     port: int,
     *,
@@ -201,12 +210,14 @@ def wait_for_port(
     pid: int | None = None,
     what: str = "service",
     host: str = "127.0.0.1",
+    netns: str | None = None,
 ) -> None:
-    """Wait until ``port`` accepts connections. A plain TCP probe: XRootD clients that connect to a
-    closed port back off for minutes, so nothing else may try first."""
+    """Wait until ``port`` accepts connections (probed from inside ``netns`` when one is named). A plain TCP
+    probe: XRootD clients that connect to a closed port back off for minutes, so nothing else may try
+    first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if port_open(port, host):
+        if port_open_in(netns, port, host) if netns else port_open(port, host):
             return
         if pid is not None and not is_alive(pid):
             raise ServiceError(f"{what} exited before opening port {port}{_exit_status(pid)}")

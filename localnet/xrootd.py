@@ -246,6 +246,7 @@ def ensure_site(
     pacing_bps: float | None = None,
     tokens: SiteTokens | None,
     fireflies: bool = True,
+    host_reaches: bool = True,
 ) -> LocalSite:
     """Start the site's xrootd unless it is running; ports are recorded in the state's runtime file.
 
@@ -257,7 +258,9 @@ def ensure_site(
     ``tokens`` is required, and None (a site open to anyone on loopback) is only for the benchmarks' baselines
     that measure what tokens cost (bench/tokens_cost.py) and for tests of such a site itself. Its
     connections are reported to the state's firefly collector (localnet/fireflies.py) unless ``fireflies``
-    is False (a site in a network namespace of its own, which cannot reach the host's loopback)."""
+    is False (a site in a network namespace of its own, which cannot reach the host's loopback).
+    ``host_reaches=False``: the host has no route to ``host`` (an end of bench/wan's emulated path, where only
+    the far end is reached, across the path), so its ports are probed from inside ``netns``."""
     root_port = state.port(f"xrootd:{name}:root")
     http_port = state.port(f"xrootd:{name}:http")
     folder = site_folder(state, name)
@@ -341,8 +344,9 @@ def ensure_site(
     log_name = f"xrootd-{name}.out"
     pid = start_daemon(state, daemon, argv, env=env, log_name=log_name)
     try:
-        wait_for_port(root_port, pid=pid, what=f"xrootd {name}", timeout=20, host=host)
-        wait_for_port(http_port, pid=pid, what=f"xrootd {name} (http)", timeout=20, host=host)
+        inside = None if host_reaches else netns
+        wait_for_port(root_port, pid=pid, what=f"xrootd {name}", timeout=20, host=host, netns=inside)
+        wait_for_port(http_port, pid=pid, what=f"xrootd {name} (http)", timeout=20, host=host, netns=inside)
     except ServiceError as error:
         # The server's own log says why it did not start (a bad directive, a path too long, a port taken).
         raise ServiceError(f"{error}; its log ends: {_log_tail(state.sub('log') / log_name)}") from error

@@ -94,7 +94,8 @@ fi
 # wait on: about 300 s of a worker's time), once the workers ran 1 624 s and this process 1 070 s of a phase
 # whose clock kept make test above its 30-minute goal (31 min 16 s, 2026-11-28).
 SERIAL=(tests/api/test_fuzz_schema.py tests/longhaul/test_tokens.py tests/fts3/test_bench_smoke.py
-  tests/demo/test_demo.py tests/faults/test_reroute.py tests/faults/test_link_cut.py tests/rucio)
+  tests/wan/test_copy_rtts.py tests/demo/test_demo.py tests/faults/test_reroute.py tests/faults/test_link_cut.py
+  tests/rucio)
 # AFTER: modules that run once the workers and their stacks have ended, alone on the machine. The streams
 # test samples a copy's connections with `ss -p`, which reads every process's sockets: with the workers'
 # stacks up it missed a short copy's connections even while running exclusive (2026-11-28, two of twelve).

@@ -12,7 +12,7 @@ import math
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
@@ -157,6 +157,7 @@ def copy_file(
     if stall_seconds is None:  # the no-progress timeout (stall_watch.py); SRCNET_TRANSFER_STALL
         stall_seconds = float(_transfer_setting("STALL_SECONDS", 300.0))
     watch: StallWatch | None = None
+    auth: CopyAuthorization | None = None
 
     started = time.monotonic()
     parameters: dict[str, Any] = {}
@@ -190,18 +191,24 @@ def copy_file(
             parameters["checksum_mode"], parameters["checksum_compared"] = verify, "after the copy"
             parameters["checksum_type"] = "ADLER32"
             parameters["checksum_value"] = expected.lower() if algorithm else ""
-        # Like FTS3's url-copy: look at the source first, so a missing file is reported as that and not as
-        # whatever the third-party-copy handshake makes of it.
-        try:
-            source_size = int(ctx.stat(auth.source()).st_size)
-        except gfal2.GError as exc:
-            return CopyOutcome(
-                ok=False,
-                seconds=time.monotonic() - started,
-                error=f"SOURCE {describe_error(exc)}",
-                parameters=parameters,
-                dest_touched=False,
-            )
+        # A missing source is reported as that, not as whatever the third-party copy's handshake makes of
+        # it. FTS3's url-copy looks at the source before every copy; from a worker far from the source that
+        # look is a request across the path on a connection the copy only partly reuses (about one round
+        # trip at 300 ms: docs/benchmarks.md, "A copy's round trips before its first byte"). So a copy that
+        # knows its size (every copy the platform plans: the catalogue has it) looks only once it failed
+        # (source_failure, below); one that does not looks first, for the size its streams are planned on.
+        source_size = int(filesize or 0)
+        if not source_size:
+            try:
+                source_size = int(ctx.stat(auth.source()).st_size)
+            except gfal2.GError as exc:
+                return CopyOutcome(
+                    ok=False,
+                    seconds=time.monotonic() - started,
+                    error=f"SOURCE {describe_error(exc)}",
+                    parameters=parameters,
+                    dest_touched=False,
+                )
         source_sum = ""
         if verify == "source" and algorithm and expected:
             # gfal2 hands a source-only check to XrdCl, which copies a source that does not match the
@@ -267,14 +274,33 @@ def copy_file(
             ok=False, seconds=time.monotonic() - started, error=f"TOKEN {exc}", parameters=parameters
         )
     except gfal2.GError as exc:
+        # EEXIST: the file was there before this copy and is not ours to remove.
+        touched = getattr(exc, "code", None) != errno.EEXIST
+        stalled = watch is not None and watch.stalled
+        # Whether it failed because its source is not there (or cannot be read): a look now.
+        missing = None if stalled or not touched or auth is None else source_failure(ctx, auth, gfal2)
+        if missing is not None:
+            return replace(
+                missing, seconds=time.monotonic() - started, parameters=parameters, dest_touched=touched
+            )
         return CopyOutcome(
             ok=False,
             seconds=time.monotonic() - started,
-            error=watch.error if watch is not None and watch.stalled else f"TRANSFER {describe_error(exc)}",
+            error=watch.error if stalled and watch is not None else f"TRANSFER {describe_error(exc)}",
             parameters=parameters,
-            # EEXIST: the file was there before this copy and is not ours to remove.
-            dest_touched=getattr(exc, "code", None) != errno.EEXIST,
+            dest_touched=touched,
         )
+
+
+def source_failure(ctx: Any, auth: CopyAuthorization, gfal2: Any) -> CopyOutcome | None:
+    """The outcome of a copy whose source cannot be looked at (``SOURCE`` and gfal2's reason), or None when
+    it can."""
+    try:
+        auth.set_credentials(ctx)
+        ctx.stat(auth.source())
+    except gfal2.GError as exc:
+        return CopyOutcome(ok=False, seconds=0.0, error=f"SOURCE {describe_error(exc)}", dest_touched=False)
+    return None
 
 
 def copy_with_tokens(*, source: str, destination: str, file: Any = None, **options: Any) -> CopyOutcome:

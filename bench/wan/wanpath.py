@@ -94,6 +94,9 @@ class PathConfig:
     # of six bring-ups at 7.5 ms was 0.061 ms free and 0.028 ms with all three on CPU 0. For idle-RTT
     # fidelity only: a copy's end hosts and the emulator on one CPU would share its cycles.
     cpu: int | None = None
+    # Record up to this many TCP packets, as they enter the link, in the path's packet trace (``trace_file``;
+    # packet_trace.py reads it); 0: no trace.
+    trace_packets: int = 0
 
     def one_way_delay_us(self, rtt_ms: float | None = None) -> int:
         """Delay the emulator adds per direction so the end-to-end RTT is rtt_ms."""
@@ -120,6 +123,8 @@ class PathConfig:
             raise ValueError(f"tuning must be one of {tuning.PROFILES}")
         if self.cc is not None and self.cc not in CONGESTION:
             raise ValueError(f"cc must be one of {CONGESTION} or None")
+        if self.trace_packets < 0:
+            raise ValueError("trace_packets must be >= 0")
 
 
 AVAILABLE_CONGESTION = "/proc/sys/net/ipv4/tcp_available_congestion_control"
@@ -191,6 +196,11 @@ class EmulatedPath:
     @property
     def stats_file(self) -> str:
         return os.path.join(self.state_dir, "emulator-stats.json")
+
+    @property
+    def trace_file(self) -> str:
+        """The emulator's per-packet trace (with ``trace_packets``), rewritten each time it starts."""
+        return os.path.join(self.state_dir, "packets.trace")
 
     def stats(self, fresh: bool = True) -> dict:
         """Emulator counters.  The emulator rewrites its stats file every
@@ -434,6 +444,21 @@ def fixed_cost_now(p: EmulatedPath) -> float:
     return now
 
 
+def retune(p: EmulatedPath, rtt_ms: float) -> None:
+    """Run the path at another RTT from now on: the emulator restarted with the new delay (compensated by the
+    bring-up's fixed cost), everything else as it was. Packets in flight at that moment are lost, so retune
+    between copies, not during one."""
+    if rtt_ms < 0:
+        raise ValueError("rtt_ms must be >= 0")
+    _stop_pid(p.emulator_pid)
+    p.emulator_pid = 0
+    _unroute(p)
+    p.config.rtt_ms = rtt_ms
+    _start_emulator(p, EMULATOR)
+    _route(p)
+    _save(p)
+
+
 class CpuLoad:
     """How busy other work kept the machine's CPUs between start() and stop().
 
@@ -521,6 +546,8 @@ def _start_emulator(
     ]
     if cfg.cpu is not None:
         argv += ["--cpu", str(cfg.cpu)]
+    if cfg.trace_packets:
+        argv += ["--trace", p.trace_file, "--trace-max", str(cfg.trace_packets)]
     # The stats file doubles as the readiness signal: drop a previous
     # (calibration) emulator's file first.
     with contextlib.suppress(FileNotFoundError):
@@ -742,6 +769,7 @@ def emulated_path(
     name: str | None = None,
     ipv6: bool = False,
     cpu: int | None = None,
+    trace_packets: int = 0,
 ):
     """Bring a path up for the duration of a `with` block.
 
@@ -762,6 +790,7 @@ def emulated_path(
         overhead_ms=overhead_ms,
         ipv6=ipv6,
         cpu=cpu,
+        trace_packets=trace_packets,
     )
     restore = None
     if _main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:

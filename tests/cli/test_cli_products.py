@@ -80,7 +80,8 @@ def test_products_create_invalid_exits_3_naming_the_field(srcnet, topology):
     assert not DataProduct.objects.exists()
     duplicate = [_create(srcnet, "twice"), _create(srcnet, "twice")]
     assert [d.code for d in duplicate] == [ExitCode.OK, ExitCode.VALIDATION]
-    assert "srcnet: invalid request: The fields scope, name must make a unique set." in duplicate[1].err
+    # The API names the field (docs/api.md); the CLI says it as the API does.
+    assert "srcnet: invalid request: name: A product with this scope and name exists." in duplicate[1].err
 
 
 def test_products_show_and_push_unknown_id_exit_4(srcnet, topology):

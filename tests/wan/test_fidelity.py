@@ -158,7 +158,7 @@ def test_random_loss_rate_matches_setting():
     # packet; iperf3 counts a datagram still in flight when the test ends as
     # lost). Datagrams B's own kernel dropped for a full receive buffer (seen
     # once in CI despite SCHED_FIFO) are the host's loss, counted apart.
-    assert abs(lost / sent - loss) <= tol, (lost, sent)
+    assert abs((lost - overflows) / sent - loss) <= tol, (lost, overflows, sent)
     assert abs(lost - overflows - dropped) <= 2, (lost, overflows, dropped)
 
 
@@ -178,10 +178,14 @@ def test_queue_is_bounded_and_drops_are_retransmitted():
     # The queue reached its limit and never exceeded it.
     assert 0.9 * qbytes <= st["backlog_max"] <= qbytes, st
     # A 100 kB buffer is 1/7 BDP: CUBIC must overflow it, and each overflow
-    # drop comes back as exactly one retransmitted segment.
+    # drop comes back as exactly one retransmitted segment. The RTT probes
+    # share the queue: a probe that met it full was dropped too, and nothing
+    # retransmits it (a whole run saw 217 drops for 211 retransmits).
     assert st["drop_queue"] > 0
     retrans = res["end"]["sum_sent"]["retransmits"]
-    assert retrans <= st["drop_queue"] <= retrans + max(3, 0.02 * retrans), (retrans, st)
+    probes_lost = loaded["count"] - loaded["received"]
+    slack = max(3, 0.02 * retrans)
+    assert retrans <= st["drop_queue"] <= retrans + probes_lost + slack, (retrans, probes_lost, st)
     # Queueing delay never exceeds what the buffer holds at the bottleneck
     # (8 ms here): the median probe under load stays within RTT + 8 ms + 1 ms
     # of timer jitter.  That the queue did fill is asserted from the

@@ -7,6 +7,7 @@
  * absolute timerfd armed for the oldest packet wakes us: no busy spinning. */
 #define _GNU_SOURCE
 #include "dirq.h"
+#include "pkttrace.h"
 #include "segment.h"
 #include "tun.h"
 
@@ -228,6 +229,8 @@ static void handle(struct dirq *q, uint8_t *buf, size_t len, const struct offer 
 	struct pkt_shape s;
 	pkt_classify(buf, len, &s);
 	count_label(q, buf, len, &s);
+	if (q->trace)
+		pkttrace_record(q->trace, q->name, buf, len, now);
 	q->st.rx_pkts++;
 	q->st.rx_segs += s.nseg;
 	q->st.rx_bytes += s.wire;

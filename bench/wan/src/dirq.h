@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct pkttrace;
+
 struct dirq_params {
 	uint64_t delay_ns;    /* one-way propagation delay */
 	double rate_bps;      /* bottleneck rate in IP-layer bits/s; 0 = unlimited */
@@ -71,7 +73,8 @@ struct dirq {
 	uint8_t *scratch; /* copy of a super-packet being split */
 	dirq_sink sink;   /* NULL: write released packets to tun_fd */
 	void *sink_ctx;
-	int down; /* cut: everything offered or in flight is lost */
+	int down;               /* cut: everything offered or in flight is lost */
+	struct pkttrace *trace; /* NULL: no per-packet trace (wanemu --trace) */
 };
 
 int dirq_init(struct dirq *q, const char *name, int tun_fd, const struct dirq_params *p, uint64_t seed);

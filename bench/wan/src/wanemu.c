@@ -8,10 +8,12 @@
  *
  * Counters are written as JSON to --stats every interval and on exit
  * (SIGTERM/SIGINT), so callers can check fidelity (drops == retransmits,
- * lateness, queue bound). */
+ * lateness, queue bound).  --trace FILE records every TCP packet offered to
+ * either direction (pkttrace.h), flushed with the counters. */
 #define _GNU_SOURCE
 #include "dirq.h"
 #include "evloop.h"
+#include "pkttrace.h"
 #include "tun.h"
 
 #include <errno.h>
@@ -40,7 +42,8 @@ static void usage(void)
 		"  --rate-ab-bps R --rate-ba-bps R   bottleneck, IP-layer bit/s (0 = none)\n"
 		"  --queue-ab-bytes Q --queue-ba-bytes Q  drop-tail limit (default 1 BDP, min 64 KiB)\n"
 		"  --loss-ab P --loss-ba P           Bernoulli loss per segment (0..1)\n"
-		"  --seed S  --stats FILE  --stats-ms N  --rt PRIO  --cpu N\n");
+		"  --seed S  --stats FILE  --stats-ms N  --rt PRIO  --cpu N\n"
+		"  --trace FILE  --trace-max N      per-packet trace, at most N packets (default 1000000)\n");
 }
 
 struct opts {
@@ -50,6 +53,8 @@ struct opts {
 	uint64_t seed;
 	const char *stats;
 	int stats_ms, rt, cpu;
+	const char *trace;
+	uint64_t trace_max;
 };
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -69,11 +74,14 @@ static int parse(int argc, char **argv, struct opts *o)
 					   {"stats-ms", 1, 0, 'i'},
 					   {"rt", 1, 0, 'p'},
 					   {"cpu", 1, 0, 'c'},
+					   {"trace", 1, 0, 't'},
+					   {"trace-max", 1, 0, 'T'},
 					   {"help", 0, 0, 'h'},
 					   {0, 0, 0, 0}};
 	memset(o, 0, sizeof(*o));
 	o->stats_ms = 1000;
 	o->cpu = -1;
+	o->trace_max = 1000000;
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -98,6 +106,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'i': o->stats_ms = atoi(optarg); break;
 		case 'p': o->rt = atoi(optarg); break;
 		case 'c': o->cpu = atoi(optarg); break;
+		case 't': o->trace = optarg; break;
+		case 'T': o->trace_max = strtoull(optarg, 0, 10); break;
 		default: usage(); return -1;
 		}
 	}
@@ -170,6 +180,15 @@ int main(int argc, char **argv)
 		}
 	}
 
+	static struct pkttrace trace;
+	if (o.trace) {
+		if (pkttrace_open(&trace, o.trace, o.trace_max) < 0) {
+			fprintf(stderr, "wanemu: trace %s: %s\n", o.trace, strerror(errno));
+			return 1;
+		}
+		q[0].trace = q[1].trace = &trace;
+	}
+
 	int sfd = evloop_signals(0);
 	int stfd = evloop_interval_timer(o.stats_ms);
 
@@ -198,10 +217,14 @@ int main(int argc, char **argv)
 			} else if (tag <= 3) {
 				dirq_release(&q[tag - 2], now_ns);
 			} else if (tag == 4) {
+				pkttrace_close(&trace);
 				write_stats(o.stats, q, 1);
 				return 0;
 			} else {
 				uint64_t x;
+				/* The trace first: a reader that sees new counters sees the packets up to
+				 * them. */
+				pkttrace_flush(&trace);
 				if (read(stfd, &x, sizeof(x)) > 0)
 					write_stats(o.stats, q, 0);
 			}

@@ -125,9 +125,8 @@ def test_one_copy_runs_the_streams_it_asks_for(
     source, target = stream_sites[SOURCE], stream_sites[destination]
     name = unique("wire")
     # HTTP-TPC pulls 16 MiB blocks, one stream each: a file of N blocks gives every stream one (2 s at the
-    # source's pace). An XRootD pull's sub-streams are unpaced, and the worker's own rendezvous ends with the
-    # pull (xrootd_tpc.py): a file large enough that the sampler looks many times while it runs.
-    size = streams * HTTP_TPC_BLOCK_BYTES if scheme == "davs" else 256 * MIB
+    # source's pace). An XRootD pull's sub-streams are unpaced: a small file, its connections are counted.
+    size = streams * HTTP_TPC_BLOCK_BYTES if scheme == "davs" else 16 * MIB
     checksum = put_file(source, f"{name}/f", size)
     url = source.davs_url if scheme == "davs" else source.root_url
     into = target.davs_url if scheme == "davs" else target.root_url

@@ -277,12 +277,13 @@ def copy_file(
         # EEXIST: the file was there before this copy and is not ours to remove.
         touched = getattr(exc, "code", None) != errno.EEXIST
         stalled = watch is not None and watch.stalled
-        # Whether it failed because its source is not there (or cannot be read): a look now.
+        # Whether it failed because its source is not there (or cannot be read): a look now. Such a copy
+        # wrote nothing at the destination (the pull never got a byte), so nothing there is removed for it:
+        # another copy may be writing that file (a multi-source job's next source, tests/integration/
+        # test_job_types.py), as when the source was looked at first.
         missing = None if stalled or not touched or auth is None else source_failure(ctx, auth, gfal2)
         if missing is not None:
-            return replace(
-                missing, seconds=time.monotonic() - started, parameters=parameters, dest_touched=touched
-            )
+            return replace(missing, seconds=time.monotonic() - started, parameters=parameters)
         return CopyOutcome(
             ok=False,
             seconds=time.monotonic() - started,

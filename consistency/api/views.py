@@ -3,9 +3,11 @@ remove or keep dark files (docs/reliability.md, "Storage consistency")."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,6 +19,16 @@ from ..services import act_on_dark_file, start_check
 from .serializers import ConsistencyCheckSerializer, FindingSerializer, StartCheckSerializer
 
 
+def _text_params(request: Request, *names: str) -> Any:
+    """The query's parameters, once those ``names`` hold no NUL character: PostgreSQL cannot compare text with
+    one (a 500 the API fuzzer found), so it is an invalid value, 400 naming the parameter."""
+    params = request.query_params
+    for name in names:
+        if "\x00" in params.get(name, ""):
+            raise serializers.ValidationError({name: ["must not contain a NUL character"]})
+    return params
+
+
 class ConsistencyCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Checks, newest first (``?endpoint=NAME``, ``?state=``); POST starts one."""
 
@@ -26,7 +38,7 @@ class ConsistencyCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
 
     def get_queryset(self) -> QuerySet[ConsistencyCheck]:
         queryset = super().get_queryset()
-        params = self.request.query_params
+        params = _text_params(self.request, "endpoint", "state")
         if params.get("endpoint"):
             queryset = queryset.filter(endpoint__name=params["endpoint"])
         if params.get("state"):
@@ -68,7 +80,7 @@ class FindingViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet[Finding]:
         queryset = super().get_queryset()
-        params = self.request.query_params
+        params = _text_params(self.request, "endpoint", "kind")
         if params.get("check", "").isdigit():
             queryset = queryset.filter(check_run_id=int(params["check"]))
         if params.get("kind"):

@@ -198,6 +198,10 @@ def test_operators_check_on_demand_and_decide_on_dark_files(  # type: ignore[no-
     answer = operator_client.post(url, {"endpoint": "UKSRC_DISK", "checksum_fraction": 2}, format="json")
     assert answer.status_code == 400 and "checksum_fraction" in answer.json()
     assert scientist_client.post(url, {"endpoint": "UKSRC_DISK"}, format="json").status_code == 403
+    # A filter with a NUL character (the API fuzzer's): 400 naming it, not a database error.
+    for listing, name in ((url, "endpoint"), ("/api/consistency/findings/", "kind")):
+        answer = operator_client.get(listing, {name: "UKSRC\x00_DISK"})
+        assert answer.status_code == 400 and name in answer.json(), (listing, answer.status_code)
     assert scientist_client.get(url).status_code == 403
     # The CLI starts one and follows it to its end on the worker: something found is exit 10.
     result = srcnet(

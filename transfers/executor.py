@@ -11,7 +11,6 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,7 +31,8 @@ from .tokens import (
     tokens_for_copy,
     url_with_token,
 )
-from .xrdcl_streams import tpc_streams
+from .xrdcl_streams import streams_from_environment
+from .xrootd_tpc import RendezvousCopy, TpcError
 
 MIB = 1024 * 1024
 NO_TOKEN = "none"
@@ -125,12 +125,13 @@ def copy_file(
     attempt: int = 1,
     session: CopySession | None = None,
 ) -> CopyOutcome:
-    """Copy ``source`` to ``destination`` with gfal2 and verify adler32 as ``verify`` asks.
+    """Copy ``source`` to ``destination`` with gfal2 (a root:// to root:// copy by the worker's own XRootD
+    rendezvous, xrootd_tpc.py) and verify adler32 as ``verify`` asks.
 
     ``nostreams`` becomes gfal2's ``nbstreams`` (TCP streams: davix asks the HTTP-TPC destination for them;
-    for root:// XrdCl takes the count from its own setting instead, which is set for the copy,
-    xrdcl_streams.py) and ``buffer_size`` its ``tcp_buffersize`` (bytes; gfal2 passes it to the GridFTP
-    plugin only, so for root:// and davs:// copies it is recorded but has no effect). The parameters record
+    the rendezvous asks an XRootD destination for them) and ``buffer_size`` its ``tcp_buffersize`` (bytes;
+    gfal2 passes it to the GridFTP plugin only, so for root:// and davs:// copies it is recorded but has no
+    effect). The parameters record
     the streams that carry the data (``streams_on_wire``, topology/tpc_streams.py). ``on_progress`` hears
     the destination's size at each of the stall watch's looks, with the monotonic times of its asking and
     answer (from the watch's thread). ``tokens`` are the copy's own (transfers/tokens.py): each URL gets its
@@ -176,9 +177,14 @@ def copy_file(
         if buffer_size:
             params.tcp_buffersize = int(buffer_size)
         algorithm, _, expected = checksum.partition(":")
-        # XrdCl asks a root:// destination for its checksum without the URL's opaque part, so without its
-        # token, and is refused: with tokens over root://, the checksums are compared here after the copy.
-        compare_after = verify != "none" and auth.root_tokens
+        scheme = destination.partition("://")[0]
+        # A root:// to root:// copy is the worker's own rendezvous (xrootd_tpc.py), not gfal2's, which would
+        # run XrdCl's copy job and the requests it makes first (docs/benchmarks/copy-round-trips.md).
+        rendezvous = scheme in ROOT_SCHEMES and source.partition("://")[0] in ROOT_SCHEMES
+        # Its checksums are compared here after the copy, as are those of any copy with tokens over root://
+        # (XrdCl asks a root:// destination for its checksum without the URL's opaque part, so without its
+        # token, and is refused).
+        compare_after = verify != "none" and (auth.root_tokens or rendezvous)
         if verify != "none" and not compare_after:
             params.set_checksum(
                 _checksum_mode(gfal2, verify), "ADLER32", expected.lower() if algorithm else ""
@@ -225,23 +231,32 @@ def copy_file(
                     dest_touched=False,
                 )
         # The destination pulls: its scheme says which third-party copy runs, and with how many streams.
-        scheme = destination.partition("://")[0]
         streams = streams_on_the_wire(scheme, nostreams, source_size)
-        xrootd_tpc = scheme in ROOT_SCHEMES and source.partition("://")[0] in ROOT_SCHEMES
-        with tpc_streams(streams) if xrootd_tpc else nullcontext(None) as asked:
-            if asked is not None:  # what XrdCl asks the destination for (the environment may override)
-                streams = streams_on_the_wire(scheme, asked)
-            parameters["streams_on_wire"] = streams
-            with stall_watch(
-                ctx,
-                auth.destination,
-                stall_seconds=stall_seconds,
-                filesize=filesize or None,
-                authorize=auth.set_credentials,
-                on_progress=on_progress,
-                look_seconds=float(_transfer_setting("PROGRESS_SECONDS", 5.0)),
-            ) as watch:
-                auth.set_credentials(ctx)
+        if rendezvous:  # the destination is asked for the streams in the rendezvous (tpc.str)
+            streams = streams_on_the_wire(scheme, streams_from_environment() or streams)
+            parameters["third_party_copy"] = "rendezvous"
+        parameters["streams_on_wire"] = streams
+        copier = RendezvousCopy() if rendezvous else None
+        with stall_watch(
+            copier or ctx,
+            auth.destination,
+            stall_seconds=stall_seconds,
+            filesize=filesize or None,
+            authorize=auth.set_credentials,
+            on_progress=on_progress,
+            look_seconds=float(_transfer_setting("PROGRESS_SECONDS", 5.0)),
+        ) as watch:
+            auth.set_credentials(ctx)
+            if copier is not None:
+                copier.run(
+                    auth.source(),
+                    auth.destination(),
+                    size=source_size or int(ctx.stat(auth.source()).st_size),
+                    streams=streams,
+                    overwrite=overwrite,
+                    timeout=int(params.timeout),
+                )
+            else:
                 ctx.filecopy(params, auth.source(), auth.destination())
         seconds = time.monotonic() - started
         auth.set_credentials(ctx)  # a long copy may have outlived the tokens it started with
@@ -273,7 +288,7 @@ def copy_file(
         return CopyOutcome(
             ok=False, seconds=time.monotonic() - started, error=f"TOKEN {exc}", parameters=parameters
         )
-    except gfal2.GError as exc:
+    except (gfal2.GError, TpcError) as exc:
         # EEXIST: the file was there before this copy and is not ours to remove.
         touched = getattr(exc, "code", None) != errno.EEXIST
         stalled = watch is not None and watch.stalled

@@ -5,13 +5,15 @@ Sites of their own on loopback: a source paced by the project's plugin (``wanio.
 connection that reads a file is paced at 8 MB/s, so a copy lasts long enough to be seen), a destination
 with the plugin (root:// pulls with ``xrdcp-wan``, as localnet deploys it) and one with the stock server
 (``xrdcp --server``). What each case asks and what ran is written to test-artifacts/streams-on-the-wire.json
-(docs/transfers.md, "What runs on the wire")."""
+(docs/transfers.md, "What runs on the wire"). And a root:// copy cancelled mid-pull frees the destination
+file for its retry."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -74,9 +76,9 @@ def expected_connections(tool: str, streams: int) -> int:
     return (1 if streams == 1 else streams + 1) + 1
 
 
-def _copy(source: str, destination: str, checksum: str, streams: int) -> CopyOutcome:
+def _copy(source: str, destination: str, checksum: str, streams: int, **options: Any) -> CopyOutcome:
     """The executor's copy, with its tokens as a worker gets them, in a thread of its own (gfal2 releases the
-    interpreter meanwhile), bounded."""
+    interpreter meanwhile), bounded; ``options`` go to the executor as they are."""
     from django.db import connection
 
     outcome: list[CopyOutcome] = []
@@ -90,6 +92,7 @@ def _copy(source: str, destination: str, checksum: str, streams: int) -> CopyOut
                     checksum=f"ADLER32:{checksum}",
                     nostreams=streams,
                     timeout=60,
+                    **options,
                 )
             )
         finally:
@@ -125,8 +128,9 @@ def test_one_copy_runs_the_streams_it_asks_for(
     source, target = stream_sites[SOURCE], stream_sites[destination]
     name = unique("wire")
     # HTTP-TPC pulls 16 MiB blocks, one stream each: a file of N blocks gives every stream one (2 s at the
-    # source's pace). An XRootD pull's sub-streams are unpaced: a small file, its connections are counted.
-    size = streams * HTTP_TPC_BLOCK_BYTES if scheme == "davs" else 16 * MIB
+    # source's pace). An XRootD pull's sub-streams are unpaced, and the worker's own rendezvous ends with the
+    # pull (xrootd_tpc.py): a file large enough that the sampler looks many times while it runs.
+    size = streams * HTTP_TPC_BLOCK_BYTES if scheme == "davs" else 256 * MIB
     checksum = put_file(source, f"{name}/f", size)
     url = source.davs_url if scheme == "davs" else source.root_url
     into = target.davs_url if scheme == "davs" else target.root_url
@@ -191,3 +195,42 @@ def test_http_tpc_runs_no_more_streams_than_the_file_has_blocks(
     assert outcome.parameters["nbstreams"] == 8 and outcome.parameters["streams_on_wire"] == 2
     assert len(wire.seen) == expected_connections("XrdHttpTPC", 2), wire.seen
     assert len(data) == 2
+
+
+def test_a_cancelled_root_copy_leaves_the_destination_free_for_its_retry(
+    stream_sites: dict[str, LocalSite], test_state: StateDir, settings: Any
+) -> None:
+    """The source stops answering mid-pull (SIGSTOP): the stall watch cancels the copy, whose destination
+    stops its pull and closes the file; the retry, once the source answers again, opens the same file and
+    completes with the right adler32. A pull left running would hold the file ("already opened by 1 writer",
+    as tests/faults/test_reroute.py once saw), a cancel left unanswered would hold the failure."""
+    settings.SRCNET_TRANSFERS = {**settings.SRCNET_TRANSFERS, "PROGRESS_SECONDS": 0.5}
+    register_local_sites(stream_sites)
+    source, target = stream_sites[SOURCE], stream_sites[WAN]
+    name = unique("cancel")
+    checksum = put_file(source, f"{name}/f", 64 * MIB)  # 8 s at the source's pace
+    server = read_pid(test_state, f"xrootd-{SOURCE}")
+    assert server is not None
+    stopped = threading.Event()
+
+    def stop_the_source_once_pulling(size: int, asked: float, answered: float) -> None:
+        if size > 0 and not stopped.is_set():
+            os.kill(server, signal.SIGSTOP)
+            stopped.set()
+
+    url, into = source.root_url(f"srcnet/{name}/f"), target.root_url(f"srcnet/{name}/f")
+    try:
+        cancelled = _copy(
+            url, into, checksum, 1, stall_seconds=3, on_progress=stop_the_source_once_pulling, overwrite=True
+        )
+    finally:
+        os.kill(server, signal.SIGCONT)
+    assert stopped.is_set(), "the copy ended before any byte reached the destination"
+    assert not cancelled.ok and "stalled" in cancelled.error, cancelled.error
+    assert cancelled.parameters.get("third_party_copy") == "rendezvous", cancelled.parameters
+    # The cancel is answered at once, and the source's close after a failure is bounded (5 s).
+    assert cancelled.seconds < 30, cancelled.seconds
+
+    retried = _copy(url, into, checksum, 1, overwrite=True)
+    assert retried.ok, retried.error
+    assert retried.dest_checksum == checksum

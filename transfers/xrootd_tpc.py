@@ -1,0 +1,184 @@
+"""An XRootD third-party copy made by the worker itself: the rendezvous XrdCl's copy job makes, without what
+it asks first.
+
+XrdCl's ``ThirdPartyCopyJob`` (what gfal2 runs for a root:// to root:// copy) first opens the source with
+``tpc.stage=placement`` and closes it, to learn where the file is and how large, then asks each server on a
+connection of its own whether it does third-party copies (``kXR_query config``), and once the copy runs it
+looks whether it has ended only every 2.5 s. From a worker far from the source that is 9 round trips before
+the destination's pull even starts, and 1.25 s after every copy on average (docs/benchmarks/
+copy-round-trips.md). The platform knows what those requests learn: its endpoints are registered as XRootD
+sites and the catalogue has the file's size. So the worker opens the source with a rendezvous key, then
+the destination with the rendezvous (``tpc.key``, ``tpc.src``, ``tpc.lfn``, the streams, the size), syncs
+the destination, which starts its pull, and waits for its answer to a second ``kXR_sync``, which comes when
+the copy ended (XrdOfsTPCJob::Sync).
+
+Errors are raised as ``TpcError`` with a POSIX ``code`` (XRootD's own table, ``XProtocol::toErrno``), so the
+executor words them as it words gfal2's."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import secrets
+import threading
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+logger = logging.getLogger(__name__)
+
+# XProtocol.hh's XErrorCode -> errno (XProtocol::toErrno), for the codes a copy meets.
+_SERVER_ERRNO = {
+    3000: errno.EINVAL, 3001: errno.EINVAL, 3002: errno.ENAMETOOLONG, 3003: errno.EDEADLK,
+    3004: errno.EBADF, 3005: errno.ENODEV, 3007: errno.EIO, 3008: errno.ENOMEM, 3009: errno.ENOSPC,
+    3010: errno.EACCES, 3011: errno.ENOENT, 3012: errno.EFAULT, 3013: errno.ENOTSUP,
+    3014: errno.EHOSTUNREACH, 3016: errno.EISDIR, 3017: errno.ECANCELED, 3018: errno.EEXIST,
+    3019: errno.EDOM, 3021: errno.EDQUOT, 3024: errno.EUSERS, 3025: errno.EROFS, 3030: errno.EACCES,
+    3034: errno.ETIMEDOUT,
+}  # fmt: skip
+_OPERATION_EXPIRED = 206  # XrdCl's errOperationExpired
+# The request that cancels a destination's pull. XrdOfsFile::fctl compares it with strcmp over at least 15
+# bytes, so its NUL goes too (XrdCl's Buffer::FromString sends it; the Python binding sends what it is given,
+# and without the NUL the server took it for another request and the pull ran on, holding the file open).
+_CANCEL_REQUEST = "ofs.tpc cancel\x00"
+# How long a cancelled copy waits for the destination's answer: XrdOfsTPCJob::Del answers the pending sync
+# as it stops the pull, so this bounds only a destination that stopped answering at all.
+_CANCEL_SECONDS = 60
+_SOURCE_CLOSE_AFTER_FAILURE_SECONDS = 5
+
+
+class TpcError(Exception):
+    """A failed step of the copy: ``code`` an errno, ``message`` XRootD's words with the step's."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _error(step: str, status: Any) -> TpcError:
+    if status.errno:
+        code = _SERVER_ERRNO.get(int(status.errno), errno.EIO)
+    elif status.code == _OPERATION_EXPIRED:
+        code = errno.ETIMEDOUT
+    else:
+        code = errno.ECOMM  # could not talk to the server at all
+    return TpcError(code, f"{step}: {status.message}")
+
+
+def _with(url: str, cgi: str) -> str:
+    return f"{url}{'&' if '?' in url else '?'}{cgi}"
+
+
+@dataclass(frozen=True)
+class _Ends:
+    """What the rendezvous names of each end."""
+
+    source_host: str  # host:port, as the destination's pull connects to it
+    source_path: str
+    source_scheme: str
+    destination_host: str  # the host the source expects the pull from
+    destination_scheme: str
+
+    @classmethod
+    def of(cls, source: str, destination: str) -> _Ends:
+        src, dst = urlsplit(source), urlsplit(destination)
+        host = src.netloc.rpartition("@")[2]
+        path = src.path[1:] if src.path.startswith("//") else src.path
+        return cls(host, path, src.scheme, dst.hostname or "", dst.scheme)
+
+
+class RendezvousCopy:
+    """One copy (``run``), which another thread may ``cancel`` (the stall watch does)."""
+
+    def __init__(self) -> None:
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def run(
+        self,
+        source: str,
+        destination: str,
+        *,
+        size: int,
+        streams: int,
+        overwrite: bool,
+        timeout: int,
+    ) -> None:
+        """Copy ``source`` to ``destination`` (root:// URLs with their tokens and marks) by a pull at the
+        destination of ``streams`` streams; TpcError says which step failed and why."""
+        from XRootD import client
+        from XRootD.client.flags import AccessMode, OpenFlags
+
+        ends = _Ends.of(source, destination)
+        key = secrets.token_hex(16)
+        rendezvous = (
+            f"tpc.key={key}&tpc.src={ends.source_host}&tpc.lfn={ends.source_path}&tpc.str={max(1, streams)}"
+            f"&tpc.spr={ends.source_scheme}&tpc.tpr={ends.destination_scheme}&tpc.dlgon=0"
+            f"&oss.asize={size}&tpc.stage=copy"
+        )
+        flags = OpenFlags.UPDATE | OpenFlags.MAKEPATH | (OpenFlags.DELETE if overwrite else OpenFlags.NEW)
+        mode = AccessMode.UR | AccessMode.UW | AccessMode.GR | AccessMode.OR
+        step = max(1, min(timeout, 60))
+        dst, src = client.File(), client.File()
+        # The source's grant (the keyed open) comes first: a pull that reached the source before it was
+        # refused once the grant was made after a first token check (docs/benchmarks/copy-round-trips.md),
+        # and a missing source fails the copy before anything is created at the destination. Wherever the
+        # worker is, one of the two opens is local to it, so doing them in turn costs no round trip.
+        keyed = _with(source, f"tpc.key={key}&tpc.dst={ends.destination_host}&tpc.stage=copy")
+        status, _ = src.open(keyed, OpenFlags.READ, timeout=step)
+        if not status.ok:
+            raise _error("source", status)
+        copied = False
+        try:
+            status, _ = dst.open(_with(destination, rendezvous), flags, mode, timeout=step)
+            if not status.ok:
+                raise _error("destination", status)
+            try:
+                status, _ = dst.sync(timeout=step)  # the destination starts its pull
+                if not status.ok:
+                    raise _error("destination (rendezvous)", status)
+                self._wait_for_the_copy(dst, timeout)
+                copied = True
+            finally:
+                status, _ = dst.close(timeout=step)
+                if not status.ok:  # said here too: a failed copy's own error is what propagates
+                    logger.warning("closing the copy at %s: %s", ends.destination_host, status.message)
+        finally:
+            # The grant's close tells the source nothing the copy needs. After a failure the source may be
+            # what stalled (a stopped server, a cut path): the failure is not held up waiting for it.
+            src.close(timeout=step if copied else min(step, _SOURCE_CLOSE_AFTER_FAILURE_SECONDS))
+        if not status.ok:
+            raise _error("destination (close)", status)
+
+    def _wait_for_the_copy(self, dst: Any, timeout: int) -> None:
+        """The destination answers the second sync when its pull has ended; until then, a cancellation asks
+        it to stop the pull (``ofs.tpc cancel``)."""
+        done = threading.Event()
+        outcome: list[Any] = []
+
+        def answered(status: Any, response: Any, hosts: Any) -> None:
+            outcome.append(status)
+            done.set()
+
+        status = dst.sync(timeout=timeout, callback=answered)
+        if not status.ok:
+            raise _error("destination (copy)", status)
+        while not done.wait(0.2):
+            if self._cancelled.is_set():
+                self._cancel(dst, done)
+        if not outcome[0].ok:
+            raise _error("destination (copy)", outcome[0])
+
+    def _cancel(self, dst: Any, answered: threading.Event) -> None:
+        """Stop the destination's pull and wait for its answer to the pending sync, so that the close which
+        follows finds no copy running and the file is free for a retry (the destination refuses a second
+        writer: "already opened by 1 writer")."""
+        status, _ = dst.fcntl(_CANCEL_REQUEST, timeout=_CANCEL_SECONDS)
+        if not status.ok and not answered.is_set():
+            raise _error("destination (cancel)", status)
+        if not answered.wait(_CANCEL_SECONDS):
+            raise TpcError(errno.ETIMEDOUT, f"destination (cancel): no answer in {_CANCEL_SECONDS} s")
+        raise TpcError(errno.ECANCELED, "destination (copy): cancelled")

@@ -19,7 +19,8 @@ from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
 from .flow_marks import mark_http_copy, marked_root_urls
 from .flow_marks import valid as valid_scitag
 from .gfal_context import describe_error, new_context
-from .mock_storage import as_copied
+from .mock_storage import as_copied, is_mock
+from .source_checksum import ChecksumNotAnswered, SourceChecksum
 from .stall_watch import StallWatch, stall_watch
 from .submitted_tokens import tokens_for_file
 from .tokens import (
@@ -35,6 +36,8 @@ from .xrdcl_streams import streams_from_environment
 from .xrootd_tpc import RendezvousCopy, TpcError
 
 MIB = 1024 * 1024
+# The schemes of an HTTP third-party copy's destination (gfal2 hands those to davix's COPY).
+HTTP_TPC_SCHEMES = ("davs", "https", "dav", "http")
 NO_TOKEN = "none"
 # gfal2 and XrdCl quote URLs in what they log, and a root:// URL carries its token (CopyAuthorization).
 logging.getLogger("gfal2").addFilter(RedactTokens())
@@ -183,8 +186,10 @@ def copy_file(
         rendezvous = scheme in ROOT_SCHEMES and source.partition("://")[0] in ROOT_SCHEMES
         # Its checksums are compared here after the copy, as are those of any copy with tokens over root://
         # (XrdCl asks a root:// destination for its checksum without the URL's opaque part, so without its
-        # token, and is refused).
-        compare_after = verify != "none" and (auth.root_tokens or rendezvous)
+        # token, and is refused) and of an HTTP third-party copy: gfal2 asks the source for its checksum
+        # before the copy, on a connection of its own (three round trips before the first byte, docs/
+        # benchmarks/copy-round-trips.md), where the executor asks it while the copy runs.
+        compare_after = verify != "none" and (auth.root_tokens or rendezvous or scheme in HTTP_TPC_SCHEMES)
         if verify != "none" and not compare_after:
             params.set_checksum(
                 _checksum_mode(gfal2, verify), "ADLER32", expected.lower() if algorithm else ""
@@ -237,6 +242,13 @@ def copy_file(
             parameters["third_party_copy"] = "rendezvous"
         parameters["streams_on_wire"] = streams
         copier = RendezvousCopy() if rendezvous else None
+        # The source's checksum, asked while the copy runs (source_checksum.py), so that neither the first
+        # byte nor the copy's end waits for it; a mock copy's (no path to hide) is asked after, as before.
+        early_sum = (
+            SourceChecksum(auth.source, auth.set_credentials)
+            if verify in ("both", "source") and not source_sum and not is_mock(source)
+            else None
+        )
         with stall_watch(
             copier or ctx,
             auth.destination,
@@ -261,7 +273,9 @@ def copy_file(
         seconds = time.monotonic() - started
         auth.set_credentials(ctx)  # a long copy may have outlived the tokens it started with
         size = ctx.stat(auth.destination()).st_size
-        if verify in ("both", "source") and not source_sum:
+        if early_sum is not None:
+            source_sum = early_sum.value(timeout=max(30.0, float(params.timeout) - seconds))
+        elif verify in ("both", "source") and not source_sum:
             source_sum = ctx.checksum(auth.source(), "ADLER32")
         dest_sum = ctx.checksum(auth.destination(), "ADLER32") if verify in ("both", "target") else ""
         mismatch = _mismatch(source_sum, dest_sum, expected if algorithm else "") if compare_after else ""
@@ -288,7 +302,7 @@ def copy_file(
         return CopyOutcome(
             ok=False, seconds=time.monotonic() - started, error=f"TOKEN {exc}", parameters=parameters
         )
-    except (gfal2.GError, TpcError) as exc:
+    except (gfal2.GError, TpcError, ChecksumNotAnswered) as exc:
         # EEXIST: the file was there before this copy and is not ours to remove.
         touched = getattr(exc, "code", None) != errno.EEXIST
         stalled = watch is not None and watch.stalled

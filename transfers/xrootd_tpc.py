@@ -7,10 +7,16 @@ connection of its own whether it does third-party copies (``kXR_query config``),
 looks whether it has ended only every 2.5 s. From a worker far from the source that is 9 round trips before
 the destination's pull even starts, and 1.25 s after every copy on average (docs/benchmarks/
 copy-round-trips.md). The platform knows what those requests learn: its endpoints are registered as XRootD
-sites and the catalogue has the file's size. So the worker opens the source with a rendezvous key, then
-the destination with the rendezvous (``tpc.key``, ``tpc.src``, ``tpc.lfn``, the streams, the size), syncs
-the destination, which starts its pull, and waits for its answer to a second ``kXR_sync``, which comes when
-the copy ended (XrdOfsTPCJob::Sync).
+sites and the catalogue has the file's size. So the worker opens the destination with the rendezvous
+(``tpc.key``, ``tpc.src``, ``tpc.lfn``, the streams, the size), syncs it, which starts its pull, and waits
+for its answer to a second ``kXR_sync``, which comes when the copy ended (XrdOfsTPCJob::Sync).
+
+The source lets the pull in by one of two things. Without tokens, by the grant the worker makes there first
+(opening the file with the same key), which costs a connection, a login and an open across the path when
+the worker is far from the source. With tokens, by the copy's token for the source, which the rendezvous
+hands the pull in ``tpc.scgi`` as HTTP-TPC hands it in ``TransferHeaderAuthorization``: the platform's pull
+program reads the source with it and no grant (xrootd-plugins/src/tpc/SourceUrl.hh), so the worker makes
+the grant meanwhile, for a stock pull that waits for it, and the first byte does not wait for it.
 
 Errors are raised as ``TpcError`` with a POSIX ``code`` (XRootD's own table, ``XProtocol::toErrno``), so the
 executor words them as it words gfal2's."""
@@ -44,7 +50,7 @@ _CANCEL_REQUEST = "ofs.tpc cancel\x00"
 # How long a cancelled copy waits for the destination's answer: XrdOfsTPCJob::Del answers the pending sync
 # as it stops the pull, so this bounds only a destination that stopped answering at all.
 _CANCEL_SECONDS = 60
-_SOURCE_CLOSE_AFTER_FAILURE_SECONDS = 5
+_GRANT_WAIT_AFTER_FAILURE_SECONDS = 5
 
 
 class TpcError(Exception):
@@ -77,6 +83,7 @@ class _Ends:
     source_host: str  # host:port, as the destination's pull connects to it
     source_path: str
     source_scheme: str
+    source_cgi: tuple[str, ...]  # the source URL's opaque parameters, name=value, as given
     destination_host: str  # the host the source expects the pull from
     destination_scheme: str
 
@@ -85,7 +92,55 @@ class _Ends:
         src, dst = urlsplit(source), urlsplit(destination)
         host = src.netloc.rpartition("@")[2]
         path = src.path[1:] if src.path.startswith("//") else src.path
-        return cls(host, path, src.scheme, dst.hostname or "", dst.scheme)
+        cgi = tuple(p for p in src.query.split("&") if p and not p.startswith("xrdcl."))
+        return cls(host, path, src.scheme, cgi, dst.hostname or "", dst.scheme)
+
+    @property
+    def source_token(self) -> bool:
+        return any(p.startswith("authz=") and len(p) > len("authz=") for p in self.source_cgi)
+
+
+def _without(url: str, name: str) -> str:
+    """``url`` without its opaque parameter ``name``."""
+    base, quest, query = url.partition("?")
+    kept = [p for p in query.split("&") if p and p.partition("=")[0] != name]
+    return f"{base}?{'&'.join(kept)}" if quest and kept else base
+
+
+class _Pending:
+    """An answer a request will have (XRootD's asynchronous call), waited for when needed."""
+
+    def __init__(self) -> None:
+        self._answered = threading.Event()
+        self.status: Any = None
+
+    def __call__(self, status: Any, response: Any, hosts: Any) -> None:
+        self.status = status
+        self._answered.set()
+
+    def wait(self, seconds: float) -> bool:
+        return self._answered.wait(seconds)
+
+
+# Files whose close was asked and not waited for, kept until its answer (a File's destructor would wait).
+_closing: set[Any] = set()
+_closing_lock = threading.Lock()
+
+
+def _close_unawaited(file: Any, timeout: int) -> None:
+    """Close ``file`` without waiting for the answer, which tells the copy nothing (as the plugin's pull
+    closes its source): waiting would add a round trip to a copy whose worker is far from that server."""
+
+    def closed(status: Any, response: Any, hosts: Any) -> None:
+        with _closing_lock:
+            _closing.discard(file)
+
+    with _closing_lock:
+        _closing.add(file)
+    status = file.close(timeout=timeout, callback=closed)
+    if not status.ok:  # not even sent (the file was not open): nothing to wait for
+        with _closing_lock:
+            _closing.discard(file)
 
 
 class RendezvousCopy:
@@ -119,18 +174,28 @@ class RendezvousCopy:
             f"&tpc.spr={ends.source_scheme}&tpc.tpr={ends.destination_scheme}&tpc.dlgon=0"
             f"&oss.asize={size}&tpc.stage=copy"
         )
+        if ends.source_token:
+            # The pull gets the source's own CGI, its token among them (XrdOfsTPC puts tpc.scgi in the URL
+            # its pull program opens): the plugin's pull reads the source with it, as an HTTP-TPC pull does,
+            # and needs no grant (xrootd-plugins/src/tpc/SourceUrl.hh); a stock pull presents both.
+            rendezvous += "&tpc.scgi=" + "\t".join(ends.source_cgi)
+            destination = _without(destination, "tpc.scgi")  # the source's CGI has its scitag.flow
         flags = OpenFlags.UPDATE | OpenFlags.MAKEPATH | (OpenFlags.DELETE if overwrite else OpenFlags.NEW)
         mode = AccessMode.UR | AccessMode.UW | AccessMode.GR | AccessMode.OR
         step = max(1, min(timeout, 60))
         dst, src = client.File(), client.File()
-        # The source's grant (the keyed open) comes first: a pull that reached the source before it was
-        # refused once the grant was made after a first token check (docs/benchmarks/copy-round-trips.md),
-        # and a missing source fails the copy before anything is created at the destination. Wherever the
-        # worker is, one of the two opens is local to it, so doing them in turn costs no round trip.
         keyed = _with(source, f"tpc.key={key}&tpc.dst={ends.destination_host}&tpc.stage=copy")
-        status, _ = src.open(keyed, OpenFlags.READ, timeout=step)
+        granted = _Pending()
+        status = src.open(keyed, OpenFlags.READ, timeout=step, callback=granted)
         if not status.ok:
             raise _error("source", status)
+        if not ends.source_token:
+            # Without a token the pull is let in by the grant alone (the keyed open), which comes first: a
+            # pull that reached the source before it was refused (docs/benchmarks/copy-round-trips.md).
+            # With a token the grant is made meanwhile, for a stock pull's sake (the source holds a pull
+            # that comes first until its grant, XrdOfsTPCAuth::Get); the plugin's pull does not wait for
+            # it, so a worker far from the source adds no round trip before the first byte.
+            self._granted(granted, step)
         copied = False
         try:
             status, _ = dst.open(_with(destination, rendezvous), flags, mode, timeout=step)
@@ -146,12 +211,24 @@ class RendezvousCopy:
                 status, _ = dst.close(timeout=step)
                 if not status.ok:  # said here too: a failed copy's own error is what propagates
                     logger.warning("closing the copy at %s: %s", ends.destination_host, status.message)
+        except TpcError:
+            if granted.wait(0) and not granted.status.ok:  # the source's own refusal says more
+                raise _error("source", granted.status) from None
+            raise
         finally:
-            # The grant's close tells the source nothing the copy needs. After a failure the source may be
-            # what stalled (a stopped server, a cut path): the failure is not held up waiting for it.
-            src.close(timeout=step if copied else min(step, _SOURCE_CLOSE_AFTER_FAILURE_SECONDS))
+            # After a failure the source may be what stalled (a stopped server, a cut path): the failure is
+            # not held up for more than a few seconds waiting for the grant's answer.
+            if granted.wait(step if copied else _GRANT_WAIT_AFTER_FAILURE_SECONDS) and granted.status.ok:
+                _close_unawaited(src, step)
         if not status.ok:
             raise _error("destination (close)", status)
+
+    @staticmethod
+    def _granted(granted: _Pending, step: int) -> None:
+        if not granted.wait(step + 5):
+            raise TpcError(errno.ETIMEDOUT, f"source: no answer in {step} s")
+        if not granted.status.ok:
+            raise _error("source", granted.status)
 
     def _wait_for_the_copy(self, dst: Any, timeout: int) -> None:
         """The destination answers the second sync when its pull has ended; until then, a cancellation asks

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "FlowLabel.hh"
+#include "SourceUrl.hh"
 #include "core/WanConfig.hh"
 
 namespace wanio {
@@ -107,7 +108,7 @@ TpcArgs parseTpcArgs(const std::vector<std::string>& args) {
     }
     options.streams = std::min(options.streams, maxStreams);
     if (options.streams < 2) options.streams = 0;
-    options.source = positional[0];
+    options.source = pullSourceUrl(positional[0], options.tokenPull);
     options.destination = positional[1];
     // The copy's flow identifier, when the command line gives none: the source URL's
     // scitag.flow (the root:// convention), which reaches this URL through the server's

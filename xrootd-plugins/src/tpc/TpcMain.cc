@@ -37,9 +37,11 @@ int main(int argc, char** argv) {
         return result.exitCode;
     }
     if (options.verbose) {
-        fprintf(stdout, "xrdcp-wan pulled %llu bytes in %.3f s, adler32 %08x, %d reads in flight\n",
+        fprintf(stdout,
+                "xrdcp-wan pulled %llu bytes in %.3f s, adler32 %08x, %d reads in flight, "
+                "source read %s\n",
                 static_cast<unsigned long long>(result.bytes), result.seconds, result.adler,
-                options.inflight);
+                options.inflight, options.tokenPull ? "with the copy's token" : "by rendezvous");
         const wanio::FlowLabelCounts marked = wanio::flowLabelCounts();
         if (options.scitag != 0)
             fprintf(stdout, "xrdcp-wan scitag %d: %lu connections labelled, %lu refused\n",

@@ -24,6 +24,8 @@ struct TpcOptions {
     // (FlowLabelConnect.hh): --scitag, else the source URL's scitag.flow; 0 = none.
     int scitag = 0;
     bool badUrlScitag = false;  // the source URL's scitag.flow was malformed (ignored)
+    // The source is read with the copy's token, not through the rendezvous (SourceUrl.hh).
+    bool tokenPull = false;
 };
 
 struct TpcResult {

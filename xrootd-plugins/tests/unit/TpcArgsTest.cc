@@ -112,3 +112,28 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadArgs>& info) {
         return "case" + std::to_string(info.index);
     });
+
+TEST(TpcArgs, ASourceWithATokenIsReadWithoutTheRendezvous) {
+    // The destination's pull URL: the source CGI forwarded from tpc.scgi (tab-separated
+    // as XRootD keeps it, or '&'), then the rendezvous keys it appends.
+    TpcArgs a = parseTpcArgs({"--server",
+                              "xroot://a.example:1094//data/f?authz=Bearer%20abc\tscitag.flow=196"
+                              "&tpc.key=k1&tpc.org=srcnet.1:2@b.example",
+                              "/srv/data/f"});
+    ASSERT_EQ(a.exitCode, 0) << a.message;
+    EXPECT_TRUE(a.options.tokenPull);
+    EXPECT_EQ(a.options.source, "xroot://a.example:1094//data/f?authz=Bearer%20abc&scitag.flow=196");
+    EXPECT_EQ(a.options.scitag, 196);
+}
+
+TEST(TpcArgs, ASourceWithoutATokenKeepsItsRendezvous) {
+    for (const char* url : {"xroot://a.example:1094//data/f?tpc.key=k1&tpc.org=o",
+                            "xroot://a.example:1094//data/f?authz=&tpc.key=k1",
+                            "xroot://a.example:1094//data/f?xauthz=Bearer%20abc&tpc.key=k1",
+                            "xroot://a.example:1094//data/f"}) {
+        TpcArgs a = parseTpcArgs({"--server", url, "/srv/data/f"});
+        ASSERT_EQ(a.exitCode, 0) << a.message;
+        EXPECT_FALSE(a.options.tokenPull) << url;
+        EXPECT_EQ(a.options.source, url);
+    }
+}

@@ -46,6 +46,10 @@ def sysctls(profile: str, bdp_bytes: int, queue_bytes: int) -> dict:
             # A DTN reusing a connection between files should not fall back
             # to slow start after an idle gap of one RTO.
             "net.ipv4.tcp_slow_start_after_idle": "0",
+            # TCP Fast Open as client, as server, and on listeners that do not ask for it (XRootD's):
+            # a copy's new connection to a source it has pulled from before sends its first request in
+            # the SYN (xrootd-plugins/src/tpc/FastOpen.hh), as the dtn_tuning role sets it.
+            "net.ipv4.tcp_fastopen": "1027",
         }
     raise ValueError(f"unknown tuning profile {profile!r}; known: {PROFILES}")
 

@@ -187,9 +187,11 @@ def test_dtn_tuning_is_applied_now_and_at_boot(deployment: Deployment, deployed:
         live = deployment.ssh(
             name,
             ["sysctl", "-n", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control",
-             "net.ipv4.tcp_no_metrics_save"],
+             "net.ipv4.tcp_no_metrics_save", "net.ipv4.tcp_fastopen"],
         ).stdout.split()  # fmt: skip
-        assert live == ["4096", "131072", str(BUFFER_BYTES), "4096", "16384", str(BUFFER_BYTES), "bbr", "1"]
+        assert live == [
+            "4096", "131072", str(BUFFER_BYTES), "4096", "16384", str(BUFFER_BYTES), "bbr", "1", "1027"
+        ]  # fmt: skip
         persistent = deployment.ssh(name, ["cat", SYSCTL_FILE]).stdout
         assert f"net.ipv4.tcp_rmem=4096 131072 {BUFFER_BYTES}" in persistent.replace(" = ", "=")
         link = deployment.ssh(name, ["cat", "/sys/class/net/eth0/mtu", "/sys/class/net/eth0/tx_queue_len"])

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "FastOpen.hh"
 #include "FlowLabel.hh"
 
 // From <linux/in6.h>, which clashes with glibc's <netinet/in.h>.
@@ -105,6 +106,8 @@ extern "C" int connect(int fd, const struct sockaddr* addr, socklen_t len) {
         errno = ENOSYS;
         return -1;
     }
+    // Every TCP connection of the program goes to the source: each asks for Fast Open.
+    wanio::requestFastOpen(fd);
     const int scitag = wanio::armedScitag.load(std::memory_order_relaxed);
     if (scitag == 0 || !addr || len < static_cast<socklen_t>(sizeof(sockaddr_in6)) ||
         addr->sa_family != AF_INET6)

@@ -9,7 +9,7 @@
 // keeps it on every packet it sends. The source's packets carry the same label when its
 // host reflects it (net.ipv6.flowlabel_reflect bit 1, set by the dtn_tuning role).
 // IPv4 (and IPv4-mapped) connections, other socket types and an unarmed program are left
-// exactly as they were.
+// unlabelled. Every TCP connection also asks for Fast Open first (FastOpen.hh).
 #pragma once
 
 namespace wanio {

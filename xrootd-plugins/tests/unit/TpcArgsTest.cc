@@ -122,7 +122,8 @@ TEST(TpcArgs, ASourceWithATokenIsReadWithoutTheRendezvous) {
                               "/srv/data/f"});
     ASSERT_EQ(a.exitCode, 0) << a.message;
     EXPECT_TRUE(a.options.tokenPull);
-    EXPECT_EQ(a.options.source, "xroot://a.example:1094//data/f?authz=Bearer%20abc&scitag.flow=196");
+    EXPECT_EQ(a.options.source,
+              "xroot://a.example:1094//data/f?authz=Bearer%20abc&scitag.flow=196");
     EXPECT_EQ(a.options.scitag, 196);
 }
 

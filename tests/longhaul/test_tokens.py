@@ -119,6 +119,7 @@ def test_a_copy_lasting_several_token_lifetimes_at_300_ms_finishes_with_renewed_
     # it is never renewed: a source checksum asked after the copy would have needed a renewal.
     renewals = {"source": tokens.source.renewals, "destination": tokens.destination.renewals}  # type: ignore[attr-defined]
     assert renewals["destination"] >= 2 and renewals["source"] == 0, renewals
-    assert outcome.source_checksum.lower() == f"{zlib.adler32(data) & 0xFFFFFFFF:08x}", outcome.source_checksum
+    expected = f"{zlib.adler32(data) & 0xFFFFFFFF:08x}"
+    assert outcome.source_checksum.lower() == expected, outcome.source_checksum
     refreshed = _refreshes(log.read_text(errors="replace"))[refreshed_before:]
     assert len(refreshed) >= 3, f"the issuer logged {len(refreshed)} refreshes by the transfer client"

@@ -259,25 +259,33 @@ def copy_file(
             look_seconds=float(_transfer_setting("PROGRESS_SECONDS", 5.0)),
         ) as watch:
             auth.set_credentials(ctx)
+            dest_sum_wanted = verify in ("both", "target")
             if copier is not None:
-                copier.run(
+                # Its close, the destination's size and checksum are asked together (xrootd_tpc._landing),
+                # with the destination's token as it is then (a long copy may outlive the first).
+                landed = copier.run(
                     auth.source(),
                     auth.destination(),
                     size=source_size or int(ctx.stat(auth.source()).st_size),
                     streams=streams,
                     overwrite=overwrite,
                     timeout=int(params.timeout),
+                    landed_at=auth.destination,
+                    checksum=dest_sum_wanted,
                 )
             else:
                 ctx.filecopy(params, auth.source(), auth.destination())
         seconds = time.monotonic() - started
         auth.set_credentials(ctx)  # a long copy may have outlived the tokens it started with
-        size = ctx.stat(auth.destination()).st_size
+        size = landed.size if copier is not None else ctx.stat(auth.destination()).st_size
         if early_sum is not None:
             source_sum = early_sum.value(timeout=max(30.0, float(params.timeout) - seconds))
         elif verify in ("both", "source") and not source_sum:
             source_sum = ctx.checksum(auth.source(), "ADLER32")
-        dest_sum = ctx.checksum(auth.destination(), "ADLER32") if verify in ("both", "target") else ""
+        if copier is not None:
+            dest_sum = landed.adler32
+        else:
+            dest_sum = ctx.checksum(auth.destination(), "ADLER32") if dest_sum_wanted else ""
         mismatch = _mismatch(source_sum, dest_sum, expected if algorithm else "") if compare_after else ""
         if mismatch:
             return CopyOutcome(

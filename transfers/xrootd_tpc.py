@@ -27,6 +27,7 @@ import errno
 import logging
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -113,9 +114,10 @@ class _Pending:
     def __init__(self) -> None:
         self._answered = threading.Event()
         self.status: Any = None
+        self.response: Any = None
 
     def __call__(self, status: Any, response: Any, hosts: Any) -> None:
-        self.status = status
+        self.status, self.response = status, response
         self._answered.set()
 
     def wait(self, seconds: float) -> bool:
@@ -143,6 +145,51 @@ def _close_unawaited(file: Any, timeout: int) -> None:
             _closing.discard(file)
 
 
+@dataclass(frozen=True)
+class Landed:
+    """What the destination says of the copied file once it is closed: its size, and its adler32 when asked
+    (else empty)."""
+
+    size: int
+    adler32: str
+
+
+def _adler32_of(response: Any) -> str:
+    """The hex value of a ``kXR_Qcksum`` answer (``adler32 1a2b3c4d``)."""
+    text = response.decode(errors="replace") if isinstance(response, bytes) else str(response or "")
+    words = text.replace("\x00", " ").split()
+    return words[-1].lower() if len(words) >= 2 and words[0].lower() == "adler32" else ""
+
+
+def _landing(client: Any, dst: Any, url: str, checksum: bool, step: int) -> Landed:
+    """Close the copy at the destination and ask for the file's size and adler32 in the same breath: the
+    three requests go out together on the worker's connection to the destination, which answers them in
+    order (the close first), so a worker far from the destination waits one round trip for all three, not
+    one for each (docs/benchmarks/copy-round-trips.md)."""
+    parts = urlsplit(url)
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    server = client.FileSystem(f"{parts.scheme}://{parts.netloc}")
+    closed, stated, summed = _Pending(), _Pending(), _Pending()
+    asked = [(closed, dst.close(timeout=step, callback=closed))]
+    asked.append((stated, server.stat(path, timeout=step, callback=stated)))
+    if checksum:
+        from XRootD.client.flags import QueryCode
+
+        asked.append((summed, server.query(QueryCode.CHECKSUM, path, timeout=step, callback=summed)))
+    for pending, sent in asked:
+        if not sent.ok:
+            raise _error("destination (after the copy)", sent)
+        if not pending.wait(step + 5):
+            raise TpcError(errno.ETIMEDOUT, f"destination (after the copy): no answer in {step} s")
+    for step_name, pending in (("close", closed), ("stat", stated), ("checksum", summed)):
+        if pending.status is not None and not pending.status.ok:
+            raise _error(f"destination ({step_name})", pending.status)
+    adler32 = _adler32_of(summed.response) if checksum else ""
+    if checksum and not adler32:
+        raise TpcError(errno.EIO, f"destination (checksum): no adler32 in its answer {summed.response!r}")
+    return Landed(size=int(stated.response.size), adler32=adler32)
+
+
 class RendezvousCopy:
     """One copy (``run``), which another thread may ``cancel`` (the stall watch does)."""
 
@@ -161,9 +208,13 @@ class RendezvousCopy:
         streams: int,
         overwrite: bool,
         timeout: int,
-    ) -> None:
+        landed_at: Callable[[], str] | None = None,
+        checksum: bool = False,
+    ) -> Landed:
         """Copy ``source`` to ``destination`` (root:// URLs with their tokens and marks) by a pull at the
-        destination of ``streams`` streams; TpcError says which step failed and why."""
+        destination of ``streams`` streams, and say what landed (``Landed``: asked at the URL ``landed_at()``
+        gives, the destination's with a live token, and with its adler32 when ``checksum``); TpcError says
+        which step failed and why."""
         from XRootD import client
         from XRootD.client.flags import AccessMode, OpenFlags
 
@@ -206,11 +257,13 @@ class RendezvousCopy:
                 if not status.ok:
                     raise _error("destination (rendezvous)", status)
                 self._wait_for_the_copy(dst, timeout)
-                copied = True
-            finally:
+            except BaseException:
                 status, _ = dst.close(timeout=step)
                 if not status.ok:  # said here too: a failed copy's own error is what propagates
                     logger.warning("closing the copy at %s: %s", ends.destination_host, status.message)
+                raise
+            landed = _landing(client, dst, (landed_at or (lambda: destination))(), checksum, step)
+            copied = True
         except TpcError:
             if granted.wait(0) and not granted.status.ok:  # the source's own refusal says more
                 raise _error("source", granted.status) from None
@@ -220,8 +273,7 @@ class RendezvousCopy:
             # not held up for more than a few seconds waiting for the grant's answer.
             if granted.wait(step if copied else _GRANT_WAIT_AFTER_FAILURE_SECONDS) and granted.status.ok:
                 _close_unawaited(src, step)
-        if not status.ok:
-            raise _error("destination (close)", status)
+        return landed
 
     @staticmethod
     def _granted(granted: _Pending, step: int) -> None:

@@ -43,8 +43,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(o.scitag == 0 || (o.scitag >= 65 && o.scitag <= 65535), "scitag from " + input);
     // A malformed scitag.flow in the source URL marks nothing (and fails nothing).
     FUZZ_CHECK(!o.badUrlScitag || o.scitag == 0, "marked by a malformed scitag.flow: " + input);
-    // Source and destination are two of the arguments, never an option's value.
-    FUZZ_CHECK(std::find(args.begin(), args.end(), o.source) != args.end(), input);
+    // Source and destination are two of the arguments, never an option's value. A source
+    // read with its token is its argument without the rendezvous keys (SourceUrl.hh): the
+    // same URL up to its '?', a token kept, no tpc.* parameter left.
+    if (o.tokenPull) {
+        const std::string base = o.source.substr(0, o.source.find('?') + 1);
+        FUZZ_CHECK(std::any_of(args.begin(), args.end(),
+                               [&](const std::string& arg) { return arg.rfind(base, 0) == 0; }),
+                   "token pull of no argument: " + input);
+        FUZZ_CHECK(o.source.find("authz=") != std::string::npos, "token pull without a token");
+        const std::string query = o.source.substr(base.size());
+        std::size_t at = 0;
+        while (at <= query.size()) {
+            std::size_t end = query.find_first_of("&\t", at);
+            if (end == std::string::npos) end = query.size();
+            FUZZ_CHECK(query.compare(at, 4, "tpc.") != 0, "rendezvous key left in " + o.source);
+            at = end + 1;
+        }
+    } else {
+        FUZZ_CHECK(std::find(args.begin(), args.end(), o.source) != args.end(), input);
+    }
     FUZZ_CHECK(std::find(args.begin(), args.end(), o.destination) != args.end(), input);
     FUZZ_CHECK(o.source.empty() || o.source[0] != '-', "option taken as the source: " + input);
     FUZZ_CHECK(o.destination.empty() || o.destination[0] != '-', "option as destination: " + input);

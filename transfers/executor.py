@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from topology.services.storage_urls import HTTP_SCHEMES
 from topology.tpc_streams import ROOT_SCHEMES, streams_on_the_wire
 
 from .flow_marks import mark_http_copy, marked_root_urls
@@ -36,8 +37,6 @@ from .xrdcl_streams import streams_from_environment
 from .xrootd_tpc import RendezvousCopy, TpcError
 
 MIB = 1024 * 1024
-# The schemes of an HTTP third-party copy's destination (gfal2 hands those to davix's COPY).
-HTTP_TPC_SCHEMES = ("davs", "https", "dav", "http")
 NO_TOKEN = "none"
 # gfal2 and XrdCl quote URLs in what they log, and a root:// URL carries its token (CopyAuthorization).
 logging.getLogger("gfal2").addFilter(RedactTokens())
@@ -189,7 +188,7 @@ def copy_file(
         # token, and is refused) and of an HTTP third-party copy: gfal2 asks the source for its checksum
         # before the copy, on a connection of its own (three round trips before the first byte, docs/
         # benchmarks/copy-round-trips.md), where the executor asks it while the copy runs.
-        compare_after = verify != "none" and (auth.root_tokens or rendezvous or scheme in HTTP_TPC_SCHEMES)
+        compare_after = verify != "none" and (auth.root_tokens or rendezvous or scheme in HTTP_SCHEMES)
         if verify != "none" and not compare_after:
             params.set_checksum(
                 _checksum_mode(gfal2, verify), "ADLER32", expected.lower() if algorithm else ""
@@ -266,7 +265,7 @@ def copy_file(
                 landed = copier.run(
                     auth.source(),
                     auth.destination(),
-                    size=source_size or int(ctx.stat(auth.source()).st_size),
+                    size=source_size,
                     streams=streams,
                     overwrite=overwrite,
                     timeout=int(params.timeout),

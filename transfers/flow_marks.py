@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 from topology.services.storage_urls import HTTP_SCHEMES, ROOT_SCHEMES
 
+from .storage_urls import with_opaque
+
 
 def valid(scitag: int | None) -> int | None:
     """The flow identifier if it is one (65..65535), else None (nothing is marked)."""
@@ -33,11 +35,9 @@ def marked_root_urls(source: str, destination: str, scitag: int | None) -> tuple
     roots = all(url.partition("://")[0] in ROOT_SCHEMES for url in (source, destination))
     if flow is None or not roots or "scitag.flow=" in source or "tpc.scgi=" in destination:
         return source, destination
-    return _with(source, f"scitag.flow={flow}"), _with(destination, f"tpc.scgi=scitag.flow={flow}")
-
-
-def _with(url: str, pair: str) -> str:
-    return f"{url}{'&' if '?' in url else '?'}{pair}"
+    return with_opaque(source, f"scitag.flow={flow}"), with_opaque(
+        destination, f"tpc.scgi=scitag.flow={flow}"
+    )
 
 
 def http_header_group(url: str) -> str:

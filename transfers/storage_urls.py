@@ -10,6 +10,18 @@ from urllib.parse import urlsplit
 SUPPORTED_SCHEMES = ("root", "xroot", "davs", "https", "http", "file", "mock")
 
 
+def with_opaque(url: str, pair: str) -> str:
+    """``url`` with ``pair`` (``name=value``, or several joined by ``&``) added to its opaque part."""
+    return f"{url}{'&' if '?' in url else '?'}{pair}"
+
+
+def without_opaque(url: str, name: str) -> str:
+    """``url`` without its opaque parameter ``name``."""
+    base, quest, query = url.partition("?")
+    kept = [p for p in query.split("&") if p and p.partition("=")[0] != name]
+    return f"{base}?{'&'.join(kept)}" if quest and kept else base
+
+
 def storage_element(url: str) -> str:
     """``scheme://host:port`` of a transfer URL; raises ValueError for anything that is not one."""
     if not isinstance(url, str) or not url:

@@ -23,6 +23,8 @@ from urllib.parse import unquote, urlsplit
 
 import requests
 
+from .storage_urls import with_opaque
+
 log = logging.getLogger(__name__)
 
 # Refresh when less than this share of the token's life is left (and never later than MIN_MARGIN_SECONDS
@@ -48,7 +50,7 @@ def url_with_token(url: str, token: str) -> str:
     """``url`` (root://) carrying ``token`` in its opaque part, as XRootD's token plugin reads it."""
     if not token:
         return url
-    return f"{url}{'&' if '?' in url else '?'}authz=Bearer%20{token}"
+    return with_opaque(url, f"authz=Bearer%20{token}")
 
 
 class RedactTokens(logging.Filter):

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from .storage_urls import with_opaque, without_opaque
+
 logger = logging.getLogger(__name__)
 
 # XProtocol.hh's XErrorCode -> errno (XProtocol::toErrno), for the codes a copy meets.
@@ -73,10 +75,6 @@ def _error(step: str, status: Any) -> TpcError:
     return TpcError(code, f"{step}: {status.message}")
 
 
-def _with(url: str, cgi: str) -> str:
-    return f"{url}{'&' if '?' in url else '?'}{cgi}"
-
-
 @dataclass(frozen=True)
 class _Ends:
     """What the rendezvous names of each end."""
@@ -99,13 +97,6 @@ class _Ends:
     @property
     def source_token(self) -> bool:
         return any(p.startswith("authz=") and len(p) > len("authz=") for p in self.source_cgi)
-
-
-def _without(url: str, name: str) -> str:
-    """``url`` without its opaque parameter ``name``."""
-    base, quest, query = url.partition("?")
-    kept = [p for p in query.split("&") if p and p.partition("=")[0] != name]
-    return f"{base}?{'&'.join(kept)}" if quest and kept else base
 
 
 class _Pending:
@@ -230,12 +221,12 @@ class RendezvousCopy:
             # its pull program opens): the plugin's pull reads the source with it, as an HTTP-TPC pull does,
             # and needs no grant (xrootd-plugins/src/tpc/SourceUrl.hh); a stock pull presents both.
             rendezvous += "&tpc.scgi=" + "\t".join(ends.source_cgi)
-            destination = _without(destination, "tpc.scgi")  # the source's CGI has its scitag.flow
+            destination = without_opaque(destination, "tpc.scgi")  # the source's CGI has its scitag.flow
         flags = OpenFlags.UPDATE | OpenFlags.MAKEPATH | (OpenFlags.DELETE if overwrite else OpenFlags.NEW)
         mode = AccessMode.UR | AccessMode.UW | AccessMode.GR | AccessMode.OR
         step = max(1, min(timeout, 60))
         dst, src = client.File(), client.File()
-        keyed = _with(source, f"tpc.key={key}&tpc.dst={ends.destination_host}&tpc.stage=copy")
+        keyed = with_opaque(source, f"tpc.key={key}&tpc.dst={ends.destination_host}&tpc.stage=copy")
         granted = _Pending()
         status = src.open(keyed, OpenFlags.READ, timeout=step, callback=granted)
         if not status.ok:
@@ -249,7 +240,7 @@ class RendezvousCopy:
             self._granted(granted, step)
         copied = False
         try:
-            status, _ = dst.open(_with(destination, rendezvous), flags, mode, timeout=step)
+            status, _ = dst.open(with_opaque(destination, rendezvous), flags, mode, timeout=step)
             if not status.ok:
                 raise _error("destination", status)
             try:
@@ -285,28 +276,22 @@ class RendezvousCopy:
     def _wait_for_the_copy(self, dst: Any, timeout: int) -> None:
         """The destination answers the second sync when its pull has ended; until then, a cancellation asks
         it to stop the pull (``ofs.tpc cancel``)."""
-        done = threading.Event()
-        outcome: list[Any] = []
-
-        def answered(status: Any, response: Any, hosts: Any) -> None:
-            outcome.append(status)
-            done.set()
-
-        status = dst.sync(timeout=timeout, callback=answered)
+        ended = _Pending()
+        status = dst.sync(timeout=timeout, callback=ended)
         if not status.ok:
             raise _error("destination (copy)", status)
-        while not done.wait(0.2):
+        while not ended.wait(0.2):
             if self._cancelled.is_set():
-                self._cancel(dst, done)
-        if not outcome[0].ok:
-            raise _error("destination (copy)", outcome[0])
+                self._cancel(dst, ended)
+        if not ended.status.ok:
+            raise _error("destination (copy)", ended.status)
 
-    def _cancel(self, dst: Any, answered: threading.Event) -> None:
+    def _cancel(self, dst: Any, answered: _Pending) -> None:
         """Stop the destination's pull and wait for its answer to the pending sync, so that the close which
         follows finds no copy running and the file is free for a retry (the destination refuses a second
         writer: "already opened by 1 writer")."""
         status, _ = dst.fcntl(_CANCEL_REQUEST, timeout=_CANCEL_SECONDS)
-        if not status.ok and not answered.is_set():
+        if not status.ok and not answered.wait(0):
             raise _error("destination (cancel)", status)
         if not answered.wait(_CANCEL_SECONDS):
             raise TpcError(errno.ETIMEDOUT, f"destination (cancel): no answer in {_CANCEL_SECONDS} s")

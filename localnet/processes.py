@@ -49,11 +49,12 @@ def is_alive(pid: int | None) -> bool:
         return False
     except PermissionError:
         return True
-    # A zombie child counts as gone.
+    # A zombie child counts as gone. A process reaped between the open and the read makes the read fail with
+    # ESRCH (ProcessLookupError), not ENOENT: any OSError here means it is gone.
     try:
         with open(f"/proc/{pid}/stat") as fh:
             return fh.read().split(") ", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, IndexError):
+    except (OSError, IndexError):
         return False
 
 
@@ -64,7 +65,7 @@ def account_of(pid: int | None) -> str:
     try:
         with open(f"/proc/{pid}/status") as fh:
             uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
-    except (FileNotFoundError, StopIteration, TypeError, ValueError):
+    except (OSError, StopIteration, TypeError, ValueError):  # OSError: gone, also mid-read (ESRCH)
         return ""
     try:
         return pwd.getpwuid(uid).pw_name

@@ -1,7 +1,8 @@
 """The Celery application as ``celery -A srcnet`` runs it: the app (``srcnet.task_queue``) and the worker's
 start-up hooks, which need the platform's apps (this module is the composition root's, not the apps')."""
 
-from celery.signals import worker_init
+from celery.signals import task_postrun, task_prerun, worker_init
+from django.db import close_old_connections
 
 from .task_queue import app
 
@@ -28,3 +29,14 @@ def _record_task_metrics(**_: object) -> None:
     from monitoring import worker_metrics
 
     worker_metrics.connect()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _keep_usable_connections(sender: object = None, **_: object) -> None:
+    """Around each task, a database connection past CONN_MAX_AGE, broken (the database restarted) or left in
+    a transaction is closed, and the next use of a kept one is health-checked first (CONN_HEALTH_CHECKS): the
+    request cycle's rule, which Celery's fix-up replaces by closing every connection unless
+    CELERY_DB_REUSE_MAX is set (settings). Not for a task run eagerly, inside its caller's transaction."""
+    if not getattr(getattr(sender, "request", None), "is_eager", False):
+        close_old_connections()

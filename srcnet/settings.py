@@ -213,6 +213,12 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery's Django fix-up closes every database connection before and after each task unless this is set:
+# a new PostgreSQL backend (a fork, its authentication, cold catalogue caches) for every task, at a hundred
+# tasks a second most of the database's CPU (issue 33). Workers keep their connections as the web server
+# does, CONN_MAX_AGE with its health check applied around each task (srcnet.celery); the fix-up's own close
+# then comes only every this many tasks.
+CELERY_DB_REUSE_MAX = 1000
 # Beat runs with django_celery_beat's DatabaseScheduler (``localnet.stack.BEAT_SCHEDULER``): it copies
 # these entries into its PeriodicTask table at start and also fires the recurring campaigns' tasks.
 # Seconds between push cycles (the beat's; a cycle also runs when a push job ends, SRCNET_PUSH_ON_SETTLE).

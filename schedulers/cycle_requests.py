@@ -6,7 +6,8 @@ worker process and wait for the lock: the end-to-end benchmark's worker ran 78 c
 of it waiting) in a 38 s run, holding the processes the copies and the dispatcher need. Now a cycle that
 finds another running leaves a mark and ends; the running cycle, once committed, sees the mark and asks
 for one more, which sees everything the asks were for. A broker that cannot keep the mark makes the ask
-wait for the lock, as before."""
+wait for the lock, as before. And an ask made while a cycle asked for earlier has not begun yet sends
+nothing (``CYCLE_ASK``): that cycle will see what the ask was for."""
 
 from __future__ import annotations
 
@@ -14,8 +15,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from srcnet.pending_asks import PendingAsk
+
 log = logging.getLogger(__name__)
 AGAIN_SECONDS = 600  # a mark outlives any cycle; expired, the beat's next cycle does what it asked
+# A cycle asked for and not begun yet (the beat's own are sent without it): a lost message delays the next
+# cycle by at most this long, and by default the beat's next cycle comes sooner.
+CYCLE_ASK = PendingAsk("schedulers:push-cycle", 60)
 
 
 def again_key() -> str:
@@ -32,6 +38,7 @@ def run_coalesced(try_run: Callable[[], Any], run: Callable[[], Any]) -> int:
 
     from srcnet.task_queue import broker_redis
 
+    CYCLE_ASK.begins()
     cycle = try_run()
     if cycle is None:
         try:

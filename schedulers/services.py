@@ -39,10 +39,18 @@ def push_product(*, product: DataProduct, transfertool: Transfertool | None = No
 
 def request_push_cycle() -> None:
     """Ask a worker for a push cycle once the current transaction commits (products were queued, or a lane
-    freed). Sent by task name: services do not import tasks."""
+    freed), unless a cycle asked for earlier has not begun yet: it will see this change (at a file rate every
+    job that ends asks, several a second; srcnet/pending_asks.py). Sent by task name: services do not import
+    tasks."""
     from celery import current_app
 
-    transaction.on_commit(lambda: current_app.send_task("schedulers.push_cycle"))
+    from .cycle_requests import CYCLE_ASK
+
+    def ask() -> None:
+        if CYCLE_ASK.first():
+            current_app.send_task("schedulers.push_cycle")
+
+    transaction.on_commit(ask)
 
 
 def place_by_policy(*, product: DataProduct) -> list[Replica]:

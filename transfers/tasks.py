@@ -17,7 +17,6 @@ from django.utils import timezone
 from . import faults, services
 from .executor import CopyOutcome, CopySession, copy_with_tokens
 from .heartbeats import Heartbeat, SessionHeartbeat
-from .services.common import dispatch_begins
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +24,6 @@ log = logging.getLogger(__name__)
 @shared_task(name="transfers.dispatch", autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def dispatch() -> int:
     """Admit waiting files to their links; the executions are enqueued on commit."""
-    dispatch_begins()
     return len(services.dispatch())
 
 

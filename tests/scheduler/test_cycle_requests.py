@@ -76,3 +76,41 @@ def test_a_broker_that_cannot_keep_the_mark_makes_the_ask_wait_for_its_cycle(idl
         push_cycle_task()
         assert time.monotonic() - started >= 1.4  # it waited for the running cycle, then ran its own
     assert PushCycle.objects.count() == 1
+
+
+def test_asks_made_before_the_asked_cycle_begins_send_one_message(idle_queue) -> None:  # type: ignore[no-untyped-def]
+    """Every push job that ends asks for a cycle (several a second at a file rate): the asks made while the
+    cycle asked for first has not begun send nothing more; once it begins, the next ask sends one."""
+    from django.db import transaction
+
+    from schedulers.cycle_requests import CYCLE_ASK
+    from schedulers.services import request_push_cycle
+
+    CYCLE_ASK.begins()
+    try:
+        for _ in range(20):
+            with transaction.atomic():
+                request_push_cycle()
+        assert idle_queue.waiting(CYCLE) == 1
+        push_cycle_task()  # begins: what commits from now on may come after its look
+        assert PushCycle.objects.count() == 1
+        with transaction.atomic():
+            request_push_cycle()
+        with transaction.atomic():
+            request_push_cycle()
+        assert idle_queue.waiting(CYCLE) == 2
+    finally:
+        CYCLE_ASK.begins()
+
+
+def test_an_ask_rolled_back_sends_nothing(idle_queue) -> None:  # type: ignore[no-untyped-def]
+    from django.db import transaction
+
+    from schedulers.cycle_requests import CYCLE_ASK
+    from schedulers.services import request_push_cycle
+
+    CYCLE_ASK.begins()
+    with pytest.raises(RuntimeError), transaction.atomic():
+        request_push_cycle()
+        raise RuntimeError("rolled back")
+    assert idle_queue.waiting(CYCLE) == 0

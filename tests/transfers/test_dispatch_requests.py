@@ -63,10 +63,10 @@ def test_a_broker_that_cannot_keep_the_mark_still_gets_every_ask(idle_queue, mon
     import redis
 
     from localnet.state import free_port
-    from transfers.services import common
+    from srcnet import pending_asks
 
     unreachable = redis.Redis(port=free_port(), socket_connect_timeout=0.5)  # nothing listens there
-    monkeypatch.setattr(common, "_broker_client", lambda: unreachable)
+    monkeypatch.setattr(pending_asks, "_client", lambda: unreachable)
     _changed()
     _changed()
     assert idle_queue.waiting(DISPATCH) == 2

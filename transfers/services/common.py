@@ -8,6 +8,8 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from srcnet.pending_asks import PendingAsk
+
 log = logging.getLogger(__name__)
 
 
@@ -23,25 +25,13 @@ def send_task(name: str, *args: Any, countdown: float = 0.0, task_id: str | None
     return str(app.send_task(name, args=list(args), countdown=countdown or None, task_id=task_id).id)
 
 
-# A dispatch asked for and not yet begun, per task queue (one platform's workers): every commit that may free
-# or fill a slot asks for a dispatch, and at a file rate that is hundreds a second. Each would take a worker
-# process and wait in line for the dispatch lock, starving the copies (bench/control_plane/end_to_end.py:
-# 1 544 dispatches of 3.8 s each for 1 340 copies); one waiting dispatch sees every change made before it
-# begins, so the others are not sent. The mark expires, so a lost message delays the next dispatch by at
-# most this long (the beat's sweep dispatches every few seconds anyway).
+# A dispatch asked for and not yet begun, per task queue (srcnet/pending_asks.py): every commit that may
+# free or fill a slot asks for a dispatch; each used to take a worker process and wait in line for the
+# dispatch lock, starving the copies (bench/control_plane/end_to_end.py: 1 544 dispatches of 3.8 s each for
+# 1 340 copies). A lost message delays the next dispatch by at most this long (the beat's sweep dispatches
+# every few seconds anyway).
 DISPATCH_PENDING_SECONDS = 30
-
-
-def dispatch_pending_key() -> str:
-    from srcnet.task_queue import app
-
-    return f"srcnet:transfers:dispatch-pending:{app.conf.task_default_queue}"
-
-
-def _broker_client() -> Any:
-    from srcnet.task_queue import broker_redis
-
-    return broker_redis()
+DISPATCH_ASK = PendingAsk("transfers:dispatch", DISPATCH_PENDING_SECONDS)
 
 
 def enqueue_dispatch(countdown: float = 0.0) -> None:
@@ -50,33 +40,15 @@ def enqueue_dispatch(countdown: float = 0.0) -> None:
     back-off) is always sent."""
 
     def ask() -> None:
-        if countdown or _first_ask():
+        if countdown or DISPATCH_ASK.first():
             send_task("transfers.dispatch", countdown=countdown)
 
     transaction.on_commit(ask)
 
 
-def _first_ask() -> bool:
-    """Whether no dispatch asked for earlier is still waiting to begin (and mark that one is now). A broker
-    that cannot answer is no reason to ask for nothing: the task is sent, as before the marks existed."""
-    import redis
-
-    try:
-        return bool(_broker_client().set(dispatch_pending_key(), "1", nx=True, ex=DISPATCH_PENDING_SECONDS))
-    except redis.RedisError:
-        log.warning("dispatch mark unavailable; sending the dispatch", exc_info=True)
-        return True
-
-
 def dispatch_begins() -> None:
-    """A dispatch begins: what commits from now on asks for another (it may come after this one's look). If
-    the broker cannot take the mark away, it expires (DISPATCH_PENDING_SECONDS) and the sweep dispatches."""
-    import redis
-
-    try:
-        _broker_client().delete(dispatch_pending_key())
-    except redis.RedisError:
-        log.warning("dispatch mark not cleared; it expires in %s s", DISPATCH_PENDING_SECONDS, exc_info=True)
+    """A dispatch begins: what commits from now on asks for another (it may come after this one's look)."""
+    DISPATCH_ASK.begins()
 
 
 def send_copies(messages: list[tuple[str, list[int]]]) -> None:

@@ -24,9 +24,10 @@ from ..models import (
     StorageElementLimit,
     TransferAttempt,
     TransferFile,
+    TransferJob,
 )
 from ..scheduling import most_specific, pick_activity, share_key
-from .common import send_copies, transfer_settings
+from .common import dispatch_begins, send_copies, transfer_settings
 
 # Serialises dispatchers so two workers never both admit the last free slot of a link.
 DISPATCH_LOCK_KEY = 0x5C_4E_7D_15
@@ -92,11 +93,18 @@ def expire_queued(now: Any = None) -> int:
     from .outcomes import settle_job
 
     now = now or timezone.now()
+    # The jobs first (a few, by the jobs' state index), then their files: one query joining every waiting
+    # file to its job cost every dispatch 12 ms with 10 000 files waiting (bench/control_plane).
+    expired = list(
+        TransferJob.objects.filter(
+            state__in=(JobState.SUBMITTED, JobState.ACTIVE), expires__lt=now
+        ).values_list("pk", flat=True)
+    )
+    if not expired:
+        return 0
     rows = list(
         TransferFile.objects.select_related("job").filter(
-            job__expires__lt=now,
-            state__in=(FileState.SUBMITTED, FileState.NOT_USED),
-            job__state__in=(JobState.SUBMITTED, JobState.ACTIVE),
+            job_id__in=expired, state__in=(FileState.SUBMITTED, FileState.NOT_USED)
         )
     )
     for row in rows:
@@ -121,6 +129,10 @@ def dispatch() -> list[int]:
     (as FTS3's schedulers do): a dispatch costs the links it serves, not the backlog."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [DISPATCH_LOCK_KEY])
+    # Begun once it holds the lock, not before: asks made while it waited for the one running send nothing
+    # more (it has not read yet, so it sees what they were for), so at most one dispatch waits for the lock
+    # instead of one worker process per ask.
+    dispatch_begins()
     now = timezone.now()
     expire_queued(now)
     limits = list(LinkLimit.objects.all())
@@ -248,7 +260,6 @@ def _admit(copies: list[list[TransferFile]], now: Any) -> list[int]:
     """Start ``copies`` (each one file, or the files of a session): the files ACTIVE with a new attempt each,
     one message per copy, sent when this transaction commits."""
     from ..choices import JobState as States
-    from ..models import TransferJob
 
     # The start is the admission, not the instant this dispatch began (``now``): a copy that ended after
     # that instant, and whose slot this admission takes, must not look as if it overlapped this one.

@@ -333,8 +333,10 @@ def record(found: dict[str, tuple[float, str]], now: dt.datetime) -> int:
 
 
 def record_in_flight(found: dict[int, tuple[float, str]], now: dt.datetime) -> int:
-    """Write each product's (by id) predicted arrival and its reason; returns how many were updated."""
-    products = list(DataProduct.objects.filter(pk__in=list(found)).only("pk"))
+    """Write each product's (by id) predicted arrival and its reason; returns how many were updated. One that
+    arrived or failed since the cycle read what is in flight keeps what it had then."""
+    moving = (ProductState.REGISTERED, ProductState.PLACING)
+    products = list(DataProduct.objects.filter(pk__in=list(found), state__in=moving).only("pk"))
     return _write(products, found, now)
 
 

@@ -124,8 +124,6 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
         tool = transfertool or default_transfertool()
         rates = arrivals.lane_rates(now)
         in_flight = arrivals.copies_in_flight(now, rates)
-        # The products whose first copy is already moving: predicted again from their lane's queue.
-        arrivals.record_in_flight(arrivals.in_flight_predictions(in_flight, rates), now)
         for planned, load in _with_links_set_once(
             tool,
             cycle_plans(now=now, config=config, errors=report.errors, in_flight=in_flight, products=queue),
@@ -144,6 +142,11 @@ def _run_cycle(*, now: dt.datetime, transfertool: Transfertool | None, config: P
                 _dispatch(planned, load, tool, report, config)
             except TransfertoolError as exc:
                 report.errors.append(f"{planned.telescope}: {exc}")
+        # The products whose first copy is already moving: predicted again from their lane's queue, last, so
+        # that their rows are locked for the end of the cycle only: a copy that ends meanwhile settles its
+        # product (replicas.services.settle_request), which waited for the whole cycle when this came first
+        # (112-138 ms a product in bench/control_plane's runs of 2026-11-30).
+        arrivals.record_in_flight(arrivals.in_flight_predictions(in_flight, rates), now)
     except (PlanInputError, TransfertoolError) as exc:
         report.errors.append(str(exc))
     arrivals.keep_submitted(e["product"] for e in report.submitted if e["role"] in FIRST_COPY_ENTRIES)

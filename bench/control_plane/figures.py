@@ -125,9 +125,21 @@ def timeline(scope: str, started: dt.datetime) -> dict[str, Any]:
         "seconds_to_last": round(window, 2),
         "files_per_second": round(len(latency) / window, 1) if window > 0 else 0.0,
         "best_10s_files_per_second": _best_window(settled_at, 10.0),
+        # Whether the rate is sustained: files made AVAILABLE per second in each whole minute of the run.
+        "files_per_second_by_minute": _per_window(settled_at, 60.0),
         "registration_to_available": spread(latency),
         "stages": {name: spread(values) for name, values in stages.items()},
     }
+
+
+def _per_window(times: list[float], width: float) -> list[float]:
+    """Files settled per second in each whole ``width`` seconds from the start (a last part is left out)."""
+    whole = int(max(times, default=0.0) // width)
+    counts = [0] * whole
+    for t in times:
+        if (index := int(t // width)) < whole:
+            counts[index] += 1
+    return [round(n / width, 1) for n in counts]
 
 
 def _best_window(times: list[float], width: float) -> float:

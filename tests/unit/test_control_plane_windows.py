@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "control_plane"))
 
-from figures import _best_window, _per_window  # noqa: E402
+from figures import _best_window, _per_window
 
 
 def test_each_whole_minute_has_its_rate_and_a_last_part_is_left_out():

@@ -256,9 +256,26 @@ def test_prometheus_scrapes_every_target_and_loads_the_alert_rules(
         if time.monotonic() > deadline:
             break
         time.sleep(2)
-    assert reporting == set(SITES.values())
-    assert plugins == set(SITES.values())
+    assert reporting == set(SITES.values()), _site_reports(deployment, set(SITES.values()) - reporting)
+    assert plugins == set(SITES.values()), _site_reports(deployment, set(SITES.values()) - plugins)
     assert series("up{job=%22srcnet-control-plane%22}")[0]["value"][1] == "1"
+
+
+def _site_reports(deployment: Deployment, missing: set[str]) -> str:
+    """What the hosts of sites whose reports did not arrive say: their server's state, its report line and
+    the end of its journal (the hosts are gone once the session ends)."""
+    said = []
+    for host, site in SITES.items():
+        if site not in missing:
+            continue
+        for argv in (
+            ["systemctl", "show", "-p", "ActiveState,ActiveEnterTimestamp,NRestarts", "srcnet-xrootd"],
+            ["grep", "-h", "xrd.report", "-r", "/etc/xrootd"],
+            ["journalctl", "-u", "srcnet-xrootd", "-n", "40", "--no-pager"],
+        ):
+            done = deployment.ssh(host, argv, check=False)
+            said.append(f"{host} ({site}) $ {' '.join(argv)}:\n{done.stdout}{done.stderr}")
+    return "\n".join(said)
 
 
 def test_the_portal_serves_its_static_files(deployment: Deployment, deployed: object) -> None:

@@ -271,11 +271,9 @@ def _start(state: StateDir, issuer: LocalIssuer, management: int, address: str) 
 
 def _java_child(pid: int) -> int:
     """The Java process kc.sh (``pid``) started, or ``pid`` itself when it exec'd Java."""
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return pid
-    for child in children:
+    from .processes import child_pids
+
+    for child in child_pids(pid):
         try:
             if Path(f"/proc/{child}/exe").resolve().name == "java":
                 return int(child)

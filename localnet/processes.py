@@ -166,7 +166,8 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def _children(pid: int) -> list[int]:
+def child_pids(pid: int) -> list[int]:
+    """The processes ``pid`` started and has not reaped ([] if it is gone)."""
     try:
         return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except (OSError, ValueError):
@@ -180,7 +181,7 @@ def stop_daemon(state: StateDir, name: str, *, timeout: float = 10.0) -> bool:
     pid = read_pid(state, name)
     was_running = is_alive(pid)
     if pid:
-        children = _children(pid) if was_running else []
+        children = child_pids(pid) if was_running else []
         stop_pid(pid, timeout=timeout)
         for child in children:
             stop_pid(child, timeout=timeout)

@@ -12,14 +12,10 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from localnet.processes import child_pids
 from transfers.tasks import dispatch
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _pool_processes(worker_pid: int) -> list[int]:
-    children = Path(f"/proc/{worker_pid}/task/{worker_pid}/children").read_text().split()
-    return [int(pid) for pid in children]
 
 
 def _postgres_sockets(pid: int) -> set[int]:
@@ -57,7 +53,7 @@ def _run_tasks(log: Path, count: int) -> None:
 
 
 def _connections(worker_pid: int) -> dict[int, set[int]]:
-    return {pid: sockets for pid in _pool_processes(worker_pid) if (sockets := _postgres_sockets(pid))}
+    return {pid: sockets for pid in child_pids(worker_pid) if (sockets := _postgres_sockets(pid))}
 
 
 def test_a_worker_process_keeps_its_database_connection_from_task_to_task(celery_worker, test_state):

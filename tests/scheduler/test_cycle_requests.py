@@ -9,11 +9,12 @@ import time
 
 import psycopg
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
-from schedulers.cycle_requests import again_key
+from schedulers.cycle_requests import CYCLE_ASK, again_key
 from schedulers.loop import PUSH_CYCLE_LOCK
 from schedulers.models import PushCycle
+from schedulers.services import request_push_cycle
 from schedulers.tasks import push_cycle as push_cycle_task
 from srcnet.task_queue import broker_redis
 
@@ -81,11 +82,6 @@ def test_a_broker_that_cannot_keep_the_mark_makes_the_ask_wait_for_its_cycle(idl
 def test_asks_made_before_the_asked_cycle_begins_send_one_message(idle_queue) -> None:  # type: ignore[no-untyped-def]
     """Every push job that ends asks for a cycle (several a second at a file rate): the asks made while the
     cycle asked for first has not begun send nothing more; once it begins, the next ask sends one."""
-    from django.db import transaction
-
-    from schedulers.cycle_requests import CYCLE_ASK
-    from schedulers.services import request_push_cycle
-
     CYCLE_ASK.begins()
     try:
         for _ in range(20):
@@ -104,11 +100,6 @@ def test_asks_made_before_the_asked_cycle_begins_send_one_message(idle_queue) ->
 
 
 def test_an_ask_rolled_back_sends_nothing(idle_queue) -> None:  # type: ignore[no-untyped-def]
-    from django.db import transaction
-
-    from schedulers.cycle_requests import CYCLE_ASK
-    from schedulers.services import request_push_cycle
-
     CYCLE_ASK.begins()
     with pytest.raises(RuntimeError), transaction.atomic():
         request_push_cycle()

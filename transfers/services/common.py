@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from srcnet.pending_asks import PendingAsk
-
-log = logging.getLogger(__name__)
 
 
 def transfer_settings() -> dict[str, Any]:

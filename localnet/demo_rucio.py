@@ -26,9 +26,11 @@ def _say(message: str) -> None:
     print(f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def prepare(state: StateDir, name: str) -> dict[str, Any]:
+def prepare(state: StateDir, name: str, *, fresh: bool = False, mock_storage: bool = False) -> dict[str, Any]:
     """The FTS3 endpoint, the conveyor's identity, the Rucio server and its daemons, every endpoint as an
-    RSE; and the environment (``os.environ``) that makes the worker started next follow this server."""
+    RSE; and the environment (``os.environ``) that makes the worker started next follow this server.
+    ``fresh``: Rucio's catalogue emptied first (a benchmark's run starts from none, as its platform does);
+    ``mock_storage``: the conveyor submits mock:// copies too (the control plane's load benchmark)."""
     from django.conf import settings
 
     from replicas.rucio import RucioAdapter, RucioConfig
@@ -52,7 +54,14 @@ def prepare(state: StateDir, name: str) -> dict[str, Any]:
         fetch_interval=600,
         ca_file=str(state.path / "pki" / "ca.pem"),
     )
-    server = ensure_rucio(state, usercert=cert, token_client=token_client, packet_marking=marking)
+    server = ensure_rucio(
+        state,
+        usercert=cert,
+        token_client=token_client,
+        packet_marking=marking,
+        fresh=fresh,
+        mock_storage=mock_storage,
+    )
     os.environ.update(server.platform_env())
     os.environ.setdefault("SRCNET_RUCIO_FOLLOW_INTERVAL", FOLLOW_INTERVAL)
     # The push loop places through Rucio, in this process (settings are loaded) and in the worker (its env).

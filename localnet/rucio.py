@@ -38,6 +38,8 @@ RUCIO_VENV = Path(os.environ.get("SRCNET_RUCIO_VENV", str(PROJECT_ROOT / ".venv-
 RUCIO_TREE = PROJECT_ROOT / "rucio"
 POLICY_PATH = RUCIO_TREE / "policy"
 ROOT_ACCOUNT = "root"
+# The schemes of the copies the conveyor submits (``[conveyor] scheme``): the platform's storage serves these.
+CONVEYOR_SCHEMES = ("root", "davs", "https", "http")
 
 
 @dataclass(frozen=True)
@@ -265,6 +267,7 @@ def ensure_rucio(
     daemons: bool = True,
     token_client: RucioClient | None = None,
     packet_marking: PacketMarking | None = None,
+    mock_storage: bool = False,
 ) -> RucioServer:
     """Create (once), configure and start the local Rucio server and its daemons unless they run; return
     how to reach the server.
@@ -277,7 +280,9 @@ def ensure_rucio(
     FTS3 endpoint; a later call without it keeps it (a fresh one drops it). ``packet_marking`` becomes
     ``[packet-marking]``: the conveyor then gives each file it submits the SciTags mark of its rule's
     activity; kept and dropped the same way. Daemons that run with another
-    configuration start again. ``daemons=False`` starts the server alone.
+    configuration start again. ``daemons=False`` starts the server alone. ``mock_storage`` lets the
+    conveyor submit ``mock://`` copies too (the RSEs of the control plane's load benchmark, whose FTS3
+    endpoint alone takes them).
     Whatever this call started is stopped again if the instance does not come up."""
     database, port_key, daemon = _names(state, instance)
     account = service_account(RUCIO_ACCOUNT)
@@ -313,6 +318,7 @@ def ensure_rucio(
             "password": creds["password"],
             "alembic_ini": str(alembic_ini),
             "conveyor_extra": conveyor_extra,
+            "conveyor_schemes": ",".join(CONVEYOR_SCHEMES + (("mock",) if mock_storage else ())),
             "oidc_section": oidc_section,
             "packet_marking_section": marking_section,
         },

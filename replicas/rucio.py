@@ -32,12 +32,14 @@ from rucio.client import Client
 from rucio.common import exception as rucio_exc
 
 from topology.models import NetworkPath, StorageEndpoint
+from topology.services.storage_urls import MOCK_SCHEME
 
 from . import lifecycle
 from .choices import ProductState, ReplicaState
 from .models import DataProduct, Replica, ReplicaPolicy
 from .rucio_access import dataset_access_meta
 from .rucio_metadata import ensure_datatype
+from .rucio_mirrored import already_mirrored
 from .rucio_record import record_rules
 from .rucio_sync import (
     DEFAULT_ACTIVITY,
@@ -68,6 +70,9 @@ log = logging.getLogger(__name__)
 
 ROOT_IMPL = "rucio.rse.protocols.xrootd.Default"
 DAVS_IMPL = "rucio.rse.protocols.gfal.Default"
+# A mock endpoint's one protocol (the load benchmark's, transfers/mock_storage.py): Rucio's conveyor hands
+# its mock:// URLs to the FTS3 endpoint as any other (Rucio's FTS3 transfertool supports the scheme).
+MOCK_IMPL = "rucio.rse.protocols.mock.Default"
 
 
 # The RSE attributes by which Rucio's conveyor hands the copies of an RSE tokens (rucio.core.rse).
@@ -215,14 +220,27 @@ class RucioAdapter:
         return RseSync(
             name=name,
             created=created,
-            protocols=("root", "davs"),
+            protocols=tuple(self._wanted_protocols(endpoint)),
             attributes={k: str(v) for k, v in attributes.items()},
         )
 
-    def _sync_protocols(self, endpoint: StorageEndpoint) -> None:
+    @staticmethod
+    def _wanted_protocols(endpoint: StorageEndpoint) -> dict[str, dict[str, Any]]:
+        """The RSE's protocols: root and davs, the endpoint's own scheme first; a mock endpoint's alone."""
         prefix = "/" + endpoint.prefix.strip("/") + "/"
         preferred = endpoint.tpc_scheme
-        wanted: dict[str, dict[str, Any]] = {
+        if preferred == MOCK_SCHEME:
+            return {
+                MOCK_SCHEME: {
+                    "scheme": MOCK_SCHEME,
+                    "hostname": endpoint.hostname,
+                    "port": endpoint.http_port,
+                    "prefix": prefix,
+                    "impl": MOCK_IMPL,
+                    "domains": protocol_domains(1),
+                }
+            }
+        return {
             "root": {
                 "scheme": "root",
                 "hostname": endpoint.hostname,
@@ -241,6 +259,9 @@ class RucioAdapter:
                 "domains": protocol_domains(1 if preferred == "davs" else 2),
             },
         }
+
+    def _sync_protocols(self, endpoint: StorageEndpoint) -> None:
+        wanted = self._wanted_protocols(endpoint)
         existing = list(self.client.get_rse(endpoint.name).get("protocols") or [])
         for scheme, want in wanted.items():
             have = [p for p in existing if p["scheme"] == scheme]
@@ -634,34 +655,41 @@ class RucioAdapter:
             touched = self._record(product, self.product_rules(product), policy=None)
         return touched
 
-    def rules_changed_since(self, since: datetime.datetime | None) -> set[tuple[str, str]]:
-        """(scope, name) of every DID with a rule created or changed at or after ``since`` (a rule's
-        ``updated_at`` moves with its state and lock counts); every DID with a rule when ``since`` is None."""
+    def rules_changed_since(self, since: datetime.datetime | None) -> list[dict[str, Any]]:
+        """Every rule created or changed at or after ``since`` (a rule's ``updated_at`` moves with its state
+        and lock counts), as Rucio lists them; every rule when ``since`` is None."""
         filters: dict[str, Any] = {}
         if since is not None:
             stamp = since.astimezone(datetime.UTC).strftime("%a, %d %b %Y %H:%M:%S UTC")  # Rucio's format
             filters["updated_after"] = stamp
         with self._errors("cannot list the rules that changed"):
-            return {(str(r["scope"]), str(r["name"])) for r in self.client.list_replication_rules(filters)}
+            return list(self.client.list_replication_rules(filters))
 
     def follow_rules(
         self, *, since: datetime.datetime | None, products: Iterable[DataProduct] = ()
     ) -> FollowReport:
         """Sync (``sync_product``) every product whose dataset has a rule that changed since ``since``
-        (every product with a rule when None), every product still PLACING, and ``products``. Rules that
-        scientists created are picked up the same way. A product that cannot be synced is reported and
-        the others go on."""
-        dids = self.rules_changed_since(since)
+        (every product with a rule when None) unless its replicas already show what those rules say
+        (replicas/rucio_mirrored.py), every product still PLACING that Rucio knows and no listed rule
+        names, and ``products``. Rules that scientists created are picked up the same way. A product that
+        cannot be synced is reported and the others go on."""
+        changed: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for raw in self.rules_changed_since(since):
+            changed.setdefault((str(raw["scope"]), str(raw["name"])), []).append(raw)
         by_scope: dict[str, set[str]] = {}
-        for scope, name in dids:
+        for scope, name in changed:
             by_scope.setdefault(scope, set()).add(name)
         wanted: dict[int, DataProduct] = {p.pk: p for p in products}
+        listed: set[int] = set()
         for scope, names in by_scope.items():
             for product in DataProduct.objects.filter(scope=scope, name__in=sorted(names)):
-                wanted.setdefault(product.pk, product)
+                listed.add(product.pk)
+                if product.pk not in wanted and not self._mirrored(product, changed[(scope, product.name)]):
+                    wanted[product.pk] = product
         # A catch-up for changes older than ``since`` (e.g. while the workers were down): products still
         # being placed, when Rucio knows them (the embedded push flow places products without Rucio).
-        for product in DataProduct.objects.filter(state=ProductState.PLACING).exclude(pk__in=list(wanted)):
+        catch_up = DataProduct.objects.filter(state=ProductState.PLACING).exclude(pk__in=[*wanted, *listed])
+        for product in catch_up:
             with self._errors(f"cannot look up {product.did}"):
                 if self._did_exists(product.scope, product.name):
                     wanted[product.pk] = product
@@ -674,6 +702,11 @@ class RucioAdapter:
                 continue
             report.products.append(product.did)
         return report
+
+    @staticmethod
+    def _mirrored(product: DataProduct, rules: list[dict[str, Any]]) -> bool:
+        recorded = Replica.objects.filter(product=product).exclude(rucio_rule="")
+        return already_mirrored(rules, recorded.values_list("rucio_rule", "state"))
 
     def _record(
         self, product: DataProduct, rules: Sequence[RuleInfo], *, policy: ReplicaPolicy | None

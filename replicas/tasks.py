@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 from celery import shared_task
@@ -26,12 +28,38 @@ def follow_rucio_rules() -> dict[str, object]:
     from .rucio import RucioAdapter, RucioAdapterError
 
     since = timezone.now() - timedelta(seconds=float(settings.SRCNET_RUCIO_FOLLOW_WINDOW))
-    try:
-        report = RucioAdapter.from_env().follow_rules(since=since)
-    except RucioAdapterError as exc:
-        return {"error": str(exc)}
+    with one_round_at_a_time() as alone:
+        if not alone:
+            return {"skipped": "a round is running (the beat's next one follows what it leaves)"}
+        try:
+            report = RucioAdapter.from_env().follow_rules(since=since)
+        except RucioAdapterError as exc:
+            return {"error": str(exc)}
     _next_push_cycle()
     return {"products": report.products, "replicas": report.replicas, "errors": report.errors}
+
+
+# A session-level advisory lock: one round at a time across every worker; released at the round's end, or
+# by PostgreSQL when the connection of a process that died closes.
+FOLLOW_LOCK = 0x5352_4652  # any constant the platform uses for nothing else
+
+
+@contextmanager
+def one_round_at_a_time() -> Iterator[bool]:
+    """True inside when this round holds the follower's lock; False when another round holds it. Rounds
+    that overlapped (each begun by the beat while the one before still ran) took every worker process
+    at a file rate, and did the same work twice."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [FOLLOW_LOCK])
+        alone = bool(cursor.fetchone()[0])
+    try:
+        yield alone
+    finally:
+        if alone:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [FOLLOW_LOCK])
 
 
 def _next_push_cycle() -> None:

@@ -38,7 +38,7 @@ ADLER32 = "0cc737eb"
 BASELINE_FILES = 1000  # one job of this many files: the acceptance baseline
 
 
-def register_backlog(products: int, files: int) -> float:
+def register_backlog(products: int, files: int, scope: str = SCOPE) -> float:
     """``products`` products of ``files`` files each at the telescopes' SDP storage, alternately, through the
     registration service; returns its seconds."""
     from replicas.services import FileSpec, register_product
@@ -48,7 +48,7 @@ def register_backlog(products: int, files: int) -> float:
     specs = [FileSpec(f"part{i:04d}.ms", FILE_BYTES, ADLER32) for i in range(files)]
     t0 = time.monotonic()
     for number in range(products):
-        register_product(scope=SCOPE, name=f"obs-{number:06d}", telescope=telescopes[number % 2], files=specs)
+        register_product(scope=scope, name=f"obs-{number:06d}", telescope=telescopes[number % 2], files=specs)
     return time.monotonic() - t0
 
 
@@ -105,13 +105,30 @@ def start_worker(
     return proc, log
 
 
-def wait_until_accounted(timeout: float) -> bool:
-    """True once no product of the run waits or moves (every destination copy AVAILABLE or FAILED)."""
-    from replicas.models import DataProduct
+def wait_until_accounted(
+    timeout: float, scope: str = SCOPE, available_seen: dict[int, dt.datetime] | None = None
+) -> bool:
+    """True once no product of the run waits or moves (every destination copy AVAILABLE or FAILED).
+    ``available_seen``: filled with when each destination replica was first seen AVAILABLE (each second)."""
+    from django.db.models import F
+    from django.utils import timezone
+
+    from replicas.models import DataProduct, Replica
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not DataProduct.objects.filter(scope=SCOPE, state__in=("registered", "placing")).exists():
+        # Looked at first: a replica that turns AVAILABLE after the look is seen below, not lost.
+        done = not DataProduct.objects.filter(scope=scope, state__in=("registered", "placing")).exists()
+        if available_seen is not None:
+            now = timezone.now()
+            for replica_id in (
+                Replica.objects.filter(product__scope=scope, state="available")
+                .exclude(endpoint_id=F("product__source_id"))
+                .exclude(pk__in=list(available_seen))
+                .values_list("pk", flat=True)
+            ):
+                available_seen[replica_id] = now
+        if done:
             return True
         time.sleep(1.0)
     return False
@@ -123,29 +140,38 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     sys.path.insert(0, str(ROOT / "bench" / "control_plane"))
     import cpu
+    import through_rucio
     from figures import accounted, timeline, worker_time
 
     from localnet.processes import stop_pid
     from localnet.state import StateDir
 
+    rucio = args.through == "rucio"
+    scope = through_rucio.run_scope(timezone.now()) if rucio else SCOPE
     mock_storage_everywhere()
     baseline = acceptance_baseline(BASELINE_FILES)
     state = StateDir.named(args.state)
+    if rucio:
+        through_rucio.prepare(state, args.state)  # before the worker: it follows Rucio's rules
     proc, log = start_worker(
         state, args.state, args.copy_slots, args.push_interval, args.failure_fraction, args.session_files
     )
+    available_seen: dict[int, dt.datetime] = {}
     try:
         pids = cpu.component_pids(proc.pid)
+        if rucio:
+            pids.update(through_rucio.component_pids(state))
         cpu_before = cpu.snapshot(pids)
         started = timezone.now()
-        registration_s = register_backlog(args.products, args.files)
-        finished = wait_until_accounted(args.timeout)
+        registration_s = register_backlog(args.products, args.files, scope)
+        finished = wait_until_accounted(args.timeout, scope, available_seen)
         cpu_after = cpu.snapshot(pids)
     finally:
         stop_pid(proc.pid, timeout=30)
-    figures = timeline(SCOPE, started)
+    figures = through_rucio.timeline(scope, started, available_seen) if rucio else timeline(scope, started)
     rate = figures.get("files_per_second", 0.0)
     return {
+        "through": args.through,
         "products": args.products,
         "files_per_product": args.files,
         "copy_slots": args.copy_slots,
@@ -154,7 +180,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "push_interval_s": args.push_interval,
         "registration_s": round(registration_s, 2),
         "all_accounted": finished,
-        "accounted": accounted(SCOPE),
+        "accounted": accounted(scope),
         **figures,
         "worker_time": worker_time(log, figures.get("files_finished", 0)),
         # CPU ms per file made AVAILABLE, by component (the bench: registering the backlog, and waiting).
@@ -181,6 +207,13 @@ def main() -> int:
     parser.add_argument("--failure-fraction", type=float, default=0.01, help="share of copies that fail")
     parser.add_argument("--push-interval", type=float, default=2.0, help="seconds between push cycles")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for every copy")
+    parser.add_argument(
+        "--through",
+        choices=("service", "rucio"),
+        default="service",
+        help="who submits the copies: the push loop to the transfer service (default), or Rucio's conveyor"
+        " (rules the push loop makes, through the FTS3 endpoint)",
+    )
     parser.add_argument("--state", default="bench-control-plane", help="the state folder's name")
     parser.add_argument("--out", type=Path, help="the result file (default bench/control_plane/results/)")
     args = parser.parse_args()

@@ -75,7 +75,10 @@ def test_the_task_follows_changed_rules_and_scientists_own(
     rucio.register_product(quiet)
 
     result = follow_rucio_rules()
-    assert {placing.did, placed.did} <= set(result["products"]) and quiet.did not in result["products"]
+    assert placed.did in result["products"] and quiet.did not in result["products"]
+    # Our rule changed (it was made), but its replica already shows it (COPYING, that rule's): not synced
+    # again (replicas/rucio_mirrored.py).
+    assert placing.did not in result["products"]
     assert not [e for e in result["errors"] if scope in e]
     picked = Replica.objects.get(product=placed, endpoint__name="AUSRC_DISK")
     assert picked.state == ReplicaState.COPYING and picked.policy is None
@@ -114,4 +117,29 @@ def test_the_command_syncs_every_product_with_a_rule(synced, rucio: RucioAdapter
     out = io.StringIO()
     call_command("rucio_sync", "--all", stdout=out)
     assert f"synced {product.did}" in out.getvalue()
+    assert Replica.objects.get(product=product, endpoint__name="AUSRC_DISK").state == ReplicaState.COPYING
+
+
+def test_a_round_while_another_runs_does_nothing(synced, rucio: RucioAdapter, scope, configured) -> None:
+    from django.db import connections
+
+    from replicas.tasks import FOLLOW_LOCK
+
+    product = make_product(scope, "obs-scientists")
+    rucio.register_product(product)
+    product.state = ProductState.PLACED
+    product.save(update_fields=["state"])
+    rucio.client.add_replication_rule([{"scope": scope, "name": product.name}], 1, "AUSRC_DISK")
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:  # another worker's round holds the lock
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [FOLLOW_LOCK])
+            assert cursor.fetchone()[0] is True
+        assert "a round is running" in follow_rucio_rules()["skipped"]
+        assert not Replica.objects.filter(product=product, endpoint__name="AUSRC_DISK").exists()
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [FOLLOW_LOCK])
+    finally:
+        other.close()
+    assert product.did in follow_rucio_rules()["products"]
     assert Replica.objects.get(product=product, endpoint__name="AUSRC_DISK").state == ReplicaState.COPYING

@@ -91,6 +91,28 @@ def test_sync_is_idempotent_and_follows_endpoint_changes(reference_topology, ruc
     assert rucio.rse_attributes("UKSRC_DISK")["fts"] == "https://127.0.0.1:2"
 
 
+def test_a_mock_endpoints_rse_has_its_one_mock_protocol_and_loses_it_when_it_turns_back(
+    reference_topology, rucio: RucioAdapter
+) -> None:
+    eps = point_at_loopback()
+    mock = next(e for e in eps if e.name == "UKSRC_DISK")
+    # What the control plane's load benchmark registers (SRCNET_MOCK_STORAGE): gfal2's mock plugin's storage.
+    mock.tpc_scheme = "mock"
+    sync = rucio.sync_endpoint(mock, fts_url=FTS_PLACEHOLDER)
+    assert sync.protocols == ("mock",)
+    (protocol,) = rucio.rse_protocols("UKSRC_DISK")
+    assert protocol["scheme"] == "mock" and protocol["impl"] == "rucio.rse.protocols.mock.Default"
+    assert (protocol["hostname"], protocol["port"], protocol["prefix"]) == (
+        mock.hostname,
+        mock.http_port,
+        "/srcnet/",
+    )
+    assert protocol["domains"]["wan"]["third_party_copy_write"] == 1
+    mock.tpc_scheme = "root"
+    assert rucio.sync_endpoint(mock, fts_url=FTS_PLACEHOLDER).protocols == ("root", "davs")
+    assert {p["scheme"] for p in rucio.rse_protocols("UKSRC_DISK")} == {"root", "davs"}
+
+
 def test_distances_exist_only_where_paths_exist(reference_topology, rucio: RucioAdapter) -> None:
     eps = point_at_loopback()
     by_name = {e.name: e for e in eps}

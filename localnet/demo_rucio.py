@@ -26,11 +26,14 @@ def _say(message: str) -> None:
     print(f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def prepare(state: StateDir, name: str, *, fresh: bool = False, mock_storage: bool = False) -> dict[str, Any]:
+def prepare(
+    state: StateDir, name: str, *, fresh: bool = False, mock_storage: bool = False, pooled: bool = False
+) -> dict[str, Any]:
     """The FTS3 endpoint, the conveyor's identity, the Rucio server and its daemons, every endpoint as an
     RSE; and the environment (``os.environ``) that makes the worker started next follow this server.
     ``fresh``: Rucio's catalogue emptied first (a benchmark's run starts from none, as its platform does);
-    ``mock_storage``: the conveyor submits mock:// copies too (the control plane's load benchmark)."""
+    ``mock_storage``: the conveyor submits mock:// copies too, ``pooled``: Rucio pools its database
+    connections (both for the control plane's load benchmark; ``ensure_rucio``)."""
     from django.conf import settings
 
     from replicas.rucio import RucioAdapter, RucioConfig
@@ -61,6 +64,7 @@ def prepare(state: StateDir, name: str, *, fresh: bool = False, mock_storage: bo
         packet_marking=marking,
         fresh=fresh,
         mock_storage=mock_storage,
+        pooled=pooled,
     )
     os.environ.update(server.platform_env())
     os.environ.setdefault("SRCNET_RUCIO_FOLLOW_INTERVAL", FOLLOW_INTERVAL)

@@ -268,6 +268,7 @@ def ensure_rucio(
     token_client: RucioClient | None = None,
     packet_marking: PacketMarking | None = None,
     mock_storage: bool = False,
+    pooled: bool = False,
 ) -> RucioServer:
     """Create (once), configure and start the local Rucio server and its daemons unless they run; return
     how to reach the server.
@@ -282,7 +283,9 @@ def ensure_rucio(
     activity; kept and dropped the same way. Daemons that run with another
     configuration start again. ``daemons=False`` starts the server alone. ``mock_storage`` lets the
     conveyor submit ``mock://`` copies too (the RSEs of the control plane's load benchmark, whose FTS3
-    endpoint alone takes them).
+    endpoint alone takes them). ``pooled`` keeps the server's and daemons' database connections in a pool
+    (Rucio's queuepool) instead of one per session: for a load benchmark, where nothing restarts PostgreSQL
+    (a pooled connection fails once after a restart; rucio/etc/rucio.cfg.in).
     Whatever this call started is stopped again if the instance does not come up."""
     database, port_key, daemon = _names(state, instance)
     account = service_account(RUCIO_ACCOUNT)
@@ -318,6 +321,7 @@ def ensure_rucio(
             "password": creds["password"],
             "alembic_ini": str(alembic_ini),
             "conveyor_extra": conveyor_extra,
+            "poolclass": "queuepool" if pooled else "nullpool",
             "conveyor_schemes": ",".join(CONVEYOR_SCHEMES + (("mock",) if mock_storage else ())),
             "oidc_section": oidc_section,
             "packet_marking_section": marking_section,

@@ -152,7 +152,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     baseline = acceptance_baseline(BASELINE_FILES)
     state = StateDir.named(args.state)
     if rucio:
-        through_rucio.prepare(state, args.state)  # before the worker: it follows Rucio's rules
+        # Before the worker: it follows Rucio's rules.
+        through_rucio.prepare(state, args.state, pooled=args.rucio_connections == "pooled")
     proc, log = start_worker(
         state, args.state, args.copy_slots, args.push_interval, args.failure_fraction, args.session_files
     )
@@ -172,6 +173,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rate = figures.get("files_per_second", 0.0)
     return {
         "through": args.through,
+        "rucio_connections": args.rucio_connections if rucio else None,
         "products": args.products,
         "files_per_product": args.files,
         "copy_slots": args.copy_slots,
@@ -213,6 +215,12 @@ def main() -> int:
         default="service",
         help="who submits the copies: the push loop to the transfer service (default), or Rucio's conveyor"
         " (rules the push loop makes, through the FTS3 endpoint)",
+    )
+    parser.add_argument(
+        "--rucio-connections",
+        choices=("pooled", "per-session"),
+        default="pooled",
+        help="through Rucio: its database connections pooled (default), or one per session (the tests')",
     )
     parser.add_argument("--state", default="bench-control-plane", help="the state folder's name")
     parser.add_argument("--out", type=Path, help="the result file (default bench/control_plane/results/)")

@@ -37,16 +37,17 @@ def run_scope(now: dt.datetime) -> str:
     return f"e2e{now:%m%d%H%M%S}"
 
 
-def prepare(state: Any, name: str) -> dict[str, Any]:
+def prepare(state: Any, name: str, *, pooled: bool = True) -> dict[str, Any]:
     """Rucio's server and daemons on an empty catalogue, every (mock) endpoint its RSE, the FTS3 endpoint
     running, and the environment of the worker started next set to follow Rucio's rules. Tokens as in
     production: the conveyor presents its own, and the worker asks the issuer for one per end of each copy,
-    with the endpoint's audience (which the issuer is told of here; the mock storage checks none)."""
+    with the endpoint's audience (which the issuer is told of here; the mock storage checks none).
+    ``pooled``: Rucio keeps its database connections in a pool (else one per session, as in the tests)."""
     from localnet.demo_rucio import prepare as prepare_rucio
     from localnet.issuer import allow_audience, ensure_issuer, issuer_address
     from topology.models import StorageEndpoint
 
-    prepared = prepare_rucio(state, name, fresh=True, mock_storage=True)
+    prepared = prepare_rucio(state, name, fresh=True, mock_storage=True, pooled=pooled)
     issuer = ensure_issuer(state, address=issuer_address(state))
     for endpoint in StorageEndpoint.objects.all():
         allow_audience(issuer, endpoint.audience)

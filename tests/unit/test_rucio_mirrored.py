@@ -36,7 +36,8 @@ def test_a_rule_no_replica_records_or_two_replicas_record_is_synced() -> None:
 def test_stuck_suspended_and_many_copy_rules_are_always_synced() -> None:
     assert not already_mirrored([rule(state="STUCK", locks_stuck_cnt=1)], [("r1", "failed")])
     assert not already_mirrored([rule(state="SUSPENDED", locks_replicating_cnt=1)], [("r1", "copying")])
-    assert not already_mirrored([rule(copies=2, locks_replicating_cnt=2)], [("r1", "copying"), ("r1", "copying")])
+    two = [("r1", "copying"), ("r1", "copying")]
+    assert not already_mirrored([rule(copies=2, locks_replicating_cnt=2)], two)
 
 
 def test_every_listed_rule_of_the_product_must_be_shown() -> None:

@@ -109,7 +109,6 @@ def timeline(scope: str, started: dt.datetime) -> dict[str, Any]:
         stages["settling"].append((settled - finished).total_seconds())
         latency.append((settled - created).total_seconds())
         settled_at.append((settled - started).total_seconds())
-    window = max(settled_at) if settled_at else 0.0
     retried = sum(
         1
         for n in TransferFile.objects.filter(id__in=list(claims)).values_list("attempts", flat=True)
@@ -122,6 +121,17 @@ def timeline(scope: str, started: dt.datetime) -> dict[str, Any]:
         # Every attempt, and the task messages that ran them (a copy session's attempts share one).
         "attempts": attempts.count(),
         "copy_messages": attempts.values("task_id").distinct().count(),
+        **rate_and_latency(latency, settled_at, stages),
+    }
+
+
+def rate_and_latency(
+    latency: list[float], settled_at: list[float], stages: dict[str, list[float]]
+) -> dict[str, Any]:
+    """A run's rate from when each file was made AVAILABLE (``settled_at``, seconds from the start), its
+    registration-to-AVAILABLE ``latency`` and its ``stages``' spreads (seconds each)."""
+    window = max(settled_at, default=0.0)
+    return {
         "seconds_to_last": round(window, 2),
         "files_per_second": round(len(latency) / window, 1) if window > 0 else 0.0,
         "best_10s_files_per_second": _best_window(settled_at, 10.0),

@@ -20,7 +20,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from figures import _best_window, _per_window, spread
+from figures import _best_window, rate_and_latency
 
 # Rucio's processes whose CPU the run counts, by PID-file name (localnet/rucio_daemons.py).
 RUCIO_PROCESSES = {
@@ -105,16 +105,10 @@ def timeline(scope: str, started: dt.datetime, available_seen: dict[int, dt.date
                 stages["platform_queued"].append((claimed - copy["submitted"]).total_seconds())
                 stages["copying"].append((copy["finished"] - claimed).total_seconds())
             stages["rucio_finish"].append((seen - copy["finished"]).total_seconds())
-    window = max(available_at, default=0.0)
     submitted = TransferFile.objects.filter(dest_surl__contains=f"/{scope}/")
     return {
         "files_finished": len(latency),
-        "seconds_to_last": round(window, 2),
-        "files_per_second": round(len(latency) / window, 1) if window > 0 else 0.0,
-        "best_10s_files_per_second": _best_window(available_at, 10.0),
-        "files_per_second_by_minute": _per_window(available_at, 60.0),
-        "registration_to_available": spread(latency),
-        "stages": {name: spread(values) for name, values in stages.items()},
+        **rate_and_latency(latency, available_at, stages),
         "retried_files": submitted.filter(attempts__gt=1).count(),
         "attempts": TransferAttempt.objects.filter(file__in=submitted).count(),
         "copy_messages": TransferAttempt.objects.filter(file__in=submitted)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from localnet.state import PROJECT_ROOT
 
@@ -13,21 +14,27 @@ PYTHON = PROJECT_ROOT / ".venv" / "bin" / "python"
 SCRIPT = PROJECT_ROOT / "bench" / "control_plane" / "end_to_end.py"
 
 
-def test_the_end_to_end_benchmark_accounts_for_every_file(tmp_path: Path) -> None:
+def run_bench(tmp_path: Path, *arguments: str, timeout: float) -> dict[str, Any]:
+    """The benchmark's result after a run with ``arguments``, which must succeed."""
     out = tmp_path / "result.json"
     run = subprocess.run(
-        [
-            str(PYTHON),
-            str(SCRIPT),
-            *("--products", "3", "--files", "4", "--failure-fraction", "0.2", "--timeout", "240"),
-            *("--state", "bench-control-plane-smoke", "--out", str(out)),
-        ],
+        [str(PYTHON), str(SCRIPT), *arguments, "--out", str(out)],
         capture_output=True,
         text=True,
-        timeout=420,
+        timeout=timeout,
     )
     assert run.returncode == 0, run.stderr[-3000:] + run.stdout[-3000:]
-    result = json.loads(out.read_text())
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def test_the_end_to_end_benchmark_accounts_for_every_file(tmp_path: Path) -> None:
+    result = run_bench(
+        tmp_path,
+        *("--products", "3", "--files", "4", "--failure-fraction", "0.2", "--timeout", "240"),
+        *("--state", "bench-control-plane-smoke"),
+        timeout=420,
+    )
     # Every copy made once, none stuck; a fifth of the attempts failed and were retried until they took.
     assert result["all_accounted"] is True
     # gfal2's plugin loads and its events of each copy stay out of the worker's log (SRCNET_GFAL2_LOG_LEVEL),
@@ -64,20 +71,12 @@ def test_the_end_to_end_benchmark_accounts_for_every_file(tmp_path: Path) -> Non
 def test_the_benchmark_through_rucio_accounts_for_every_file_and_names_both_sides(tmp_path: Path) -> None:
     """``--through rucio``: Rucio's conveyor submits to the FTS3 endpoint (its real daemons, its catalogue
     emptied first); each side's stages, rates and CPU are reported."""
-    out = tmp_path / "result.json"
-    run = subprocess.run(
-        [
-            str(PYTHON),
-            str(SCRIPT),
-            *("--through", "rucio", "--products", "2", "--files", "5", "--failure-fraction", "0.2"),
-            *("--timeout", "240", "--state", "bench-control-plane-rucio-smoke", "--out", str(out)),
-        ],
-        capture_output=True,
-        text=True,
+    result = run_bench(
+        tmp_path,
+        *("--through", "rucio", "--products", "2", "--files", "5", "--failure-fraction", "0.2"),
+        *("--timeout", "240", "--state", "bench-control-plane-rucio-smoke"),
         timeout=600,
     )
-    assert run.returncode == 0, run.stderr[-3000:] + run.stdout[-3000:]
-    result = json.loads(out.read_text())
     assert result["through"] == "rucio" and result["all_accounted"] is True
     assert result["accounted"]["states"] == {"available": 2}, result["accounted"]
     assert result["accounted"]["files_available"] == 10 and result["accounted"]["available_twice"] == 0

@@ -3,33 +3,13 @@ cannot rot unseen): on a state of its own, its own Celery worker and beat, every
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
-from typing import Any
 
-from localnet.state import PROJECT_ROOT
-
-PYTHON = PROJECT_ROOT / ".venv" / "bin" / "python"
-SCRIPT = PROJECT_ROOT / "bench" / "control_plane" / "end_to_end.py"
-
-
-def run_bench(tmp_path: Path, *arguments: str, timeout: float) -> dict[str, Any]:
-    """The benchmark's result after a run with ``arguments``, which must succeed."""
-    out = tmp_path / "result.json"
-    run = subprocess.run(
-        [str(PYTHON), str(SCRIPT), *arguments, "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert run.returncode == 0, run.stderr[-3000:] + run.stdout[-3000:]
-    result: dict[str, Any] = json.loads(out.read_text())
-    return result
+from ..control_plane_bench import run_end_to_end
 
 
 def test_the_end_to_end_benchmark_accounts_for_every_file(tmp_path: Path) -> None:
-    result = run_bench(
+    result = run_end_to_end(
         tmp_path,
         *("--products", "3", "--files", "4", "--failure-fraction", "0.2", "--timeout", "240"),
         *("--state", "bench-control-plane-smoke"),
@@ -66,31 +46,3 @@ def test_the_end_to_end_benchmark_accounts_for_every_file(tmp_path: Path) -> Non
     spent = result["cpu_ms_per_file"]
     assert set(spent) == {"worker", "postgresql", "redis", "bench", "machine", "other"}, spent
     assert spent["worker"] > 0 and spent["postgresql"] > 0 and spent["machine"] >= spent["worker"]
-
-
-def test_the_benchmark_through_rucio_accounts_for_every_file_and_names_both_sides(tmp_path: Path) -> None:
-    """``--through rucio``: Rucio's conveyor submits to the FTS3 endpoint (its real daemons, its catalogue
-    emptied first); each side's stages, rates and CPU are reported."""
-    result = run_bench(
-        tmp_path,
-        *("--through", "rucio", "--products", "2", "--files", "5", "--failure-fraction", "0.2"),
-        *("--timeout", "240", "--state", "bench-control-plane-rucio-smoke"),
-        timeout=600,
-    )
-    assert result["through"] == "rucio" and result["all_accounted"] is True
-    assert result["accounted"]["states"] == {"available": 2}, result["accounted"]
-    assert result["accounted"]["files_available"] == 10 and result["accounted"]["available_twice"] == 0
-    assert result["files_finished"] == 10
-    # A fifth of the copies fail their checksum at first: the platform retries them (Rucio sees them done).
-    assert result["retried_files"] >= 1 and result["attempts"] >= 10 + result["retried_files"], result
-    stages = result["stages"]
-    assert set(stages) == {"wait_for_rule", "rucio_submit", "platform_queued", "copying", "rucio_finish"}
-    # Every copy went through Rucio's submission and the platform's queue.
-    assert all(stages[name]["p50_ms"] > 0 for name in ("wait_for_rule", "rucio_submit", "rucio_finish"))
-    sides = result["sides"]
-    # Each file handed to the FTS3 endpoint at least once (again if Rucio resubmitted one), each ended there.
-    assert sides["rucio_submitted"]["files"] == sides["platform_finished"]["files"] >= 10, sides
-    assert sides["jobs"] >= 1
-    spent = result["cpu_ms_per_file"]
-    for component in ("fts3_endpoint", "rucio_server", "conveyor_submitter", "conveyor_poller", "worker"):
-        assert spent[component] > 0, spent

@@ -7,35 +7,18 @@ and docs/benchmarks.md. It runs after the parallel phase, alone on the machine (
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from localnet.state import PROJECT_ROOT
 
-PYTHON = PROJECT_ROOT / ".venv" / "bin" / "python"
-SCRIPT = PROJECT_ROOT / "bench" / "control_plane" / "end_to_end.py"
+from ..control_plane_bench import run_end_to_end
+
 GATE = PROJECT_ROOT / "bench" / "control_plane" / "gate.json"
 
 
 def test_the_end_to_end_rate_keeps_half_of_the_documented_figure(tmp_path: Path) -> None:
     gate = json.loads(GATE.read_text())
-    out = tmp_path / "result.json"
-    run = subprocess.run(
-        [
-            str(PYTHON),
-            str(SCRIPT),
-            *gate["arguments"],
-            "--state",
-            "bench-control-plane-gate",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-3000:] + run.stdout[-3000:]
-    result = json.loads(out.read_text())
+    result = run_end_to_end(tmp_path, *gate["arguments"], "--state", "bench-control-plane-gate", timeout=600)
     assert result["all_accounted"] is True and result["accounted"]["available_twice"] == 0, result[
         "accounted"
     ]

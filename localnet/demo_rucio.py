@@ -48,7 +48,8 @@ def prepare(
 
     fts_url = ensure_fts3(state, name)
     cert, dn = ensure_client_cert(state, CONVEYOR_IDENTITY)
-    token_client = ensure_rucio_client(state, ensure_issuer(state, address=issuer_address(state)))
+    issuer = ensure_issuer(state, address=issuer_address(state))
+    token_client = ensure_rucio_client(state, issuer)
     register_conveyor(dn, token_client)
     # Rucio's conveyor marks its copies as the platform does: the marks the FTS3 endpoint publishes.
     marking = PacketMarking(
@@ -79,7 +80,7 @@ def prepare(
         f"its conveyor, judge-evaluator and judge-repairer daemons run; the conveyor authenticates with"
         f" its token from {token_client.issuer} (or as {dn} where an RSE takes no tokens)"
     )
-    return {"server": server, "adapter": adapter, "cert": cert, "fts_url": fts_url}
+    return {"server": server, "adapter": adapter, "cert": cert, "fts_url": fts_url, "issuer": issuer}
 
 
 def register_conveyor(dn: str, token_client: RucioClient) -> Any:

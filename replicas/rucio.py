@@ -680,12 +680,22 @@ class RucioAdapter:
         for scope, name in changed:
             by_scope.setdefault(scope, set()).add(name)
         wanted: dict[int, DataProduct] = {p.pk: p for p in products}
-        listed: set[int] = set()
-        for scope, names in by_scope.items():
-            for product in DataProduct.objects.filter(scope=scope, name__in=sorted(names)):
-                listed.add(product.pk)
-                if product.pk not in wanted and not self._mirrored(product, changed[(scope, product.name)]):
-                    wanted[product.pk] = product
+        listed = {
+            product.pk: product
+            for scope, names in by_scope.items()
+            for product in DataProduct.objects.filter(scope=scope, name__in=sorted(names))
+        }
+        recorded: dict[int, list[tuple[str, str]]] = {}  # product -> (rule id, state) of its rules' replicas
+        for product_id, rule_id, state in (
+            Replica.objects.filter(product_id__in=list(listed))
+            .exclude(rucio_rule="")
+            .values_list("product_id", "rucio_rule", "state")
+        ):
+            recorded.setdefault(product_id, []).append((rule_id, state))
+        for pk, product in listed.items():
+            rules = changed[(product.scope, product.name)]
+            if pk not in wanted and not already_mirrored(rules, recorded.get(pk, [])):
+                wanted[pk] = product
         # A catch-up for changes older than ``since`` (e.g. while the workers were down): products still
         # being placed, when Rucio knows them (the embedded push flow places products without Rucio).
         catch_up = DataProduct.objects.filter(state=ProductState.PLACING).exclude(pk__in=[*wanted, *listed])
@@ -702,11 +712,6 @@ class RucioAdapter:
                 continue
             report.products.append(product.did)
         return report
-
-    @staticmethod
-    def _mirrored(product: DataProduct, rules: list[dict[str, Any]]) -> bool:
-        recorded = Replica.objects.filter(product=product).exclude(rucio_rule="")
-        return already_mirrored(rules, recorded.values_list("rucio_rule", "state"))
 
     def _record(
         self, product: DataProduct, rules: Sequence[RuleInfo], *, policy: ReplicaPolicy | None

@@ -7,7 +7,9 @@ round measured through Rucio's conveyor at 2 000 files (bench/control_plane/end_
 2026-11-30) spent 24 s a round doing so, the rounds overlapping until every worker process followed and no
 copy ran. A one-copy rule's listing says its replica's state exactly (its locks all at one RSE, counted by
 state); when the replica the rule made already records that rule in that state, there is nothing to sync.
-Rules of more copies (several RSEs, each its own state) are always synced."""
+Only the healthy flow's states are skipped so (a rule REPLICATING or OK): a rule STUCK, SUSPENDED or waiting
+is synced every round (its reason may change with nothing else), as is a rule of more copies (several RSEs,
+each its own state)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .choices import ReplicaState
+
+# The rule states whose changes a replica may already show (the others are synced every round).
+SKIPPED_RULE_STATES = {"REPLICATING", "OK"}
 
 
 def state_of_counts(rule: Mapping[str, Any]) -> str:
@@ -40,6 +45,3 @@ def already_mirrored(rules: Iterable[Mapping[str, Any]], replicas: Iterable[tupl
         if recorded.get(str(rule["id"])) != [state_of_counts(rule)]:
             return False
     return True
-
-
-SKIPPED_RULE_STATES = {"REPLICATING", "OK"}

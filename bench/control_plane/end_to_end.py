@@ -157,7 +157,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     proc, log = start_worker(
         state, args.state, args.copy_slots, args.push_interval, args.failure_fraction, args.session_files
     )
-    available_seen: dict[int, dt.datetime] = {}
+    # Through Rucio, a copy's end is when its replica is seen AVAILABLE (the service's own rows say it else).
+    available_seen: dict[int, dt.datetime] | None = {} if rucio else None
     try:
         pids = cpu.component_pids(proc.pid)
         if rucio:
@@ -169,7 +170,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cpu_after = cpu.snapshot(pids)
     finally:
         stop_pid(proc.pid, timeout=30)
-    figures = through_rucio.timeline(scope, started, available_seen) if rucio else timeline(scope, started)
+    figures = (
+        through_rucio.timeline(scope, started, available_seen)
+        if available_seen is not None
+        else timeline(scope, started)
+    )
     rate = figures.get("files_per_second", 0.0)
     return {
         "through": args.through,

@@ -44,13 +44,12 @@ def prepare(state: Any, name: str, *, pooled: bool = True) -> dict[str, Any]:
     with the endpoint's audience (which the issuer is told of here; the mock storage checks none).
     ``pooled``: Rucio keeps its database connections in a pool (else one per session, as in the tests)."""
     from localnet.demo_rucio import prepare as prepare_rucio
-    from localnet.issuer import allow_audience, ensure_issuer, issuer_address
+    from localnet.issuer import allow_audience
     from topology.models import StorageEndpoint
 
     prepared = prepare_rucio(state, name, fresh=True, mock_storage=True, pooled=pooled)
-    issuer = ensure_issuer(state, address=issuer_address(state))
     for endpoint in StorageEndpoint.objects.all():
-        allow_audience(issuer, endpoint.audience)
+        allow_audience(prepared["issuer"], endpoint.audience)
     return prepared
 
 
@@ -84,7 +83,7 @@ def timeline(scope: str, started: dt.datetime, available_seen: dict[int, dt.date
     for product_id in ProductFile.objects.filter(product__scope=scope).values_list("product_id", flat=True):
         file_counts[product_id] += 1
     copies = _copies_by_replica(scope)
-    claims = _first_claims(TransferAttempt, [c["file_id"] for rows in copies.values() for c in rows])
+    claims = _first_claims([c["file_id"] for rows in copies.values() for c in rows])
     stages: dict[str, list[float]] = {
         name: [] for name in ("wait_for_rule", "rucio_submit", "platform_queued", "copying", "rucio_finish")
     }
@@ -146,12 +145,13 @@ def _copies_by_replica(scope: str) -> dict[tuple[str, str], list[dict[str, Any]]
     return out
 
 
-def _first_claims(attempts: Any, file_ids: list[int]) -> dict[int, dt.datetime]:
+def _first_claims(file_ids: list[int]) -> dict[int, dt.datetime]:
     """When a worker first claimed each file (its first attempt's claim)."""
+    from transfers.models import TransferAttempt
+
     first: dict[int, dt.datetime] = {}
-    for file_id, claimed in attempts.objects.filter(file_id__in=file_ids, claimed__isnull=False).values_list(
-        "file_id", "claimed"
-    ):
+    rows = TransferAttempt.objects.filter(file_id__in=file_ids, claimed__isnull=False)
+    for file_id, claimed in rows.values_list("file_id", "claimed"):
         if file_id not in first or claimed < first[file_id]:
             first[file_id] = claimed
     return first

@@ -85,3 +85,8 @@ def per_file(before: dict[str, float], after: dict[str, float], files: int) -> d
     spent = {name: after[name] - before[name] for name in before}
     spent["other"] = spent["machine"] - sum(v for k, v in spent.items() if k != "machine")
     return {name: round(seconds * 1000 / files, 2) if files else None for name, seconds in spent.items()}
+
+
+def cores_busy(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, float]:
+    """Each component's cores busy on average between two snapshots ``seconds`` apart."""
+    return {name: round((after[name] - before[name]) / seconds, 3) for name in before if seconds > 0}

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +63,10 @@ SSO_NAME = "the deployed issuer"
 RECAP = re.compile(
     r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)", re.M
 )
+
+
+class DeploymentError(RuntimeError):
+    """The booted hosts cannot be set up here (a missing tool or build), or were not all removed."""
 
 
 @dataclass
@@ -285,12 +290,18 @@ def _pki(folder: Path, hosts: dict[str, BootedHost]) -> None:
 
 
 def _inventory(
-    folder: Path, fleet: Fleet, pki: Path, wheelhouse: Path, release: str, secrets_: dict[str, str]
+    folder: Path,
+    fleet: Fleet,
+    pki: Path,
+    wheelhouse: Path,
+    release: str,
+    secrets_: dict[str, str],
+    layout: dict[str, list[str]],
 ) -> Path:
     """hosts.yml and group_vars as an operator writes them, the secrets in a vault-encrypted file."""
     hosts = fleet.hosts
     groups: dict[str, dict[str, dict[str, object]]] = {}
-    for name, member_of in LAYOUT.items():
+    for name, member_of in layout.items():
         for group in member_of:
             host_vars: dict[str, object] = {"ansible_host": hosts[name].address}
             if group == "storage":
@@ -479,35 +490,39 @@ def deployed(deployment: Deployment) -> tuple[PlaybookRun, PlaybookRun]:
     return first, second
 
 
-@pytest.fixture(scope="session")
-def deployment() -> Iterator[Deployment]:
+@contextmanager
+def booted_deployment(workdir: Path, layout: dict[str, list[str]] = LAYOUT) -> Iterator[Deployment]:
+    """The hosts of ``layout`` (``LAYOUT``'s and any more workers) booted, with the inventory, vault, CA and
+    release that site.yml needs; every host stopped and removed on leaving, also after a failure (a leftover
+    raises). Also the control-plane benchmark's fleet (bench/control_plane/on_hosts.py)."""
     if os.geteuid() != 0:
-        pytest.fail("the booted-host tests need root (network namespaces, overlay mounts, systemd-nspawn)")
+        raise DeploymentError(
+            "the booted hosts need root (network namespaces, overlay mounts, systemd-nspawn)"
+        )
     for tool in ("systemd-nspawn", "debootstrap", "ansible-playbook"):
         if shutil.which(tool) is None:
-            pytest.fail(f"{tool} is missing: run scripts/bootstrap.sh")
+            raise DeploymentError(f"{tool} is missing: run scripts/bootstrap.sh")
     for built in ("libXrdWanIO-5.so", "xrdcp-wan"):
         if not (PLUGIN_BUILD / built).exists():
-            pytest.fail(
+            raise DeploymentError(
                 f"the XRootD plugin is not built ({PLUGIN_BUILD / built}): run xrootd-plugins/build.sh"
             )
     keycloak = keycloak_root() / f"keycloak-quarkus-dist-{KEYCLOAK_VERSION}.tar.gz"
     if not keycloak.exists():
-        pytest.fail(f"the Keycloak distribution is missing ({keycloak}): run scripts/bootstrap.sh")
-    workdir = Path(f"/var/tmp/srcnet-deploy-{os.getpid()}")
+        raise DeploymentError(f"the Keycloak distribution is missing ({keycloak}): run scripts/bootstrap.sh")
     fleet = Fleet(workdir=workdir, rootfs=cached_rootfs())
     try:
         fleet.open()
-        for name in LAYOUT:
+        for name in layout:
             # The monitoring host receives the DTNs' UDP summary reports (1.7 kB): on a segment where the
             # DTNs send jumbo frames it must take them too (at 1500 bytes it drops them, as a real one would).
-            fleet.add(name, mtu=9000 if "monitoring" in LAYOUT[name] else 1500)
+            fleet.add(name, mtu=9000 if "monitoring" in layout[name] else 1500)
         archive = release_archive(workdir / "wheelhouse")
         digest = subprocess.run(["sha256sum", str(archive)], capture_output=True, text=True, check=True)
         release = "0.1.0-" + digest.stdout[:12]
         _pki(workdir / "pki", {n: fleet.hosts[n] for n in sorted({*SITES, ISSUER_HOST, CONTROL_PLANE_HOST})})
         vault: dict[str, str] = {}
-        inventory = _inventory(workdir / "inventory", fleet, workdir / "pki", archive, release, vault)
+        inventory = _inventory(workdir / "inventory", fleet, workdir / "pki", archive, release, vault, layout)
         fleet.boot()
         yield Deployment(
             fleet=fleet,
@@ -519,4 +534,14 @@ def deployment() -> Iterator[Deployment]:
         )
     finally:
         problems = fleet.close()
-        assert not problems, problems
+        if problems:
+            raise DeploymentError(f"the hosts were not all removed: {problems}")
+
+
+@pytest.fixture(scope="session")
+def deployment() -> Iterator[Deployment]:
+    try:
+        with booted_deployment(Path(f"/var/tmp/srcnet-deploy-{os.getpid()}")) as booted:
+            yield booted
+    except DeploymentError as error:
+        pytest.fail(str(error))

@@ -48,9 +48,15 @@ def tree_seconds(root: int) -> float:
 
 def machine_seconds() -> float:
     """CPU seconds the whole machine spent busy (all cores), from /proc/stat."""
+    return sum(machine_split().values())
+
+
+def machine_split() -> dict[str, float]:
+    """The machine's busy CPU seconds (all cores) in user space and in the kernel (system, interrupts and
+    soft interrupts: where packets through veth pairs and bridges are paid for), from /proc/stat."""
     fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle, iowait
-    return (sum(fields[:8]) - idle) / TICKS
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return {"machine_user": (user + nice + steal) / TICKS, "machine_kernel": (system + irq + softirq) / TICKS}
 
 
 def component_pids(worker_pid: int) -> dict[str, int]:
@@ -76,14 +82,15 @@ def snapshot(pids: dict[str, int]) -> dict[str, float]:
     """Each component's CPU seconds so far: its process tree's, but the bench's own process alone (the
     worker, PostgreSQL and Redis of its state are its children)."""
     taken = {name: own_seconds(pid) if name == "bench" else tree_seconds(pid) for name, pid in pids.items()}
-    taken["machine"] = machine_seconds()
+    taken.update(machine_split())
+    taken["machine"] = taken["machine_user"] + taken["machine_kernel"]
     return taken
 
 
 def per_file(before: dict[str, float], after: dict[str, float], files: int) -> dict[str, float | None]:
     """CPU milliseconds per file made AVAILABLE by component, and the rest of the machine ("other")."""
     spent = {name: after[name] - before[name] for name in before}
-    spent["other"] = spent["machine"] - sum(v for k, v in spent.items() if k != "machine")
+    spent["other"] = spent["machine"] - sum(v for k, v in spent.items() if not k.startswith("machine"))
     return {name: round(seconds * 1000 / files, 2) if files else None for name, seconds in spent.items()}
 
 

@@ -198,13 +198,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
+    """The run's options this benchmark and bench/control_plane/on_hosts.py share."""
     parser.add_argument("--products", type=int, default=200, help="products registered at once")
     parser.add_argument("--files", type=int, default=50, help="files per product")
-    parser.add_argument("--copy-slots", type=int, default=8, help="copies a worker runs at once")
     parser.add_argument(
         "--session-files",
         type=int,
@@ -214,6 +211,14 @@ def main() -> int:
     parser.add_argument("--failure-fraction", type=float, default=0.01, help="share of copies that fail")
     parser.add_argument("--push-interval", type=float, default=2.0, help="seconds between push cycles")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for every copy")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_workload_arguments(parser)
+    parser.add_argument("--copy-slots", type=int, default=8, help="copies a worker runs at once")
     parser.add_argument(
         "--through",
         choices=("service", "rucio"),

@@ -44,10 +44,15 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.deploy.hosts import SUBNET  # noqa: E402
+
 BENCH_DATABASE = "srcnet_bench"
 BENCH_BROKER_DB = 2
 BENCH_UNIT = "srcnet-bench-worker"  # and the measurement's start: a unit name never reused
@@ -59,11 +64,18 @@ DEPLOYED_ENV = "/etc/srcnet/srcnet.env"
 APP_HOME = "/var/lib/srcnet"
 BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 PG_HBA = "/etc/postgresql/15/main/pg_hba.conf"
-CPU_CGROUPS = Path(
-    "/sys/fs/cgroup/cpu"
-)  # cgroup v1's cpu controller (this machine's; the hosts see it read-only)
+# cgroup v1's cpu controller (this machine's; the hosts see it read-only).
+CPU_CGROUPS = Path("/sys/fs/cgroup/cpu")
 CFS_PERIOD_US = 100_000
 HBA_MARK = "# srcnet-bench-database"  # marks the benchmark's pg_hba line, removed after the run
+
+
+PSQL = "runuser -u postgres -- psql -q -v ON_ERROR_STOP=1"
+# The benchmark's pg_hba line gone and its database dropped, as a shell command on the database host.
+DATABASE_REMOVED = (
+    f"sed -i '/{HBA_MARK}/d' {PG_HBA} && {PSQL} -c 'SELECT pg_reload_conf()'"
+    f" && {PSQL} -c 'DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)'"
+)
 
 
 class BenchHostsError(RuntimeError):
@@ -114,14 +126,13 @@ def cpu_quotas(deployment: Any, cores: dict[str, float]) -> Iterator[dict[str, f
             made.append(group)
             (group / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
             (group / "cpu.cfs_quota_us").write_text(str(max(1000, int(share * CFS_PERIOD_US))))
-            pid = deployment.host(name).pid
-            _move_all(lambda pid=pid: _host_tree(pid), group)
+            _move_all(partial(_host_tree, deployment.host(name).pid), group)
         yield throttled
     finally:
         for group in made:
             stat = dict(line.split() for line in (group / "cpu.stat").read_text().splitlines())
             throttled[group.name.removeprefix("srcnet-bench-")] = round(int(stat["throttled_time"]) / 1e9, 2)
-            _move_all(lambda group=group: _members(group), CPU_CGROUPS)
+            _move_all(partial(_members, group), CPU_CGROUPS)
             group.rmdir()
 
 
@@ -157,15 +168,15 @@ def measure(deployment: Any, workers: list[str], params: dict[str, Any], label: 
         "database": {
             "name": "db",
             "address": deployment.host("db").address,
-            "leader": deployment.host("db").pid,
+            "pid": deployment.host("db").pid,
         },
         "workers": [
-            {"name": name, "address": deployment.host(name).address, "leader": deployment.host(name).pid}
+            {"name": name, "address": deployment.host(name).address, "pid": deployment.host(name).pid}
             for name in workers
         ],
         "db_password": deployment.secrets["vault_srcnet_db_password"],
         "broker_password": deployment.secrets["vault_srcnet_broker_password"],
-        "subnet": fleet_subnet(deployment),
+        "subnet": f"{SUBNET}.0/24",
         "mock_plugin": str(package),
         "folder": str(folder),
     }
@@ -178,8 +189,11 @@ def measure(deployment: Any, workers: list[str], params: dict[str, Any], label: 
     cores = {name: float(params["worker_cores"]) for name in workers if params.get("worker_cores")}
     if params.get("database_cores"):
         cores["db"] = float(params["database_cores"])
-    with cpu_quotas(deployment, cores) as throttled:
-        completed = _drive_in_hosts_network(fleet.lan, path, timeout)
+    try:
+        with cpu_quotas(deployment, cores) as throttled:
+            completed = _drive_in_hosts_network(fleet.lan, path, timeout)
+    finally:
+        remove_leftovers(deployment, workers)
     (folder / "driver.log").write_text(completed.stdout + completed.stderr)
     if completed.returncode != 0 or not result_path.exists():
         raise BenchHostsError(
@@ -190,6 +204,23 @@ def measure(deployment: Any, workers: list[str], params: dict[str, Any], label: 
     result["cpu_quota_cores"] = cores
     result["cpu_throttled_s"] = throttled
     return result
+
+
+def remove_leftovers(deployment: Any, workers: list[str]) -> None:
+    """What the measurement leaves, also when its driver was killed (its timeout) or failed: the benchmark's
+    workers, their environment file and gfal2's mock plugin on the worker hosts, its pg_hba line and
+    database. Idempotent."""
+    for name in workers:
+        deployment.ssh(
+            name,
+            [
+                "sh",
+                "-c",
+                f"systemctl stop '{BENCH_UNIT}-*'; rm -f {BENCH_ENV}; dpkg -r {MOCK_PLUGIN} >/dev/null",
+            ],
+            check=False,
+        )
+    deployment.ssh("db", ["sh", "-c", DATABASE_REMOVED], check=False)
 
 
 def _drive_in_hosts_network(lan: str, config: Path, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -211,12 +242,6 @@ def _drive_in_hosts_network(lan: str, config: Path, timeout: float) -> subproces
         check=False,
         cwd=ROOT,
     )
-
-
-def fleet_subnet(deployment: Any) -> str:
-    from tests.deploy.hosts import SUBNET
-
-    return f"{SUBNET}.0/24"
 
 
 # --- inside the hosts' network: the driver ---
@@ -255,26 +280,18 @@ def open_database(hosts: Hosts) -> None:
     db = hosts.config["database"]["address"]
     subnet = hosts.config["subnet"]
     line = f"host {BENCH_DATABASE} srcnet {subnet} scram-sha-256 {HBA_MARK}"
-    psql = "runuser -u postgres -- psql -q -v ON_ERROR_STOP=1"
     hosts.run(
         db,
-        f"{psql} -c {shlex.quote(f'DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)')}"
+        f"{PSQL} -c {shlex.quote(f'DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)')}"
         f" -c {shlex.quote(f'CREATE DATABASE {BENCH_DATABASE} OWNER srcnet')}"
         f" && (grep -qF {shlex.quote(HBA_MARK)} {PG_HBA} || echo {shlex.quote(line)} >> {PG_HBA})"
-        f" && {psql} -c 'SELECT pg_reload_conf()'",
+        f" && {PSQL} -c 'SELECT pg_reload_conf()'",
     )
 
 
 def close_database(hosts: Hosts) -> None:
     """The pg_hba line gone and the benchmark's database dropped (the deployed platform's untouched)."""
-    db = hosts.config["database"]["address"]
-    psql = "runuser -u postgres -- psql -q -v ON_ERROR_STOP=1"
-    hosts.run(
-        db,
-        f"sed -i '/{HBA_MARK}/d' {PG_HBA}"
-        f" && {psql} -c 'SELECT pg_reload_conf()'"
-        f" && {psql} -c {shlex.quote(f'DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)')}",
-    )
+    hosts.run(hosts.config["database"]["address"], DATABASE_REMOVED)
 
 
 def driver_environment(config: dict[str, Any]) -> dict[str, str]:
@@ -301,8 +318,9 @@ def driver_environment(config: dict[str, Any]) -> dict[str, str]:
 
 
 def start_workers(hosts: Hosts, environment: dict[str, str]) -> None:
-    """gfal2's mock plugin installed and one worker of the deployed release started on each worker host (the
-    first with the beat); returns once every worker answers a ping."""
+    """gfal2's mock plugin installed (removed after by ``remove_leftovers``) and one worker of the deployed
+    release started on each worker host (the first with the beat); returns once every worker answers a
+    ping."""
     from celery import current_app
 
     from srcnet.workers import worker_concurrency
@@ -425,8 +443,8 @@ def drive(config_path: Path) -> int:
         logs: dict[str, Path] = {}
         try:
             start_workers(hosts, environment)
-            pids = {f"host_{config['database']['name']}": int(config["database"]["leader"])}
-            pids.update({f"host_{w['name']}": int(w["leader"]) for w in config["workers"]})
+            pids = {f"host_{config['database']['name']}": int(config["database"]["pid"])}
+            pids.update({f"host_{w['name']}": int(w["pid"]) for w in config["workers"]})
             pids["bench"] = os.getpid()
             # The platform idle first (the beat's periodic tasks, the workers' broker polling, the hosts' own
             # services): what a run costs whatever its rate, apart from what each file costs.
@@ -525,13 +543,11 @@ def main() -> int:
     parser.add_argument("--drive", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--hosts", type=int, action="append", help="worker hosts of a run (repeatable)")
     parser.add_argument("--repeat", type=int, default=1, help="the series of --hosts this many times")
-    parser.add_argument("--products", type=int, default=200, help="products registered at once")
-    parser.add_argument("--files", type=int, default=50, help="files per product")
+    sys.path.insert(0, str(ROOT / "bench" / "control_plane"))
+    from end_to_end import add_workload_arguments
+
+    add_workload_arguments(parser)
     parser.add_argument("--slots-per-host", type=int, default=8, help="copies each worker host runs at once")
-    parser.add_argument("--session-files", type=int, default=50, help="files a copy session may carry")
-    parser.add_argument("--failure-fraction", type=float, default=0.01, help="share of copies that fail")
-    parser.add_argument("--push-interval", type=float, default=2.0, help="seconds between push cycles")
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for every copy")
     parser.add_argument(
         "--worker-cores",
         type=float,

@@ -3,7 +3,7 @@ item 3) on the deployment tests' own fleet, at a tiny size: products registered 
 benchmark's own on the database host, planned by the beat of one worker, copied (gfal2's mock plugin) by the
 workers of both worker hosts (each held to half a core), every file accounted for; the CPU of each host read;
 and the deployed platform left as it was (the pg_hba line and the database gone, no benchmark worker
-left running, no quota left on this machine)."""
+left running, gfal2's mock plugin removed, no quota left on this machine)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from bench.control_plane.on_hosts import (
     BENCH_UNIT,
     CPU_CGROUPS,
     HBA_MARK,
+    MOCK_PLUGIN,
     PG_HBA,
     measure,
 )
@@ -81,5 +82,7 @@ def test_the_benchmark_runs_on_two_worker_hosts_and_leaves_the_deployment_as_it_
             host, ["systemctl", "list-units", "--all", "--plain", "--no-legend", f"{BENCH_UNIT}-*"]
         ).stdout
         assert " active " not in units and " activating " not in units, (host, units)
+        plugin = deployment.ssh(host, ["dpkg-query", "-W", "-f", "${Status}", MOCK_PLUGIN], check=False)
+        assert "installed" not in plugin.stdout.replace("not-installed", ""), (host, plugin.stdout)
         worker = deployment.ssh(host, ["systemctl", "is-active", "srcnet-worker"], check=False).stdout.strip()
         assert worker == "active", (host, worker)

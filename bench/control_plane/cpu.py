@@ -33,22 +33,23 @@ def own_seconds(pid: int) -> float:
     return sum(int(v) for v in fields[11:13]) / TICKS if fields else 0.0
 
 
+def descendants(root: int) -> set[int]:
+    """``root`` and every live process below it."""
+    children, tree, todo = _children(), set(), [root]
+    while todo:
+        tree.add(pid := todo.pop())
+        todo += children.get(pid, [])
+    return tree
+
+
 def tree_seconds(root: int) -> float:
     """CPU seconds of ``root`` and its live descendants, each with its reaped children's (0 if gone)."""
-    children, total, todo = _children(), 0, [root]
-    while todo:
-        pid = todo.pop()
+    total = 0
+    for pid in descendants(root):
         fields = _stat(pid)
-        if fields is None:
-            continue
-        total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
-        todo += children.get(pid, [])
+        if fields is not None:
+            total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
     return total / TICKS
-
-
-def machine_seconds() -> float:
-    """CPU seconds the whole machine spent busy (all cores), from /proc/stat."""
-    return sum(machine_split().values())
 
 
 def machine_split() -> dict[str, float]:

@@ -13,15 +13,16 @@ control plane with its issuer and monitoring, two storage sites, and as many wor
 the end, also after a failure. Root is needed.
 
 Each measurement (``measure``, also the smoke run of tests/deploy/test_control_plane_on_hosts.py on the
-deployment tests' own fleet) runs on a database and a broker database of the benchmark's own on the
-database host (``srcnet_bench``, Redis database 2), so the deployed platform's own data is never touched:
-a pg_hba line lets the platform's account into it from the hosts' network while the measurement runs, and
-is removed after. On each worker host the benchmark installs gfal2's mock plugin (the roles never do) and
-runs one Celery worker of the deployed release (``systemd-run`` as the platform's unprivileged account,
-with the deployed /etc/srcnet/srcnet.env and, over it, the benchmark's database, broker, mock storage and
-copy slots); the first host's worker also runs the beat, as the single-machine benchmark's does. Copies
-carry no tokens (no issuer is set for the benchmark's workers), as on the single machine. The copy slots are
-deployment-wide (srcnet/workers.py), so they grow with the hosts: ``--slots-per-host`` x hosts.
+deployment tests' own fleet) runs on a database and a broker database of the benchmark's own on the database
+host (``srcnet_bench``, Redis database 2), so the deployed platform's own data is never touched: a pg_hba line
+lets the platform's account into it from the hosts' network while the measurement runs, and is removed after.
+On each worker host the benchmark puts gfal2's mock plugin (the library and configuration this machine has
+installed, copied over SSH: the hosts have no mirror; the roles never install it; removed after) and runs one
+Celery worker of the deployed release (``systemd-run`` as the platform's unprivileged account, with the
+deployed /etc/srcnet/srcnet.env and, over it, the benchmark's database, broker, mock storage and copy slots);
+the first host's worker also runs the beat, as the single-machine benchmark's does. Copies carry no tokens (no
+issuer is set for the benchmark's workers), as on the single machine. The copy slots are deployment-wide
+(srcnet/workers.py), so they grow with the hosts: ``--slots-per-host`` x hosts.
 
 The driver (registration, the acceptance baseline, the wait, the figures) runs on this machine inside the
 hosts' network namespace, a process of its own (``--drive CONFIG``). CPU seconds are read per host: each
@@ -49,7 +50,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+# The project (tests.deploy's hosts) and this folder's modules, whether run as a script or imported.
 sys.path.insert(0, str(ROOT))
+
+sys.path.insert(0, str(ROOT / "bench" / "control_plane"))
+
+import cpu  # noqa: E402
 
 from tests.deploy.hosts import SUBNET  # noqa: E402
 
@@ -58,6 +64,7 @@ BENCH_BROKER_DB = 2
 BENCH_UNIT = "srcnet-bench-worker"  # and the measurement's start: a unit name never reused
 BENCH_ENV = "/run/srcnet-bench.env"
 MOCK_PLUGIN = "gfal2-plugin-mock"
+MOCK_PLUGIN_MARK = "/run/srcnet-bench.mock-plugin"  # the plugin's files the benchmark put on a host
 # The deployed release's commands and environment (roles srcnet_app and platform_worker).
 RELEASE_CELERY = "/opt/srcnet/current/venv/bin/celery"
 DEPLOYED_ENV = "/etc/srcnet/srcnet.env"
@@ -78,6 +85,12 @@ DATABASE_REMOVED = (
 )
 
 
+# The files the benchmark put on a host removed (none if it found the package there).
+MOCK_PLUGIN_REMOVED = (
+    f"test ! -e {MOCK_PLUGIN_MARK} || (cd / && xargs -r rm -f < {MOCK_PLUGIN_MARK} && rm {MOCK_PLUGIN_MARK})"
+)
+
+
 class BenchHostsError(RuntimeError):
     pass
 
@@ -85,29 +98,17 @@ class BenchHostsError(RuntimeError):
 # --- on this machine: the hosts ---
 
 
-def mock_plugin_package(folder: Path) -> Path:
-    """gfal2's mock plugin as a Debian package, downloaded once into ``folder`` (the hosts have no mirror)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    found = sorted(folder.glob(f"{MOCK_PLUGIN}_*.deb"))
-    if not found:
-        subprocess.run(
-            ["apt-get", "download", MOCK_PLUGIN], cwd=folder, check=True, capture_output=True, timeout=300
-        )
-        found = sorted(folder.glob(f"{MOCK_PLUGIN}_*.deb"))
-    if not found:
-        raise BenchHostsError(f"apt-get download {MOCK_PLUGIN} left no package in {folder}")
-    return found[-1]
-
-
-def _host_tree(pid: int) -> set[int]:
-    sys.path.insert(0, str(ROOT / "bench" / "control_plane"))
-    from cpu import _children
-
-    children, tree, todo = _children(), set(), [pid]
-    while todo:
-        tree.add(current := todo.pop())
-        todo += children.get(current, [])
-    return tree
+def mock_plugin_archive() -> bytes:
+    """gfal2's mock plugin as this machine has it installed (scripts/bootstrap.sh installs it), its library
+    and configuration as a tar from ``/``: the hosts have no mirror to install it from, and the test's need
+    not reach one."""
+    listed = subprocess.run(["dpkg-query", "-L", MOCK_PLUGIN], capture_output=True, text=True, check=False)
+    files = [
+        p.lstrip("/") for p in listed.stdout.split() if not p.startswith("/usr/share/") and Path(p).is_file()
+    ]
+    if listed.returncode != 0 or not files:
+        raise BenchHostsError(f"{MOCK_PLUGIN} is not installed on this machine: run scripts/bootstrap.sh")
+    return subprocess.run(["tar", "-C", "/", "-cf", "-", *files], capture_output=True, check=True).stdout
 
 
 @contextmanager
@@ -126,7 +127,7 @@ def cpu_quotas(deployment: Any, cores: dict[str, float]) -> Iterator[dict[str, f
             made.append(group)
             (group / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
             (group / "cpu.cfs_quota_us").write_text(str(max(1000, int(share * CFS_PERIOD_US))))
-            _move_all(partial(_host_tree, deployment.host(name).pid), group)
+            _move_all(partial(cpu.descendants, deployment.host(name).pid), group)
         yield throttled
     finally:
         for group in made:
@@ -157,7 +158,6 @@ def measure(deployment: Any, workers: list[str], params: dict[str, Any], label: 
     """One run of the benchmark on ``deployment`` (tests/deploy/conftest.py's Deployment, site.yml applied)
     with the worker hosts ``workers``: the driver's result (raises BenchHostsError if the driver fails)."""
     fleet = deployment.fleet
-    package = mock_plugin_package(fleet.workdir / "bench-packages")
     folder = fleet.workdir / f"bench-{label}"
     folder.mkdir(parents=True, exist_ok=True)
     config = {
@@ -177,7 +177,6 @@ def measure(deployment: Any, workers: list[str], params: dict[str, Any], label: 
         "db_password": deployment.secrets["vault_srcnet_db_password"],
         "broker_password": deployment.secrets["vault_srcnet_broker_password"],
         "subnet": f"{SUBNET}.0/24",
-        "mock_plugin": str(package),
         "folder": str(folder),
     }
     path = folder / "config.json"
@@ -216,7 +215,7 @@ def remove_leftovers(deployment: Any, workers: list[str]) -> None:
             [
                 "sh",
                 "-c",
-                f"systemctl stop '{BENCH_UNIT}-*'; rm -f {BENCH_ENV}; dpkg -r {MOCK_PLUGIN} >/dev/null",
+                f"systemctl stop '{BENCH_UNIT}-*'; rm -f {BENCH_ENV}; {MOCK_PLUGIN_REMOVED}",
             ],
             check=False,
         )
@@ -325,7 +324,7 @@ def start_workers(hosts: Hosts, environment: dict[str, str]) -> None:
 
     from srcnet.workers import worker_concurrency
 
-    package = Path(hosts.config["mock_plugin"])
+    plugin = mock_plugin_archive()
     slots = int(hosts.config["params"]["slots_per_host"])
     # The driver's own values, except what the deployed file already says of this host (its secret key...).
     env_file = "".join(f"{key}={value}\n" for key, value in sorted(environment.items()))
@@ -334,10 +333,10 @@ def start_workers(hosts: Hosts, environment: dict[str, str]) -> None:
         address = worker["address"]
         hosts.run(
             address,
-            f"dpkg -s {MOCK_PLUGIN} >/dev/null 2>&1 || (cat > /tmp/{package.name}"
-            f" && dpkg -i /tmp/{package.name} && rm /tmp/{package.name})",
-            stdin=package.read_bytes(),
-            timeout=300,
+            # Unless the host has the package: its files put in place, and listed for their removal.
+            f"dpkg -s {MOCK_PLUGIN} >/dev/null 2>&1 || test -e {MOCK_PLUGIN_MARK}"
+            f" || tar -C / -xvf - > {MOCK_PLUGIN_MARK}",
+            stdin=plugin,
         )
         hosts.run(
             address,
@@ -414,13 +413,11 @@ def drive(config_path: Path) -> int:
     environment = driver_environment(config)
     os.environ.update(environment)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "srcnet.settings")
-    sys.path[:0] = [str(ROOT), str(ROOT / "bench" / "control_plane")]
     open_database(hosts)
     try:
         import django
 
         django.setup()
-        import cpu
         from django.core.management import call_command
         from django.utils import timezone
         from end_to_end import (
@@ -498,7 +495,6 @@ def drive(config_path: Path) -> int:
 
 def run_fleet(args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
     """Boot and deploy the fleet with ``max(args.hosts)`` worker hosts, then each measurement in turn."""
-    sys.path.insert(0, str(ROOT))
     from tests.deploy.conftest import LAYOUT, booted_deployment
 
     most = max(args.hosts)
@@ -543,7 +539,6 @@ def main() -> int:
     parser.add_argument("--drive", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--hosts", type=int, action="append", help="worker hosts of a run (repeatable)")
     parser.add_argument("--repeat", type=int, default=1, help="the series of --hosts this many times")
-    sys.path.insert(0, str(ROOT / "bench" / "control_plane"))
     from end_to_end import add_workload_arguments
 
     add_workload_arguments(parser)

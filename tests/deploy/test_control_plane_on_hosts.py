@@ -12,7 +12,7 @@ from bench.control_plane.on_hosts import (
     BENCH_UNIT,
     CPU_CGROUPS,
     HBA_MARK,
-    MOCK_PLUGIN,
+    MOCK_PLUGIN_MARK,
     PG_HBA,
     measure,
 )
@@ -82,7 +82,9 @@ def test_the_benchmark_runs_on_two_worker_hosts_and_leaves_the_deployment_as_it_
             host, ["systemctl", "list-units", "--all", "--plain", "--no-legend", f"{BENCH_UNIT}-*"]
         ).stdout
         assert " active " not in units and " activating " not in units, (host, units)
-        plugin = deployment.ssh(host, ["dpkg-query", "-W", "-f", "${Status}", MOCK_PLUGIN], check=False)
-        assert "installed" not in plugin.stdout.replace("not-installed", ""), (host, plugin.stdout)
+        plugins = deployment.ssh(
+            host, ["sh", "-c", f"ls /usr/lib/*/gfal2-plugins/; ls {MOCK_PLUGIN_MARK}"], check=False
+        )
+        assert "mock" not in plugins.stdout and "No such file" in plugins.stderr, (host, plugins.stdout)
         worker = deployment.ssh(host, ["systemctl", "is-active", "srcnet-worker"], check=False).stdout.strip()
         assert worker == "active", (host, worker)

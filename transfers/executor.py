@@ -22,7 +22,7 @@ from .flow_marks import valid as valid_scitag
 from .gfal_context import describe_error, new_context
 from .mock_storage import as_copied, is_mock
 from .source_checksum import ChecksumNotAnswered, SourceChecksum
-from .stall_watch import StallWatch, stall_watch
+from .stall_watch import StallWatch, Watcher, stall_watch
 from .submitted_tokens import tokens_for_file
 from .tokens import (
     BearerToken,
@@ -63,20 +63,28 @@ class CopyOutcome:
 
 class CopySession:
     """What a worker's copies one after another share (transfers/copy_sessions.py): the storage registry,
-    read once, and one gfal2 context (made once: it loads every plugin). Each copy sets on the context all
-    that it depends on (its credentials, its HTTP headers), so nothing of one copy reaches the next."""
+    read once, one gfal2 context (made once: it loads every plugin) and one stall-watch thread. Each copy
+    sets on the context all that it depends on (its credentials, its HTTP headers), so nothing of one copy
+    reaches the next. Closed (its watcher's thread stopped) when the session ends."""
 
     def __init__(self) -> None:
         from topology.services.storage_urls import StorageRegistry
 
         self.registry = StorageRegistry.load()
         self._context: Any = None
+        self.watcher = Watcher()
 
     @property
     def context(self) -> Any:
         if self._context is None:
             self._context = new_context()
         return self._context
+
+    def __enter__(self) -> CopySession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.watcher.close()
 
 
 def refusal(*urls: str, registry: Any = None) -> str:
@@ -256,6 +264,7 @@ def copy_file(
             authorize=auth.set_credentials,
             on_progress=on_progress,
             look_seconds=float(_transfer_setting("PROGRESS_SECONDS", 5.0)),
+            watcher=session.watcher if session is not None else None,
         ) as watch:
             auth.set_credentials(ctx)
             dest_sum_wanted = verify in ("both", "target")

@@ -72,13 +72,13 @@ def execute_session(attempt_ids: list[int]) -> str:
     if not attempts:
         return "already claimed"
     config: dict[str, Any] = settings.SRCNET_TRANSFERS
-    session = CopySession()
     # A session's files share their job and link, so their streams too.
     streams = services.stream_settings(attempts[0].file)
     done: list[tuple[int, CopyOutcome]] = []
     spans: dict[int, tuple[datetime, datetime]] = {}  # each copy's beginning and end
     counts = {"ok": 0, "failed": 0, "skipped": 0}
-    with SessionHeartbeat([a.pk for a in attempts], float(config["HEARTBEAT_SECONDS"])) as heartbeat:
+    heartbeat_seconds = float(config["HEARTBEAT_SECONDS"])
+    with CopySession() as session, SessionHeartbeat([a.pk for a in attempts], heartbeat_seconds) as heartbeat:
         recorded_at = time.monotonic()
         for attempt in attempts:
             if attempt.pk in heartbeat.ended:

@@ -53,11 +53,25 @@ def claim_session(attempt_ids: list[int], *, worker: str = "") -> list[TransferA
     ).update(claimed=now, worker=worker)
     claimed = {
         a.pk: a
-        for a in TransferAttempt.objects.select_related("file__job").filter(
-            pk__in=attempt_ids, claimed=now, worker=worker
-        )
+        for a in TransferAttempt.objects.select_related("file")
+        .defer(*UNREAD_BY_COPIES)
+        .filter(pk__in=attempt_ids, claimed=now, worker=worker)
     }
+    _attach_jobs([a.file for a in claimed.values()])
     return [claimed[i] for i in attempt_ids if i in claimed]
+
+
+# What a copy and the record of its outcome never read (JSON, decoded for every row loaded): a session's
+# rows are loaded without them. Read anyway, such a field is fetched then (one query), never wrong.
+UNREAD_BY_COPIES = ("copy_params", "file__metadata")
+
+
+def _attach_jobs(rows: list[TransferFile]) -> None:
+    """Give each TransferFile of ``rows`` its job, each job made once (a session's files share one: joined
+    to every row, the job was decoded once per file)."""
+    jobs = TransferJob.objects.defer("metadata").in_bulk({row.job_id for row in rows})
+    for row in rows:
+        row.job = jobs[row.job_id]
 
 
 def beat_session(attempt_ids: list[int]) -> set[int]:
@@ -112,15 +126,20 @@ def finish_attempts(
     copies ran at once on a link, not how many files waited in sessions."""
     ids = [attempt_id for attempt_id, _ in outcomes]
     attempts = {
-        a.pk: a for a in TransferAttempt.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+        a.pk: a
+        for a in TransferAttempt.objects.select_for_update()
+        .defer("copy_params")
+        .filter(pk__in=ids)
+        .order_by("pk")
     }
     files = {
         row.pk: row
-        for row in TransferFile.objects.select_for_update(of=("self",))
-        .select_related("job")
+        for row in TransferFile.objects.select_for_update()
+        .defer("metadata")
         .filter(pk__in=[a.file_id for a in attempts.values()])
         .order_by("pk")
     }
+    _attach_jobs(list(files.values()))
     now = timezone.now()
     ended: list[TransferAttempt] = []
     changed: list[TransferFile] = []

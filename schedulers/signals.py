@@ -25,8 +25,10 @@ def record_lane_throughput(sender, job, **kwargs):  # type: ignore[no-untyped-de
         job_id=str(job.job_id),
         metadata=job.metadata,
         files=[
-            FileSpan(finished=True, bytes=f.transferred_bytes, start=f.start_time, end=f.finish_time)
-            for f in job.files.filter(state=FileState.FINISHED)  # only what arrived counts
+            FileSpan(finished=True, bytes=size, start=start, end=end)
+            for size, start, end in job.files.filter(state=FileState.FINISHED).values_list(
+                "transferred_bytes", "start_time", "finish_time"
+            )  # only what arrived counts
         ],
         succeeded=job.state == JobState.FINISHED,
     )

@@ -80,3 +80,14 @@ def enqueue_attempts(attempt_ids: list[int]) -> None:
 def remove_destination_after_commit(url: str, countdown: float = 0.0) -> None:
     """Have a worker remove what a failed or cancelled copy left at ``url``, once this transaction commits."""
     transaction.on_commit(lambda: send_task("transfers.remove_partial_destination", url, countdown=countdown))
+
+
+def attach_jobs(rows: list[Any]) -> None:
+    """Give each TransferFile of ``rows`` its job, each job made once and without its metadata (nothing that
+    moves files reads it): joined to every row, a job was made and its JSON decoded once per file, and a
+    job's files travel together (a session's, a dispatch's batch)."""
+    from ..models import TransferJob
+
+    jobs = TransferJob.objects.defer("metadata").in_bulk({row.job_id for row in rows})
+    for row in rows:
+        row.job = jobs[row.job_id]

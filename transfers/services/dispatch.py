@@ -235,9 +235,11 @@ def _candidates(
 
 
 def _first(waiting: Any, count: int) -> list[TransferFile]:
+    # Without the JSON the dispatch never reads (decoded for every row and its job: up to a few hundred).
     return list(
         waiting.select_for_update(skip_locked=True, of=("self",))
         .select_related("job")
+        .defer("metadata", "job__metadata", "job__internal_params")
         .order_by("job__created", "job_id", "file_index", "id")[: min(count, DISPATCH_BATCH)]
     )
 

@@ -13,7 +13,7 @@ from ..choices import SETTLED_FILE_STATES, TERMINAL_JOB_STATES, AttemptState, Fi
 from ..executor import CopyOutcome
 from ..models import TransferAttempt, TransferFile, TransferJob
 from ..signals import job_finished
-from .common import enqueue_attempts, enqueue_dispatch, remove_destination_after_commit
+from .common import attach_jobs, enqueue_attempts, enqueue_dispatch, remove_destination_after_commit
 
 
 def claim_attempt(attempt_id: int, *, worker: str = "") -> TransferAttempt | None:
@@ -57,21 +57,13 @@ def claim_session(attempt_ids: list[int], *, worker: str = "") -> list[TransferA
         .defer(*UNREAD_BY_COPIES)
         .filter(pk__in=attempt_ids, claimed=now, worker=worker)
     }
-    _attach_jobs([a.file for a in claimed.values()])
+    attach_jobs([a.file for a in claimed.values()])
     return [claimed[i] for i in attempt_ids if i in claimed]
 
 
 # What a copy and the record of its outcome never read (JSON, decoded for every row loaded): a session's
 # rows are loaded without them. Read anyway, such a field is fetched then (one query), never wrong.
 UNREAD_BY_COPIES = ("copy_params", "file__metadata")
-
-
-def _attach_jobs(rows: list[TransferFile]) -> None:
-    """Give each TransferFile of ``rows`` its job, each job made once (a session's files share one: joined
-    to every row, the job was decoded once per file)."""
-    jobs = TransferJob.objects.defer("metadata").in_bulk({row.job_id for row in rows})
-    for row in rows:
-        row.job = jobs[row.job_id]
 
 
 def beat_session(attempt_ids: list[int]) -> set[int]:
@@ -139,7 +131,7 @@ def finish_attempts(
         .filter(pk__in=[a.file_id for a in attempts.values()])
         .order_by("pk")
     }
-    _attach_jobs(list(files.values()))
+    attach_jobs(list(files.values()))
     now = timezone.now()
     ended: list[TransferAttempt] = []
     changed: list[TransferFile] = []

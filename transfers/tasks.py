@@ -48,7 +48,7 @@ def execute_attempt(attempt_id: int) -> str:
     with Heartbeat(attempt_id, float(config["HEARTBEAT_SECONDS"])) as heartbeat:
         outcome = _copy(attempt, on_progress=heartbeat.saw)
     faults.reach(faults.AFTER_COPY)
-    _record([(attempt_id, outcome)])
+    _record([(attempt_id, outcome)], jobs={attempt.file.job_id: attempt.file.job})
     return "ok" if outcome.ok else "failed"
 
 
@@ -78,6 +78,7 @@ def execute_session(attempt_ids: list[int]) -> str:
     spans: dict[int, tuple[datetime, datetime]] = {}  # each copy's beginning and end
     counts = {"ok": 0, "failed": 0, "skipped": 0}
     heartbeat_seconds = float(config["HEARTBEAT_SECONDS"])
+    jobs = {a.file.job_id: a.file.job for a in attempts}
     with CopySession() as session, SessionHeartbeat([a.pk for a in attempts], heartbeat_seconds) as heartbeat:
         recorded_at = time.monotonic()
         for attempt in attempts:
@@ -92,10 +93,10 @@ def execute_session(attempt_ids: list[int]) -> str:
             done.append((attempt.pk, outcome))
             heartbeat.finished(attempt.pk)
             if time.monotonic() - recorded_at >= RECORD_EVERY_SECONDS:
-                _record(done, spans)
+                _record(done, spans, jobs)
                 done, recorded_at = [], time.monotonic()
         if done:
-            _record(done, spans)
+            _record(done, spans, jobs)
     log.info("session of %s copies: %s", len(attempts), counts)
     return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
 
@@ -148,13 +149,14 @@ def _copy(
 def _record(
     outcomes: list[tuple[int, CopyOutcome]],
     spans: dict[int, tuple[datetime, datetime]] | None = None,
+    jobs: dict[int, Any] | None = None,
     tries: int = 12,
 ) -> None:
     """Record outcomes, waiting out a database that is restarting (the copies are done: redoing them would
     cost more than waiting). If the database stays away, the reaper retries the files later."""
     for attempt in range(tries):
         try:
-            services.finish_attempts(outcomes, spans=spans)
+            services.finish_attempts(outcomes, spans=spans, jobs=jobs)
             return
         except (OperationalError, InterfaceError):
             if attempt == tries - 1:

@@ -82,12 +82,16 @@ def remove_destination_after_commit(url: str, countdown: float = 0.0) -> None:
     transaction.on_commit(lambda: send_task("transfers.remove_partial_destination", url, countdown=countdown))
 
 
-def attach_jobs(rows: list[Any]) -> None:
+def attach_jobs(rows: list[Any], known: dict[int, Any] | None = None) -> None:
     """Give each TransferFile of ``rows`` its job, each job made once and without its metadata (nothing that
     moves files reads it): joined to every row, a job was made and its JSON decoded once per file, and a
-    job's files travel together (a session's, a dispatch's batch)."""
+    job's files travel together (a session's). ``known``: jobs loaded already (by id), not read again; what
+    is read of them here (type, retries, checksum and overwrite options) never changes after submission."""
     from ..models import TransferJob
 
-    jobs = TransferJob.objects.defer("metadata").in_bulk({row.job_id for row in rows})
+    jobs = dict(known or {})
+    missing = {row.job_id for row in rows} - jobs.keys()
+    if missing:
+        jobs.update(TransferJob.objects.defer("metadata").in_bulk(missing))
     for row in rows:
         row.job = jobs[row.job_id]

@@ -106,7 +106,10 @@ def finish_attempt(attempt_id: int, outcome: CopyOutcome) -> TransferFile:
 
 @transaction.atomic
 def finish_attempts(
-    outcomes: list[tuple[int, CopyOutcome]], *, spans: dict[int, tuple[datetime, datetime]] | None = None
+    outcomes: list[tuple[int, CopyOutcome]],
+    *,
+    spans: dict[int, tuple[datetime, datetime]] | None = None,
+    jobs: dict[int, TransferJob] | None = None,
 ) -> list[TransferFile]:
     """Record the outcomes of several attempts (a copy session's) as ``finish_attempt`` does each, in a few
     statements for all of them: their rows locked and written together, each job settled once, one dispatch
@@ -115,7 +118,8 @@ def finish_attempts(
     ``spans``: when each attempt's copy began and ended, for copies that did not begin at their admission
     (a session's, one after another): the attempt's ``started`` and its file's ``start_time`` become its
     copy's beginning, its ``finished`` and the file's ``finish_time`` its end, so the records say how many
-    copies ran at once on a link, not how many files waited in sessions."""
+    copies ran at once on a link, not how many files waited in sessions. ``jobs``: the files' jobs as the
+    caller loaded them (a session's claim), by id; the others are read."""
     ids = [attempt_id for attempt_id, _ in outcomes]
     attempts = {
         a.pk: a
@@ -131,7 +135,7 @@ def finish_attempts(
         .filter(pk__in=[a.file_id for a in attempts.values()])
         .order_by("pk")
     }
-    attach_jobs(list(files.values()))
+    attach_jobs(list(files.values()), known=jobs)
     now = timezone.now()
     ended: list[TransferAttempt] = []
     changed: list[TransferFile] = []

@@ -75,6 +75,16 @@ def test_anything_else_is_refused_with_the_reason(url, why):
     assert why in str(caught.value)
 
 
+def test_a_registry_answers_a_url_again_as_it_did_and_refuses_a_refused_one_again():
+    registry = StorageRegistry(dict(REGISTRY.endpoints))
+    url, bad = "root://storage.uksrc.example.org//srcnet/a", "root://storage.uksrc.example.org//elsewhere/a"
+    assert registry.resolve(url) is registry.resolve(url) is UK
+    for _ in range(2):
+        with pytest.raises(UnregisteredStorageError, match="outside the storage endpoint"):
+            registry.resolve(bad)
+    assert registry == StorageRegistry(dict(REGISTRY.endpoints))  # what it remembers is not what it is
+
+
 def test_an_error_quotes_a_long_url_bounded():
     with pytest.raises(UnregisteredStorageError) as caught:
         REGISTRY.resolve("root://evil.example.org//" + "x" * 900)

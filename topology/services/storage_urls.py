@@ -13,7 +13,7 @@ plugin holds it under the site's own pacing), and it is the only query an XRootD
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -62,6 +62,10 @@ class StorageRegistry:
     a submission of 10 000 files costs one look-up, not 20 000."""
 
     endpoints: dict[tuple[str, str, int], EndpointRef]
+    # URLs this registry resolved, and where: a copy's URLs are checked when it is refused or not and again
+    # as it starts, against the registry its session read once. A registry lives for one submission, copy
+    # session or check, so this holds at most their URLs.
+    _resolved: dict[str, EndpointRef] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def load(cls) -> StorageRegistry:
@@ -86,6 +90,13 @@ class StorageRegistry:
 
     def resolve(self, url: object) -> EndpointRef:
         """The endpoint ``url`` lies on, or UnregisteredStorageError saying why it does not."""
+        if isinstance(url, str) and (known := self._resolved.get(url)) is not None:
+            return known
+        endpoint = self._resolve(url)
+        self._resolved[url] = endpoint  # type: ignore[index]  # a URL that resolved is a str
+        return endpoint
+
+    def _resolve(self, url: object) -> EndpointRef:
         if not isinstance(url, str) or not url:
             raise UnregisteredStorageError("a URL is required")
         shown = _shown(url)

@@ -30,6 +30,7 @@ from django.db.models import F, Q, Sum
 
 from replicas.choices import ProductState, ReplicaState
 from replicas.models import CopyRequest, DataProduct, ProductFile, Replica
+from srcnet.bulk_rows import update_rows
 from srcnet.intervals import covered_seconds
 from topology.choices import StorageRole
 from topology.models import NetworkPath, StorageEndpoint
@@ -328,7 +329,7 @@ def record(found: dict[str, tuple[float, str]], now: dt.datetime) -> int:
     """Write each product's (by DID) predicted arrival and its reason; returns how many were updated."""
     if not found:
         return 0
-    products = list(DataProduct.objects.filter(_named(found)).only("pk", "scope", "name"))
+    products = list(DataProduct.objects.filter(_named(found)).only("pk", "scope", "name", *PREDICTION))
     return _write(products, {product.pk: found[product.did] for product in products}, now)
 
 
@@ -336,7 +337,7 @@ def record_in_flight(found: dict[int, tuple[float, str]], now: dt.datetime) -> i
     """Write each product's (by id) predicted arrival and its reason; returns how many were updated. One that
     arrived or failed since the cycle read what is in flight keeps what it had then."""
     moving = (ProductState.REGISTERED, ProductState.PLACING)
-    products = list(DataProduct.objects.filter(pk__in=list(found), state__in=moving).only("pk"))
+    products = list(DataProduct.objects.filter(pk__in=list(found), state__in=moving).only("pk", *PREDICTION))
     return _write(products, found, now)
 
 
@@ -359,22 +360,36 @@ def forget_beyond_horizon(planned: Iterable[str]) -> int:
     return beyond.update(predicted_arrival=None, arrival_note=BEYOND_HORIZON)
 
 
-UPDATE_BATCH = 500
+PREDICTION = ("predicted_arrival", "arrival_note")
+# A prediction that moved less than this, for the same reason, is not written again: every push cycle predicts
+# every planned product (a thousand cycles in a backlog's hour), and most stay where they were.
+UNCHANGED = dt.timedelta(seconds=1)
 
 
 def _write(products: list[DataProduct], found: Mapping[int, tuple[float, str]], now: dt.datetime) -> int:
+    """Set each of ``products`` (their predictions loaded) to what ``found`` says, and write those that
+    changed (in one statement); returns how many were written."""
+    changed = []
     for product in products:
         seconds, why = found[product.pk]
+        arrival: dt.datetime | None = None
         if math.isfinite(seconds):
-            product.predicted_arrival = now + dt.timedelta(seconds=max(0.0, seconds))
+            arrival = now + dt.timedelta(seconds=max(0.0, seconds))
         else:
             # A leg the planner could not place (its lanes full or down) ends at infinity: no time to show,
             # and none to keep as the submitted prediction.
-            product.predicted_arrival, why = None, f"{NO_ROOM}; {why}"
-        product.arrival_note = why[:300]
-    # In batches: one UPDATE of every product is a CASE of as many branches, tested on each row it updates.
-    DataProduct.objects.bulk_update(products, ["predicted_arrival", "arrival_note"], batch_size=UPDATE_BATCH)
-    return len(products)
+            why = f"{NO_ROOM}; {why}"
+        why = why[:300]
+        before = product.predicted_arrival
+        same_time = (arrival is None and before is None) or (
+            arrival is not None and before is not None and abs(arrival - before) < UNCHANGED
+        )
+        if same_time and why == product.arrival_note:
+            continue
+        product.predicted_arrival, product.arrival_note = arrival, why
+        changed.append(product)
+    update_rows(DataProduct, changed, PREDICTION)
+    return len(changed)
 
 
 def keep_submitted(dids: Iterable[str]) -> int:

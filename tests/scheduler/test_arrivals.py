@@ -466,3 +466,23 @@ def test_a_product_the_plan_has_no_room_for_gets_no_time_and_says_why(reference_
     assert waiting.predicted_arrival is None
     assert waiting.arrival_note == f"{NO_ROOM}; waits for SKA1-Low -> UKSRC"
     assert placed.predicted_arrival == now + dt.timedelta(seconds=30)
+
+
+def test_a_prediction_that_did_not_move_is_not_written_again(reference_topology) -> None:  # type: ignore[no-untyped-def]
+    """Every cycle predicts every planned product; one whose arrival moved by less than a second, for the
+    same reason, keeps its row as it was (the cycles of a backlog rewrote thousands of rows each)."""
+    now = dt.datetime.now(dt.UTC)
+    waiting, stuck = _product("steady", 3, GB), _product("stuck", 3, GB)
+    found = {waiting.did: (600.0, "waits"), stuck.did: (float("inf"), "waits")}
+    assert record(found, now) == 2
+    # A cycle 0.4 s later predicts the same instant, give or take a few milliseconds: nothing written.
+    later = now + dt.timedelta(seconds=0.4)
+    assert record({waiting.did: (599.9, "waits"), stuck.did: (float("inf"), "waits")}, later) == 0
+    waiting.refresh_from_db()
+    assert waiting.predicted_arrival == now + dt.timedelta(seconds=600)
+    # It moves by a second or more, or its reason changes: written.
+    assert record({waiting.did: (601.0, "waits"), stuck.did: (float("inf"), "waits longer")}, later) == 2
+    waiting.refresh_from_db()
+    stuck.refresh_from_db()
+    assert waiting.predicted_arrival == later + dt.timedelta(seconds=601)
+    assert stuck.predicted_arrival is None and stuck.arrival_note == f"{NO_ROOM}; waits longer"

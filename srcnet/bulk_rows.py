@@ -71,3 +71,38 @@ def update_rows(model: type[models.Model], rows: Sequence[models.Model], fields:
     with connection.cursor() as cursor:
         cursor.execute(sql, [document])
         return int(cursor.rowcount)
+
+
+def insert_rows(model: type[models.Model], rows: Sequence[models.Model]) -> None:
+    """Insert ``rows`` (new instances of ``model``, its primary key made by the database) in one statement
+    from one JSON document, as ``update_rows`` writes them, and give each its primary key. Django's
+    ``bulk_create`` prepared every value in Python and psycopg quoted each array element (80 us a row of
+    TransferFile, half of a push cycle's submission). Each field's ``pre_save`` runs as in ``bulk_create``
+    (``auto_now_add`` times); no signals are sent, none are sent by ``bulk_create`` either."""
+    if not rows:
+        return
+    meta = model._meta
+    pk = meta.pk
+    assert pk is not None and pk.column
+    columns = [f for f in meta.concrete_fields if f is not pk]
+    names = [f"v{i}" for i in range(len(columns))]
+    document = json.dumps(
+        [
+            {name: _as_text(f, f.pre_save(row, True)) for name, f in zip(names, columns, strict=True)}
+            for row in rows
+        ]
+    )
+    quote = connection.ops.quote_name
+    record = ", ".join(f"{name} text" for name in names)
+    values = ", ".join(f"v.{name}::{f.db_type(connection)}" for name, f in zip(names, columns, strict=True))
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(str(f.column)) for f in columns)}) "
+        f"SELECT {values} FROM jsonb_to_recordset(%s::jsonb) AS v({record}) RETURNING {quote(pk.column)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [document])
+        # The rows come back in the order they were given (as Django's own bulk insert relies on).
+        keys = [key for (key,) in cursor.fetchall()]
+    for row, key in zip(rows, keys, strict=True):
+        row.pk = key
+        row._state.adding, row._state.db = False, connection.alias

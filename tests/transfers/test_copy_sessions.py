@@ -268,6 +268,55 @@ def test_update_rows_writes_every_kind_of_column_in_one_statement(django_assert_
         update_rows(TransferFile, rows, ["job"])
 
 
+@pytest.mark.django_db
+def test_insert_rows_stores_each_row_as_it_is_in_memory_and_gives_it_its_key(
+    django_assert_num_queries,
+) -> None:  # type: ignore[no-untyped-def]
+    from srcnet.bulk_rows import insert_rows
+
+    job = small_job(1)
+    first = job.files.get()
+    rows = [
+        TransferFile(
+            job=job,
+            file_index=i,
+            source_surl=f"{SRC}//data/n{i}",
+            dest_surl=f"{DST}//data/n{i}",
+            source_se=SRC,
+            dest_se=DST,
+            filesize=size,
+            metadata=meta,
+            reason=reason,
+        )
+        for i, (size, meta, reason) in enumerate(
+            [(None, {"a": [1, None], "b": "ü"}, "it's 'quoted'"), (2**40, {}, ""), (0, {"x": True}, "x\ny")]
+        )
+    ]
+    attempts = [TransferAttempt(file=first, number=n, task_id="m") for n in (1, 2)]
+    with django_assert_num_queries(2):
+        insert_rows(TransferFile, rows)
+        insert_rows(TransferAttempt, attempts)
+    assert all(row.pk and not row._state.adding for row in rows + attempts)
+    assert [row.pk for row in rows] == sorted(row.pk for row in rows)  # keys given in the rows' order
+    for row in rows:
+        stored = TransferFile.objects.get(pk=row.pk)
+        assert (stored.file_index, stored.filesize, stored.metadata, stored.reason, stored.job_id) == (
+            row.file_index,
+            row.filesize,
+            row.metadata,
+            row.reason,
+            job.pk,
+        )
+        assert stored.state == FileState.SUBMITTED and stored.dest_dirty is False  # the fields' defaults
+    # auto_now_add is set as bulk_create sets it.
+    assert all(a.started is not None for a in attempts)
+    assert list(
+        TransferAttempt.objects.filter(pk__in=[a.pk for a in attempts])
+        .order_by("pk")
+        .values_list("number", "started")
+    ) == [(a.number, a.started) for a in attempts]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_session_heartbeat_renews_what_runs_and_learns_what_was_cancelled(idle_queue) -> None:  # type: ignore[no-untyped-def]
     from transfers.heartbeats import SessionHeartbeat

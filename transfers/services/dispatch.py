@@ -12,7 +12,7 @@ from django.db.models import CharField, Count, Max, Min, Value
 from django.db.models.functions import Cast, Coalesce, NullIf
 from django.utils import timezone
 
-from srcnet.bulk_rows import update_rows
+from srcnet.bulk_rows import insert_rows, update_rows
 
 from ..choices import FileState, JobState, OptimizerMode
 from ..copy_sessions import Packing, SessionRules
@@ -277,9 +277,8 @@ def _admit(copies: list[list[TransferFile]], now: Any) -> list[int]:
         row.attempts += 1
     # A few statements for the whole admission, not two per file: at a file rate the round trips are the cost.
     update_rows(TransferFile, rows, ["state", "attempts", "start_time", "retry_after", "copy_session"])
-    attempts = TransferAttempt.objects.bulk_create(
-        TransferAttempt(file=row, number=row.attempts, task_id=row.copy_session) for row in rows
-    )
+    attempts = [TransferAttempt(file=row, number=row.attempts, task_id=row.copy_session) for row in rows]
+    insert_rows(TransferAttempt, attempts)
     job_ids = {row.job_id for row in rows}
     TransferJob.objects.filter(pk__in=job_ids, state=States.SUBMITTED).update(state=States.ACTIVE)
     by_message: dict[str, list[int]] = defaultdict(list)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db import connection, models
@@ -28,6 +28,33 @@ def _as_text(field: models.Field, value: Any) -> str | None:
     return str(value)
 
 
+def _record_set(
+    rows: Sequence[models.Model],
+    columns: Sequence[models.Field],
+    value: Callable[[models.Field, models.Model], Any],
+    *,
+    with_pk: bool = False,
+) -> tuple[str, str, list[str]]:
+    """The rows as one JSON document of text values (``v0``, ``v1``... per column, ``pk`` first when asked),
+    the record set that reads it (``jsonb_to_recordset(%s::jsonb) AS v(...)``) and each column's value
+    from it cast to the column's type. One document, not an array per field: psycopg quotes an array's
+    elements one by one in Python as the statement is built (4 % of a worker's time at the file rate,
+    bench/control_plane), a string once, in C."""
+    names = [f"v{i}" for i in range(len(columns))]
+    document = json.dumps(
+        [
+            {
+                **({"pk": str(row.pk)} if with_pk else {}),
+                **{name: _as_text(f, value(f, row)) for name, f in zip(names, columns, strict=True)},
+            }
+            for row in rows
+        ]
+    )
+    record = ", ".join(f"{name} text" for name in (["pk"] if with_pk else []) + names)
+    casts = [f"v.{name}::{f.db_type(connection)}" for name, f in zip(names, columns, strict=True)]
+    return document, f"jsonb_to_recordset(%s::jsonb) AS v({record})", casts
+
+
 def update_rows(model: type[models.Model], rows: Sequence[models.Model], fields: Sequence[str]) -> int:
     """Write ``fields`` of ``rows`` (instances of ``model``, with primary keys) as they are in memory, in one
     statement; returns the rows updated."""
@@ -43,29 +70,14 @@ def update_rows(model: type[models.Model], rows: Sequence[models.Model], fields:
     pk = meta.pk
     assert pk is not None and pk.column
     quote = connection.ops.quote_name
-    names = [f"v{i}" for i in range(len(columns))]
-    # One JSON document of text values, not an array per field: an array's elements are each quoted in
-    # Python as the statement is built (4 % of a worker's time at the file rate, bench/control_plane), a
-    # string once, in C.
-    document = json.dumps(
-        [
-            {
-                "pk": str(row.pk),
-                **{
-                    name: _as_text(f, getattr(row, f.attname)) for name, f in zip(names, columns, strict=True)
-                },
-            }
-            for row in rows
-        ]
+    document, record_set, casts = _record_set(
+        rows, columns, lambda f, row: getattr(row, f.attname), with_pk=True
     )
     assignments = ", ".join(
-        f"{quote(str(f.column))} = v.{name}::{f.db_type(connection)}"
-        for name, f in zip(names, columns, strict=True)
+        f"{quote(str(f.column))} = {cast}" for f, cast in zip(columns, casts, strict=True)
     )
-    record = ", ".join(f"{name} text" for name in ["pk", *names])
     sql = (
-        f"UPDATE {quote(meta.db_table)} AS t SET {assignments} "
-        f"FROM jsonb_to_recordset(%s::jsonb) AS v({record}) "
+        f"UPDATE {quote(meta.db_table)} AS t SET {assignments} FROM {record_set} "
         f"WHERE t.{quote(pk.column)} = v.pk::{pk.db_type(connection)}"
     )
     with connection.cursor() as cursor:
@@ -85,19 +97,11 @@ def insert_rows(model: type[models.Model], rows: Sequence[models.Model]) -> None
     pk = meta.pk
     assert pk is not None and pk.column
     columns = [f for f in meta.concrete_fields if f is not pk]
-    names = [f"v{i}" for i in range(len(columns))]
-    document = json.dumps(
-        [
-            {name: _as_text(f, f.pre_save(row, True)) for name, f in zip(names, columns, strict=True)}
-            for row in rows
-        ]
-    )
+    document, record_set, casts = _record_set(rows, columns, lambda f, row: f.pre_save(row, True))
     quote = connection.ops.quote_name
-    record = ", ".join(f"{name} text" for name in names)
-    values = ", ".join(f"v.{name}::{f.db_type(connection)}" for name, f in zip(names, columns, strict=True))
     sql = (
         f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(str(f.column)) for f in columns)}) "
-        f"SELECT {values} FROM jsonb_to_recordset(%s::jsonb) AS v({record}) RETURNING {quote(pk.column)}"
+        f"SELECT {', '.join(casts)} FROM {record_set} RETURNING {quote(pk.column)}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [document])

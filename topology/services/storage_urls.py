@@ -93,7 +93,7 @@ class StorageRegistry:
         if isinstance(url, str) and (known := self._resolved.get(url)) is not None:
             return known
         endpoint = self._resolve(url)
-        self._resolved[url] = endpoint  # type: ignore[index]  # a URL that resolved is a str
+        self._resolved[str(url)] = endpoint  # a URL that resolved is a str
         return endpoint
 
     def _resolve(self, url: object) -> EndpointRef:

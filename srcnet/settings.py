@@ -486,6 +486,8 @@ LOGGING = {
         # most of a worker's log. A copy's failure is its recorded reason; SRCNET_GFAL2_LOG_LEVEL=INFO (or
         # DEBUG) brings the events back to trace one.
         "gfal2": {"level": _env("GFAL2_LOG_LEVEL", "WARNING")},
+        # DEBUG logs each look at a copy's destination that its recorded progress and pace come from.
+        "transfers.heartbeats": {"level": _env("PROGRESS_LOG_LEVEL", "INFO")},
     },
 }
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import abc
 import itertools
+import logging
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,6 +16,8 @@ from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 
 from . import services
+
+log = logging.getLogger(__name__)
 
 
 class _Beating(abc.ABC):
@@ -73,9 +77,12 @@ class Heartbeat(_Beating):
     calling thread), so the reaper can tell a slow copy from a dead worker; each beat also writes the
     copy's progress, the last size the stall watch saw at the destination (``saw``)."""
 
-    def __init__(self, attempt_id: int, interval: float) -> None:
+    def __init__(self, attempt_id: int, interval: float, began: float | None = None) -> None:
         super().__init__(interval, f"heartbeat-{attempt_id}")
         self.attempt_id = attempt_id
+        # When the copy began (``time.monotonic()``): no byte can have reached its destination before.
+        self.began = time.monotonic() if began is None else began
+        self._first: Look | None = None
         # (bytes, seen at, pace in bytes/s): replaced whole, one reference, so no lock is needed.
         self.progress: tuple[int, datetime, float | None] | None = None
         self._looks: deque[Look] = deque()
@@ -95,30 +102,49 @@ class Heartbeat(_Beating):
         have been apart; past that, the bytes since the first growth up to now, so a copy that stopped
         growing slows down. Spans run from a look's asking to a look's answer: a slow answer lowers the
         pace, never raises it (timed at its answer, a first look answered 3 s late would make 4 s of looks
-        read 7 s of bytes)."""
+        read 7 s of bytes).
+
+        While the window still holds the copy's first look, the bytes are counted from the copy's
+        beginning (``began``, size 0), not from that look: a destination whose writer was held up (a busy
+        disk) showed 0 bytes at its first look while the pull had received seconds of data, which then
+        landed at once and read as 15-19 MB/s for a source paced at 8 MiB/s (tests/faults/test_progress.py,
+        a whole run, 2026-11-30). Every byte there arrived after the copy began, so this never overstates;
+        it understates a young copy by its start (the rendezvous, its first round trips), which the window
+        forgets after PACE_WINDOW_SECONDS."""
         grew = self._last is None or size > self._last.size
         look = Look(asked, answered, size, grew)
+        if self._first is None:
+            self._first = look
         self._last = look
         self._looks.append(look)
         while len(self._looks) > 2 and self._may_forget_oldest(answered):
             self._looks.popleft()
         self.progress = (size, timezone.now(), self._pace(look))
+        log.debug(
+            "attempt %d looked: %d bytes, asked %.3f, answered %.3f (began %.3f), pace %s",
+            self.attempt_id,
+            size,
+            asked,
+            answered,
+            self.began,
+            self.progress[2],
+        )
 
     def _pace(self, latest: Look) -> float | None:
         growths = [kept for kept in self._looks if kept.grew]
         first = growths[0] if growths else self._looks[0]
         if latest.answered - first.asked < PACE_SPAN_SECONDS:
             return None
+        # The span's start: the copy's beginning while its first look is kept, else the first growth kept.
+        from_size, from_time = (0, self.began) if self._looks[0] is self._first else (first.size, first.asked)
         if len(growths) >= 2:
             # Between growths (a pause no longer than they have been apart): their bytes over their time.
             last = growths[-1]
-            between = last.answered - first.asked
-            if between >= PACE_SPAN_SECONDS and latest.answered - last.answered <= between / (
-                len(growths) - 1
-            ):
-                return (last.size - first.size) / between
+            apart = last.answered - first.asked
+            if apart >= PACE_SPAN_SECONDS and latest.answered - last.answered <= apart / (len(growths) - 1):
+                return (last.size - from_size) / (last.answered - from_time)
         # Else up to now: a copy that stopped growing slows down.
-        return (latest.size - first.size) / (latest.answered - first.asked)
+        return (latest.size - from_size) / (latest.answered - from_time)
 
     def _may_forget_oldest(self, now: float) -> bool:
         """The oldest look goes once the rest span PACE_WINDOW_SECONDS and still hold two growths (a pace

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, Q
 from django.utils import timezone
 
 from replicas import lifecycle
@@ -42,11 +43,16 @@ MAX_LINK_STREAMS = 64
 
 
 def site_endpoint(site: str) -> StorageEndpoint:
-    """Where copies land at ``site``: a distribution centre's buffer, else the SRC's disk."""
-    centre = RegionalCentre.objects.filter(name=site, is_distribution_centre=True).exists()
-    role = landing_role(centre)
-    endpoint = StorageEndpoint.objects.filter(site__name=site, role=role, is_active=True).first()
+    """Where copies land at ``site``: a distribution centre's buffer, else the SRC's disk (one query: it is
+    asked once or twice for every product a push cycle hands on)."""
+    centre = Exists(RegionalCentre.objects.filter(name=site, is_distribution_centre=True))
+    endpoint = (
+        StorageEndpoint.objects.filter(site__name=site, is_active=True)
+        .filter((Q(role=landing_role(True)) & centre) | (Q(role=landing_role(False)) & ~centre))
+        .first()
+    )
     if endpoint is None:
+        role = landing_role(RegionalCentre.objects.filter(name=site, is_distribution_centre=True).exists())
         raise TransfertoolError(f"{site} has no active {role} storage endpoint")
     return endpoint
 

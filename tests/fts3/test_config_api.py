@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from identity.tokens import issue
 from transfers.models import ActivityShare, LinkLimit, StorageElementLimit
@@ -79,6 +81,20 @@ def test_a_link_is_set_read_changed_renamed_and_deleted_by_its_symbolic_name(fts
     missing = fts.get("/fts3/config/links/ab")
     assert missing.status_code == 404 and missing.json()["message"] == "symbolicname: Link ab does not exist"
     assert fts.delete("/fts3/config/links/ab").status_code == 204  # as FTS3: no error for a missing name
+
+
+def test_a_link_set_as_it_already_is_writes_nothing(fts):
+    """The push loop sets a lane's link as it submits each product there, mostly as it already is: such a
+    POST answers the link as before and writes nothing (no UPDATE, no dispatch asked); one that changes a
+    field still saves it."""
+    assert post(fts, "/fts3/config/links", DMM_LINK).status_code == 201
+    with CaptureQueriesContext(connection) as queries:
+        again = post(fts, "/fts3/config/links", DMM_LINK)
+    assert again.status_code == 201 and again.json() == {**DMM_LINK, "tcp_buffer_size": None}
+    writes = [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(("UPDATE", "INSERT"))]
+    assert writes == []
+    assert post(fts, "/fts3/config/links", {**DMM_LINK, "max_active": 9}).status_code == 201
+    assert _links() == [("a-to-b", A, B, 7, 9, 0, 0)]
 
 
 def test_a_new_link_takes_fts3s_defaults(fts):

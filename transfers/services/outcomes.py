@@ -252,10 +252,8 @@ def settle_job(job: TransferJob) -> None:
     job.state = _job_outcome(job, states)
     job.finished = timezone.now()
     job.save(update_fields=["state", "finished", "updated"])
-    job_id = job.pk
-    transaction.on_commit(
-        lambda: job_finished.send(sender=TransferJob, job=TransferJob.objects.get(pk=job_id))
-    )
+    # The row as just saved (locked, so no one else changed it): announced as it commits, not read again.
+    transaction.on_commit(lambda: job_finished.send(sender=TransferJob, job=job))
 
 
 def beat(attempt_id: int, progress: tuple[int, datetime, float | None] | None = None) -> bool:

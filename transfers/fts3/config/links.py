@@ -101,6 +101,7 @@ def set_link_config(body: Any) -> LinkLimit:
             "source",
             f"{source} -> {destination} is configured already, as the link {same_pair.symbolicname!r}",
         )
+    stored = _stored(row)
     row.symbolicname, row.source_se, row.dest_se = name, source, destination
     if "min_active" in body:
         row.min_active = integer(body["min_active"], "min_active", minimum=1, maximum=MAX_ACTIVE)
@@ -122,6 +123,11 @@ def set_link_config(body: Any) -> LinkLimit:
         _tcp_buffer_size(body["tcp_buffer_size"])
     if "no_delegation" in body:
         _no_delegation(body["no_delegation"])
+    if stored is not None and _stored(row) == stored:
+        # Nothing changes: nothing written and no dispatch asked. The push loop sets each lane's link as
+        # it submits a product there (schedulers/enforcement.py), mostly as it already is: at a file rate
+        # the save, its unique checks and the dispatch ask were four round trips a product.
+        return row
     # The model's own checks too (a pair configured twice is its constraint's, reported on the source).
     full_clean(row, {"source_se": "source", "dest_se": "destination", "__all__": "source"})
     try:
@@ -134,6 +140,21 @@ def set_link_config(body: Any) -> LinkLimit:
     # A raised limit admits waiting files now rather than at the next sweep.
     enqueue_dispatch()
     return row
+
+
+def _stored(row: LinkLimit) -> tuple[Any, ...] | None:
+    """What a saved row holds of the fields a POST may change (None for a row not saved yet)."""
+    if row.pk is None:
+        return None
+    return (
+        row.symbolicname,
+        row.source_se,
+        row.dest_se,
+        row.min_active,
+        row.max_active,
+        row.optimizer_mode,
+        row.nostreams,
+    )
 
 
 def get_link_config(name: str) -> LinkLimit:

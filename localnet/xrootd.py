@@ -84,30 +84,48 @@ def render_config(
 PLUGIN_BUILD = PROJECT_ROOT / "xrootd-plugins" / "build"
 PLUGIN_LIBRARY = "libXrdWanIO-5.so"
 PLUGIN_TPC_PROGRAM = "xrdcp-wan"
+# Preloaded into the server: TCP Fast Open on its own connections (its HTTP-TPC pulls'), see
+# xrootd-plugins/src/preload/FastOpenPreload.cc.
+FAST_OPEN_PRELOAD = "libwanio_fastopen.so"
+
+
+def plugin_on() -> bool:
+    return os.environ.get("SRCNET_XROOTD_PLUGIN", "on").lower() not in ("off", "0", "no", "false")
+
+
+def _plugin_folder(state: StateDir) -> Path:
+    """The plugin's library, pull program and preload, copied into the state folder (the xrootd account
+    may not be able to read the checkout)."""
+    built = [PLUGIN_BUILD / name for name in (PLUGIN_LIBRARY, PLUGIN_TPC_PROGRAM, FAST_OPEN_PRELOAD)]
+    if not all(path.exists() for path in built):
+        raise ServiceError(
+            f"the XRootD plugin is not built ({PLUGIN_BUILD}): run scripts/bootstrap.sh, or set "
+            "SRCNET_XROOTD_PLUGIN=off to run the sites with the stock server"
+        )
+    folder = state.sub("xrootd-plugin")
+    for source in built:
+        target = folder / source.name
+        if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:
+            shutil.copy2(source, target)
+            target.chmod(0o755)
+    return folder
+
+
+def plugin_environment(state: StateDir) -> dict[str, str]:
+    """What the server's environment gets with the plugin: the Fast Open preload (none without it)."""
+    if not plugin_on():
+        return {}
+    return {"LD_PRELOAD": str(_plugin_folder(state) / FAST_OPEN_PRELOAD)}
 
 
 def plugin_lines(state: StateDir) -> list[str]:
     """The lines that load the project's plugin on both layers (storage: write-behind and streaming
     adler32; file system: readahead threads around sendfile()) and its parallel TPC pull program, or
     none when it is switched off (SRCNET_XROOTD_PLUGIN=off, for comparisons). A plugin that is on but
-    not built is an error, not a silent fall-back to the stock server.
-
-    The library and the pull program are copied into the state folder: the xrootd account may not be
-    able to read the checkout."""
-    if os.environ.get("SRCNET_XROOTD_PLUGIN", "on").lower() in ("off", "0", "no", "false"):
+    not built is an error, not a silent fall-back to the stock server."""
+    if not plugin_on():
         return []
-    library, program = PLUGIN_BUILD / PLUGIN_LIBRARY, PLUGIN_BUILD / PLUGIN_TPC_PROGRAM
-    if not (library.exists() and program.exists()):
-        raise ServiceError(
-            f"the XRootD plugin is not built ({PLUGIN_BUILD}): run scripts/bootstrap.sh, or set "
-            "SRCNET_XROOTD_PLUGIN=off to run the sites with the stock server"
-        )
-    folder = state.sub("xrootd-plugin")
-    for source in (library, program):
-        target = folder / source.name
-        if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:
-            shutil.copy2(source, target)
-            target.chmod(0o755)
+    folder = _plugin_folder(state)
     return [
         f"ofs.osslib ++ {folder / 'libXrdWanIO.so'}",
         f"xrootd.fslib ++ {folder / 'libXrdWanIO.so'}",
@@ -332,6 +350,7 @@ def ensure_site(
     # third-party-copy program, whose pipelined reads of a paced 300 ms copy wait longer than that ("read at
     # offset 67108864 failed: Operation expired", tests/longhaul/test_tokens.py in a whole run).
     env = {key: value for key, value in os.environ.items() if not key.startswith("XRD_")}
+    env.update(plugin_environment(state))
     if tokens is not None and not as_root():
         raise ServiceError(f"site {name}: a token-enforcing site needs root (to trust the issuer's CA)")
     if tokens is not None:

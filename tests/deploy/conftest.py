@@ -350,6 +350,7 @@ def _inventory(
         "xrootd_site_tls_key": str(pki) + "/{{ inventory_hostname }}.key.pem",
         "xrootd_site_plugin_library": str(PLUGIN_BUILD / "libXrdWanIO-5.so"),
         "xrootd_site_plugin_tpc_program": str(PLUGIN_BUILD / "xrdcp-wan"),
+        "xrootd_site_plugin_fast_open_preload": str(PLUGIN_BUILD / "libwanio_fastopen.so"),
         "control_plane_bind_address": cp,
         "control_plane_tls_cert": str(pki) + "/{{ inventory_hostname }}.cert.pem",
         "control_plane_tls_key": str(pki) + "/{{ inventory_hostname }}.key.pem",

@@ -205,6 +205,16 @@ def test_dtn_tuning_is_applied_now_and_at_boot(deployment: Deployment, deployed:
     assert deployment.ssh("w1", ["test", "-e", SYSCTL_FILE], check=False).returncode == 1
 
 
+def test_the_sites_xrootd_runs_with_the_fast_open_preload(deployment: Deployment, deployed: object) -> None:
+    """The unit preloads libwanio_fastopen.so into the server (its HTTP third-party pulls then ask for TCP
+    Fast Open; tests/xrootd_plugin/test_fast_open_preload.py, tests/wan/test_copy_rtts.py)."""
+    for name in ("s1", "s2"):
+        maps = deployment.ssh(
+            name, ["sh", "-c", "cat /proc/$(systemctl show -p MainPID --value srcnet-xrootd)/maps"]
+        ).stdout
+        assert "/usr/local/lib/srcnet-xrootd/libwanio_fastopen.so" in maps
+
+
 def _prometheus(deployment: Deployment, path: str) -> Any:
     url = f"http://{deployment.host('cp').address}:9090{path}"
     argv = ["curl", "-sS", "--globoff", "--fail-with-body", "--max-time", "10", url]

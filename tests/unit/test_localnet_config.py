@@ -90,6 +90,7 @@ def test_sites_load_the_plugin_unless_switched_off(tmp_path: Path, monkeypatch):
     build.mkdir()
     (build / xrootd.PLUGIN_LIBRARY).write_bytes(b"\x7fELF")
     (build / xrootd.PLUGIN_TPC_PROGRAM).write_bytes(b"\x7fELF")
+    (build / xrootd.FAST_OPEN_PRELOAD).write_bytes(b"\x7fELF")
     monkeypatch.setattr(xrootd, "PLUGIN_BUILD", build)
     monkeypatch.delenv("SRCNET_XROOTD_PLUGIN", raising=False)
     lines = xrootd.plugin_lines(state)
@@ -97,8 +98,12 @@ def test_sites_load_the_plugin_unless_switched_off(tmp_path: Path, monkeypatch):
     assert lines[1].startswith("xrootd.fslib ++ ") and lines[1].endswith("/xrootd-plugin/libXrdWanIO.so")
     assert "xrdcp-wan --server" in lines[2]
     assert (tmp_path / "xrootd-plugin" / xrootd.PLUGIN_LIBRARY).exists()
+    # The server is started with the Fast Open preload, from the state folder's copy.
+    preload = tmp_path / "xrootd-plugin" / xrootd.FAST_OPEN_PRELOAD
+    assert xrootd.plugin_environment(state) == {"LD_PRELOAD": str(preload)} and preload.exists()
     monkeypatch.setenv("SRCNET_XROOTD_PLUGIN", "off")
     assert xrootd.plugin_lines(state) == []
+    assert xrootd.plugin_environment(state) == {}
 
 
 def test_a_site_asked_for_the_plugin_that_is_not_built_fails_clearly(tmp_path: Path, monkeypatch):

@@ -2,8 +2,8 @@
 
 Used by the tests, the benchmark matrix and ``srcnet bench path``.
 ``plugin=True`` loads the project's wanio plugin (``xrootd-plugins/build``: storage
-layer ``ofs.osslib ++`` and the ``xrdcp-wan`` TPC pull program, as
-``localnet/xrootd.py`` does for the local sites) with reads in flight sized to
+layer ``ofs.osslib ++``, the ``xrdcp-wan`` TPC pull program and the Fast Open
+preload, as ``localnet/xrootd.py`` does for the local sites) with reads in flight sized to
 ``tpc_bdp_bytes``; ``pacing_bytes_per_s`` also loads it on the file-system layer
 (``xrootd.fslib ++``) and paces every reader's connection at that rate
 (``wanio.net.pacing``, see the plugin README's "Pacing")::
@@ -53,13 +53,17 @@ XRD_ENV = dict(
 GFAL_ENV = dict(XRD_ENV, GFAL_PYTHONBIN="/usr/bin/python3")
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLUGIN_BUILD = os.path.join(PROJECT_ROOT, "xrootd-plugins", "build")
+PLUGIN_FILES = ("libXrdWanIO-5.so", "xrdcp-wan")
+# Preloaded into a plugin site's server, as the deployed sites' (localnet/xrootd.py, the xrootd_site role):
+# TCP Fast Open on its HTTP third-party pulls' connections (xrootd-plugins/src/preload/FastOpenPreload.cc).
+FAST_OPEN_PRELOAD = "libwanio_fastopen.so"
 # How a site reaches its token issuer from a namespace (IssuerPath): a script that imports nothing.
 FORWARDER = os.path.join(PROJECT_ROOT, "localnet", "forwarder.py")
 
 
 def plugin_built() -> bool:
-    """Whether ``PLUGIN_BUILD`` holds the plugin library and its TPC program."""
-    return all(os.path.exists(os.path.join(PLUGIN_BUILD, f)) for f in ("libXrdWanIO-5.so", "xrdcp-wan"))
+    """Whether ``PLUGIN_BUILD`` holds the plugin library, its TPC program and the Fast Open preload."""
+    return all(os.path.exists(os.path.join(PLUGIN_BUILD, f)) for f in (*PLUGIN_FILES, FAST_OPEN_PRELOAD))
 
 
 _CONFIG = """\
@@ -262,6 +266,8 @@ class XrootdSite:
                 argv = self._trusting(argv)
                 # scitokens-cpp keeps the issuer's keys in $XDG_CACHE_HOME (the xrootd account has no home).
                 env = dict(os.environ, XDG_CACHE_HOME=os.path.join(self.base, "cache"))
+            if self.plugin:
+                env = dict(env or os.environ, LD_PRELOAD=os.path.join(PLUGIN_BUILD, FAST_OPEN_PRELOAD))
             with open(os.path.join(self.base, "xrootd.cfg"), "w") as f:
                 f.write(_CONFIG.format(port=self.port, http_port=self.http_port, data=self.data, run=run))
                 f.write("".join(line + "\n" for line in lines))

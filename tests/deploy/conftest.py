@@ -503,7 +503,7 @@ def booted_deployment(workdir: Path, layout: dict[str, list[str]] = LAYOUT) -> I
     for tool in ("systemd-nspawn", "debootstrap", "ansible-playbook"):
         if shutil.which(tool) is None:
             raise DeploymentError(f"{tool} is missing: run scripts/bootstrap.sh")
-    for built in ("libXrdWanIO-5.so", "xrdcp-wan"):
+    for built in ("libXrdWanIO-5.so", "xrdcp-wan", "libwanio_fastopen.so"):
         if not (PLUGIN_BUILD / built).exists():
             raise DeploymentError(
                 f"the XRootD plugin is not built ({PLUGIN_BUILD / built}): run xrootd-plugins/build.sh"

@@ -118,19 +118,22 @@ def plugin_environment(state: StateDir) -> dict[str, str]:
     return {"LD_PRELOAD": str(_plugin_folder(state) / FAST_OPEN_PRELOAD)}
 
 
-def plugin_lines(state: StateDir) -> list[str]:
+def plugin_lines(state: StateDir, path_bps: float | None = None) -> list[str]:
     """The lines that load the project's plugin on both layers (storage: write-behind and streaming
     adler32; file system: readahead threads around sendfile()) and its parallel TPC pull program, or
     none when it is switched off (SRCNET_XROOTD_PLUGIN=off, for comparisons). A plugin that is on but
-    not built is an error, not a silent fall-back to the stock server."""
+    not built is an error, not a silent fall-back to the stock server. With ``path_bps`` (the site's path
+    bottleneck, bit/s) the pull keeps that rate times the round trip it measures to each source in flight
+    (``--rate``, as the xrootd_site role configures it); without, 16 reads of 8 MiB."""
     if not plugin_on():
         return []
     folder = _plugin_folder(state)
+    rate = f" --rate {path_bytes_per_s(path_bps)}" if path_bps else ""
     return [
         f"ofs.osslib ++ {folder / 'libXrdWanIO.so'}",
         f"xrootd.fslib ++ {folder / 'libXrdWanIO.so'}",
         # -S N (the copy's streams) becomes N sub-streams, up to XRootD's own maximum of 15.
-        f"ofs.tpc autorm pgm {folder / PLUGIN_TPC_PROGRAM} --server --inflight 16 --max-streams 15",
+        f"ofs.tpc autorm pgm {folder / PLUGIN_TPC_PROGRAM} --server --inflight 16 --max-streams 15{rate}",
         # An upload cut off mid-way is removed rather than kept looking complete.
         "ofs.persist auto hold 0",
     ]
@@ -171,11 +174,15 @@ PACING_MIN_BYTES_PER_S = 2**20
 PACING_MAX_BYTES_PER_S = 64 * 2**30
 
 
+def path_bytes_per_s(path_bps: float) -> int:
+    """The site's path bottleneck (bit/s) in bytes/s, clamped to the plugin's pacing range."""
+    return int(min(PACING_MAX_BYTES_PER_S, max(PACING_MIN_BYTES_PER_S, path_bps / 8)))
+
+
 def pacing_line(path_bps: float) -> str:
     """The plugin's directive that paces every connection reading a file at the site's path bottleneck, as
     the xrootd_site Ansible role configures a deployed site; clamped to the plugin's range."""
-    rate = int(min(PACING_MAX_BYTES_PER_S, max(PACING_MIN_BYTES_PER_S, path_bps / 8)))
-    return f"wanio.net.pacing {rate}"
+    return f"wanio.net.pacing {path_bytes_per_s(path_bps)}"
 
 
 @dataclass(frozen=True)
@@ -313,7 +320,7 @@ def ensure_site(
     shutil.copyfile(cert, folder / "hostcert.pem")
     shutil.copyfile(key, folder / "hostkey.pem")
     (folder / "hostkey.pem").chmod(0o600)
-    plugin = plugin_lines(state)
+    plugin = plugin_lines(state, pacing_bps)
     token_directives = write_token_files(folder, tokens) if tokens is not None else []
     config = folder / "xrootd.cfg"
     config.write_text(

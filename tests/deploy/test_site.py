@@ -39,6 +39,8 @@ BUFFER_BYTES = 2 * 375_000_000
         ("dtn_tuning_buffer_max_bytes=-1", "dtn_tuning_buffer_max_bytes"),
         ("dtn_tuning_congestion_control=vegas", "dtn_tuning_congestion_control"),
         ("xrootd_site_path_capacity_gbps=0", "xrootd_site_path_capacity_gbps"),
+        # Less than one 8 MiB read for a root:// pull.
+        ("xrootd_site_plugin_tpc_max_memory_mib=4", "xrootd_site_plugin_tpc_max_memory_mib"),
         ("platform_worker_concurrency=0", "platform_worker_concurrency"),
         ("monitoring_scrape_interval=often", "monitoring_scrape_interval"),
         # A site trusting a plain-HTTP issuer (scitokens-cpp would refuse it, and so would every copy).
@@ -213,6 +215,19 @@ def test_the_sites_xrootd_runs_with_the_fast_open_preload(deployment: Deployment
             name, ["sh", "-c", "cat /proc/$(systemctl show -p MainPID --value srcnet-xrootd)/maps"]
         ).stdout
         assert "/usr/local/lib/srcnet-xrootd/libwanio_fastopen.so" in maps
+
+
+def test_the_sites_root_pulls_size_their_reads_from_the_path(
+    deployment: Deployment, deployed: object
+) -> None:
+    """The pull program is told the site's path capacity (10 Gbit/s: 1192 MiB/s) and its memory cap, so its
+    reads in flight cover that rate times the round trip it measures (xrootd-plugins README, "TPC pull")."""
+    for name in ("s1", "s2"):
+        config = deployment.ssh(name, ["cat", "/etc/xrootd/srcnet/xrootd.cfg"]).stdout
+        pull = next(line for line in config.splitlines() if line.startswith("ofs.tpc autorm pgm "))
+        assert pull.endswith(
+            "xrdcp-wan --server --inflight 16 --max-streams 15 --rate 1192m --max-memory 1024m"
+        )
 
 
 def _prometheus(deployment: Deployment, path: str) -> Any:

@@ -23,6 +23,33 @@ void MemoryBudget::release(std::uint64_t bytes) {
     freed_.notify_all();
 }
 
+std::unique_ptr<AlignedBuffer> MemoryBudget::buffer(std::size_t size) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+            if ((*it)->size() != size) continue;
+            std::unique_ptr<AlignedBuffer> reused = std::move(*it);
+            kept_.erase(it);
+            keptBytes_ -= size;
+            return reused;
+        }
+    }
+    return std::make_unique<AlignedBuffer>(size);
+}
+
+void MemoryBudget::recycle(std::unique_ptr<AlignedBuffer> buffer) {
+    if (!buffer || !buffer->valid()) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (keptBytes_ + buffer->size() > capacity_) return;  // freed as it goes out of scope
+    keptBytes_ += buffer->size();
+    kept_.push_back(std::move(buffer));
+}
+
+std::uint64_t MemoryBudget::keptBytes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return keptBytes_;
+}
+
 std::uint64_t MemoryBudget::inUse() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return used_;

@@ -62,7 +62,7 @@ int WriteBehindFile::allocateChunk(std::unique_ptr<AlignedBuffer>& out,
         return error_;
     }
     if (!ok) return -ETIMEDOUT;
-    out = std::make_unique<AlignedBuffer>(settings_.chunkSize);
+    out = budget_.buffer(settings_.chunkSize);
     if (!out->valid()) {
         out.reset();
         budget_.release(settings_.chunkSize);
@@ -146,7 +146,7 @@ void WriteBehindFile::writeChunk(const std::shared_ptr<Chunk>& chunk) {
     dequeued(len);
     // Return memory before taking the file lock: a writer blocked on the
     // budget while holding that lock must be able to make progress.
-    chunk->buffer.reset();
+    budget_.recycle(std::move(chunk->buffer));
     budget_.release(settings_.chunkSize);
 
     std::lock_guard<std::mutex> lock(mutex_);

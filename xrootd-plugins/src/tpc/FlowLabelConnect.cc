@@ -14,6 +14,7 @@
 
 #include "FastOpen.hh"
 #include "FlowLabel.hh"
+#include "PathRtt.hh"
 
 // From <linux/in6.h>, which clashes with glibc's <netinet/in.h>.
 #ifndef IPV6_FLOWINFO_SEND
@@ -99,6 +100,22 @@ static int labelledConnect(ConnectFn real, int fd, const struct sockaddr* addr, 
 
 }  // namespace wanio
 
+namespace wanio {
+namespace {
+
+int markedConnect(ConnectFn real, int fd, const struct sockaddr* addr, socklen_t len) {
+    const int scitag = armedScitag.load(std::memory_order_relaxed);
+    if (scitag == 0 || !addr || len < static_cast<socklen_t>(sizeof(sockaddr_in6)) ||
+        addr->sa_family != AF_INET6)
+        return real(fd, addr, len);
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) || !isStream(fd)) return real(fd, addr, len);
+    return labelledConnect(real, fd, addr, len, scitag);
+}
+
+}  // namespace
+}  // namespace wanio
+
 // The executable's connect(): see FlowLabelConnect.hh.
 extern "C" int connect(int fd, const struct sockaddr* addr, socklen_t len) {
     wanio::ConnectFn real = wanio::realConnect();
@@ -108,11 +125,10 @@ extern "C" int connect(int fd, const struct sockaddr* addr, socklen_t len) {
     }
     // Every TCP connection of the program goes to the source: each asks for Fast Open.
     wanio::requestFastOpen(fd);
-    const int scitag = wanio::armedScitag.load(std::memory_order_relaxed);
-    if (scitag == 0 || !addr || len < static_cast<socklen_t>(sizeof(sockaddr_in6)) ||
-        addr->sa_family != AF_INET6)
-        return real(fd, addr, len);
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
-    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) || !wanio::isStream(fd)) return real(fd, addr, len);
-    return wanio::labelledConnect(real, fd, addr, len, scitag);
+    const int rc = wanio::markedConnect(real, fd, addr, len);
+    const int saved = errno;
+    // The kernel's round trip on it sizes the reads in flight (PathRtt.hh).
+    if ((rc == 0 || saved == EINPROGRESS) && wanio::isStream(fd)) wanio::rememberConnection(fd);
+    errno = saved;
+    return rc;
 }

@@ -33,7 +33,9 @@ TpcArgs failure(std::string message, bool usage = false) {
 
 const char* tpcUsage() {
     return "usage: xrdcp-wan [--server] [--inflight N] [--bdp SIZE] [--chunk SIZE] "
-           "[--writers N] [--max-streams N] [--trace CSV] [--scitag N] "
+           "[--rate BYTES/S] [--max-memory SIZE] [--odirect on|off] [--writers N] [--max-streams "
+           "N] [--trace CSV] "
+           "[--scitag N] "
            "[-C adler32[:source|print|<hex>]] [-S N] [-v] "
            "<source URL> <dest path>\n";
 }
@@ -92,6 +94,22 @@ TpcArgs parseTpcArgs(const std::vector<std::string>& args) {
             if (!parseSize(v, size) || size < 4096 || size > (256u << 20) || size % 4096 != 0)
                 return failure("xrdcp-wan: bad --chunk (multiple of 4k, at most 256m)");
             options.chunkSize = size;
+        } else if (arg == "--rate") {
+            if (!(v = value())) return missing("--rate");
+            if (!parseSize(v, size) || size == 0)
+                return failure("xrdcp-wan: bad --rate (the path's rate in bytes/s, e.g. 1192m)");
+            options.pathRate = size;
+        } else if (arg == "--max-memory") {
+            if (!(v = value())) return missing("--max-memory");
+            if (!parseSize(v, size) || size == 0)
+                return failure("xrdcp-wan: bad --max-memory (a size, e.g. 1g)");
+            options.maxMemory = size;
+        } else if (arg == "--odirect") {
+            if (!(v = value())) return missing("--odirect");
+            const std::string onOff(v);
+            if (onOff != "on" && onOff != "off")
+                return failure("xrdcp-wan: bad --odirect (on|off)");
+            options.directIo = onOff == "on";
         } else if (arg == "--bdp") {
             if (!(v = value())) return missing("--bdp");
             if (!parseSize(v, bdp)) return failure("xrdcp-wan: bad --bdp");
@@ -105,6 +123,7 @@ TpcArgs parseTpcArgs(const std::vector<std::string>& args) {
     if (bdp > 0) {
         // Enough chunk reads in flight to keep the whole delay-bandwidth product moving.
         options.inflight = readsInFlightForBdp(bdp, options.chunkSize);
+        options.pathRate = 0;  // a product given outright wins over one measured
     }
     options.streams = std::min(options.streams, maxStreams);
     if (options.streams < 2) options.streams = 0;

@@ -39,9 +39,12 @@ int main(int argc, char** argv) {
     if (options.verbose) {
         fprintf(stdout,
                 "xrdcp-wan pulled %llu bytes in %.3f s, adler32 %08x, %d reads in flight, "
-                "source read %s\n",
+                "%llu chunks written direct, source read %s\n",
                 static_cast<unsigned long long>(result.bytes), result.seconds, result.adler,
-                options.inflight, options.tokenPull ? "with the copy's token" : "by rendezvous");
+                result.readsInFlight, static_cast<unsigned long long>(result.directChunks),
+                options.tokenPull ? "with the copy's token" : "by rendezvous");
+        if (!result.inflightNote.empty())
+            fprintf(stdout, "xrdcp-wan %s\n", result.inflightNote.c_str());
         const wanio::FlowLabelCounts marked = wanio::flowLabelCounts();
         if (options.scitag != 0)
             fprintf(stdout, "xrdcp-wan scitag %d: %lu connections labelled, %lu refused\n",

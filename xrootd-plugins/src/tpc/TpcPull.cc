@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "PathRtt.hh"
+#include "ReadsInFlight.hh"
 #include "SourceChecksum.hh"
 #include "XrdCl/XrdClDefaultEnv.hh"
 #include "XrdCl/XrdClFile.hh"
@@ -167,6 +169,9 @@ TpcResult TpcPull::run() {
     trace.phase("source_open");
     XrdCl::StatInfo* rawInfo = nullptr;
     st = source.Stat(false, rawInfo);
+    // The path's round trip as the kernel measured it on the connection just opened (its
+    // handshake, login and open): what the reads in flight are sized from.
+    const double rttSeconds = measuredRttSeconds();
     std::unique_ptr<XrdCl::StatInfo> info(rawInfo);
     if (!st.IsOK() || !info) return fail("cannot stat source: " + st.ToString());
     const std::uint64_t size = info->GetSize();
@@ -175,6 +180,9 @@ TpcResult TpcPull::run() {
     if (dest.compare(0, 7, "file://") == 0) dest = dest.substr(7);
     UniqueFd fd(::open(dest.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (fd.get() < 0) return fail("cannot open destination " + dest + ": " + strerror(errno));
+    // The same file for whole chunks, past the page cache (-1 where refused: buffered).
+    UniqueFd directFd(options_.directIo ? ::open(dest.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC)
+                                        : -1);
 
     auto cleanup = [&](const std::string& message) {
         // A failed pull must not leave a file that looks like a finished copy.
@@ -188,7 +196,16 @@ TpcResult TpcPull::run() {
     std::unique_ptr<SourceChecksum> sourceChecksum;
     if (!haveExpected) sourceChecksum = std::make_unique<SourceChecksum>(options_.source);
 
-    const int inflight = std::max(1, options_.inflight);
+    int inflight = std::max(1, options_.inflight);
+    if (options_.pathRate > 0) {
+        const ReadsInFlight plan = readsInFlightForPath(
+            options_.pathRate, rttSeconds, options_.chunkSize, inflight, options_.maxMemory);
+        inflight = plan.reads;
+        result.inflightNote =
+            describeReadsInFlight(plan, options_.pathRate, rttSeconds, options_.chunkSize);
+        if (plan.memoryBound) fprintf(stderr, "xrdcp-wan: %s\n", result.inflightNote.c_str());
+    }
+    result.readsInFlight = inflight;
     WriteBehindSettings settings;
     settings.chunkSize = options_.chunkSize;
     settings.perFileWriters = options_.writerThreads;
@@ -197,7 +214,7 @@ TpcResult TpcPull::run() {
     MemoryBudget budget(static_cast<std::uint64_t>(settings.perFileQueue + 1) * options_.chunkSize);
     FirstError firstError;
     {
-        WriteBehindFile writer(fd.get(), -1, settings, pool, budget);
+        WriteBehindFile writer(fd.get(), directFd.get(), settings, pool, budget);
         if (int rc = writer.preallocate(static_cast<off_t>(size)); rc != 0)
             return cleanup(std::string("cannot preallocate destination: ") + strerror(-rc));
 
@@ -259,6 +276,7 @@ TpcResult TpcPull::run() {
         trace.phase("drained");
         // Time the readers waited for the disk writers (backpressure), summed over readers.
         trace.total("writer_blocked", static_cast<double>(writer.stats().blockedNanos) / 1e9);
+        result.directChunks = writer.stats().directChunks;
         if (firstError.failed()) return cleanup(firstError.message());
         if (drainRc != 0)
             return cleanup(std::string("write to destination failed: ") + strerror(-drainRc));

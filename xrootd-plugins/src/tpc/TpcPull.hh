@@ -14,8 +14,15 @@ struct TpcOptions {
     std::string source;       // root://host:port//path?cgi
     std::string destination;  // local path (the PFN given by the server)
     std::size_t chunkSize = 8u << 20;
-    int inflight = 16;  // concurrent chunk reads
-    int streams = 0;    // TCP sub-streams for the data (from -S), 0 = the one connection
+    int inflight = 16;  // concurrent chunk reads (with pathRate: the fewest)
+    // The site's path rate in bytes/s (--rate): when set, the reads in flight cover it times
+    // the round trip measured to the source (ReadsInFlight.hh), within maxMemory.
+    std::uint64_t pathRate = 0;
+    std::uint64_t maxMemory = 1ull << 30;  // read buffers' limit (--max-memory)
+    // Whole chunks written with O_DIRECT (--odirect, on by default): no copy into the page
+    // cache and no dirty pages to flush; where the file system refuses it, buffered writes.
+    bool directIo = true;
+    int streams = 0;  // TCP sub-streams for the data (from -S), 0 = the one connection
     int writerThreads = 4;
     std::string checksum;  // -C value: "", "adler32", "adler32:source", "adler32:<hex>"
     bool verbose = false;
@@ -34,6 +41,9 @@ struct TpcResult {
     std::uint64_t bytes = 0;
     std::uint32_t adler = 0;
     double seconds = 0;
+    int readsInFlight = 0;           // what the pull kept in flight
+    std::uint64_t directChunks = 0;  // chunks written with O_DIRECT
+    std::string inflightNote;        // how that was decided, when from the path (for the log)
 };
 
 class TpcPull {

@@ -138,3 +138,41 @@ TEST(TpcArgs, ASourceWithoutATokenKeepsItsRendezvous) {
         EXPECT_EQ(a.options.source, url);
     }
 }
+
+TEST(TpcArgs, ThePathRateSizesTheReadsFromTheMeasuredRoundTrip) {
+    // What the deployed sites run: --inflight is then the fewest reads, the rate and the
+    // round trip the pull measures decide the rest (ReadsInFlight.hh).
+    TpcArgs a = parseTpcArgs(
+        {"--server", "--inflight", "16", "--rate", "1192m", "--max-memory", "2g", "src", "dst"});
+    ASSERT_EQ(a.exitCode, 0) << a.message;
+    EXPECT_EQ(a.options.pathRate, 1192ull << 20);
+    EXPECT_EQ(a.options.maxMemory, 2ull << 30);
+    EXPECT_EQ(a.options.inflight, 16);
+    // A product given outright wins: no measuring.
+    TpcArgs b = parseTpcArgs({"--rate", "1192m", "--bdp", "375m", "src", "dst"});
+    ASSERT_EQ(b.exitCode, 0) << b.message;
+    EXPECT_EQ(b.options.pathRate, 0u);
+    EXPECT_EQ(b.options.inflight, 48);
+}
+
+TEST(TpcArgs, ABadRateOrMemoryCapIsRefusedByName) {
+    for (const char* bad : {"0", "fast", "-1", "1x"}) {
+        TpcArgs a = parseTpcArgs({"--rate", bad, "src", "dst"});
+        EXPECT_EQ(a.exitCode, 2) << bad;
+        EXPECT_NE(a.message.find("--rate"), std::string::npos) << a.message;
+        TpcArgs m = parseTpcArgs({"--max-memory", bad, "src", "dst"});
+        EXPECT_EQ(m.exitCode, 2) << bad;
+        EXPECT_NE(m.message.find("--max-memory"), std::string::npos) << m.message;
+    }
+    EXPECT_NE(parseTpcArgs({"src", "dst", "--rate"}).message.find("--rate needs a value"),
+              std::string::npos);
+}
+
+TEST(TpcArgs, WholeChunksAreWrittenDirectUnlessSwitchedOff) {
+    EXPECT_TRUE(parseTpcArgs({"src", "dst"}).options.directIo);
+    EXPECT_FALSE(parseTpcArgs({"--odirect", "off", "src", "dst"}).options.directIo);
+    EXPECT_TRUE(parseTpcArgs({"--odirect", "on", "src", "dst"}).options.directIo);
+    TpcArgs bad = parseTpcArgs({"--odirect", "yes", "src", "dst"});
+    EXPECT_EQ(bad.exitCode, 2);
+    EXPECT_NE(bad.message.find("--odirect"), std::string::npos) << bad.message;
+}

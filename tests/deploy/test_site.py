@@ -217,17 +217,19 @@ def test_the_sites_xrootd_runs_with_the_fast_open_preload(deployment: Deployment
         assert "/usr/local/lib/srcnet-xrootd/libwanio_fastopen.so" in maps
 
 
-def test_the_sites_root_pulls_size_their_reads_from_the_path(
+def test_the_sites_pulls_size_their_reads_from_the_path_and_write_direct(
     deployment: Deployment, deployed: object
 ) -> None:
     """The pull program is told the site's path capacity (10 Gbit/s: 1192 MiB/s) and its memory cap, so its
-    reads in flight cover that rate times the round trip it measures (xrootd-plugins README, "TPC pull")."""
+    reads in flight cover that rate times the round trip it measures (xrootd-plugins README, "TPC pull"); it
+    and the server write whole chunks with O_DIRECT."""
+    wanted = "xrdcp-wan --server --inflight 16 --max-streams 15 --rate 1192m --max-memory 1024m"
     for name in ("s1", "s2"):
-        config = deployment.ssh(name, ["cat", "/etc/xrootd/srcnet/xrootd.cfg"]).stdout
-        pull = next(line for line in config.splitlines() if line.startswith("ofs.tpc autorm pgm "))
-        assert pull.endswith(
-            "xrdcp-wan --server --inflight 16 --max-streams 15 --rate 1192m --max-memory 1024m"
-        )
+        config = deployment.ssh(name, ["cat", "/etc/xrootd/srcnet/xrootd.cfg"]).stdout.splitlines()
+        pull = next(line for line in config if line.startswith("ofs.tpc autorm pgm "))
+        assert pull.endswith(wanted), pull
+        # What lands over HTTP (the server's own writes) goes past the page cache too.
+        assert "wanio.wb.odirect on" in config
 
 
 def _prometheus(deployment: Deployment, path: str) -> Any:

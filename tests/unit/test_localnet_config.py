@@ -99,6 +99,8 @@ def test_sites_load_the_plugin_unless_switched_off(tmp_path: Path, monkeypatch):
     assert "xrdcp-wan --server" in lines[2] and "--rate" not in lines[2]
     # With the site's path rate the pull sizes its reads in flight from it (10 Gbit/s: 1 250 000 000 B/s).
     assert xrootd.plugin_lines(state, 10e9)[2].endswith(" --rate 1250000000")
+    # What lands is written past the page cache, as the xrootd_site role configures it.
+    assert "wanio.wb.odirect on" in lines
     assert (tmp_path / "xrootd-plugin" / xrootd.PLUGIN_LIBRARY).exists()
     # The server is started with the Fast Open preload, from the state folder's copy.
     preload = tmp_path / "xrootd-plugin" / xrootd.FAST_OPEN_PRELOAD

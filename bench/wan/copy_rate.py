@@ -25,10 +25,8 @@ Runs on a state of its own (its PostgreSQL, Redis and issuer), as root (network 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -243,24 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         parser.error("needs root (network namespaces)")
-    sys.path.insert(0, str(ROOT / "bench"))
-    from own_state import platform_on_own_state
-
-    started = dt.datetime.now(dt.UTC)
-    load = os.getloadavg()
-    with platform_on_own_state(args.state):
-        measured = measure(args)
-    result = {
-        "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
-        "started": started.isoformat(timespec="seconds"),
-        "machine": {
-            "host": platform.node(),
-            "cpus": os.cpu_count(),
-            "load_before": [round(x, 2) for x in load],
-        },
-        "settings": {k: v for k, v in vars(args).items() if k != "out"},
-        **measured,
-    }
+    result = copy_rtts.measured_on_own_state(args, argv, measure)
     text = json.dumps(result, indent=1)
     if args.out:
         Path(args.out).write_text(text + "\n")

@@ -35,6 +35,7 @@ import platform
 import statistics
 import sys
 import zlib
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -265,6 +266,31 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+def measured_on_own_state(
+    args: argparse.Namespace, argv: list[str] | None, measure: Callable[[argparse.Namespace], dict[str, Any]]
+) -> dict[str, Any]:
+    """``measure(args)`` on the platform of state ``args.state`` (bench/own_state.py), in a result document
+    with the command, when, the machine and its load before, and the settings."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from own_state import platform_on_own_state
+
+    started = dt.datetime.now(dt.UTC)
+    load = os.getloadavg()
+    with platform_on_own_state(args.state):
+        measured = measure(args)
+    return {
+        "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
+        "started": started.isoformat(timespec="seconds"),
+        "machine": {
+            "host": platform.node(),
+            "cpus": os.cpu_count(),
+            "load_before": [round(x, 2) for x in load],
+        },
+        "settings": {k: v for k, v in vars(args).items() if k != "out"},
+        **measured,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rtt-ms", type=float, default=300.0, help="the high RTT (default 300)")
@@ -294,28 +320,12 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.traces).mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0:
         parser.error("run as root (network namespaces)")
-    from own_state import platform_on_own_state
-
-    started = dt.datetime.now(dt.UTC)
-    load = os.getloadavg()
-    with platform_on_own_state(args.state):
-        results = measure(args)
-    result = {
-        "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
-        "started": started.isoformat(timespec="seconds"),
-        "machine": {
-            "host": platform.node(),
-            "cpus": os.cpu_count(),
-            "load_before": [round(x, 2) for x in load],
-        },
-        "settings": {k: v for k, v in vars(args).items() if k != "out"},
-        **results,
-    }
+    result = measured_on_own_state(args, argv, measure)
     text = json.dumps(result, indent=2)
     if args.out:
         Path(args.out).write_text(text + "\n")
     for protocol in args.protocols:
-        r = results[protocol]
+        r = result[protocol]
         print(
             f"{protocol}: {r['round_trips']['to_first_byte']} RTT to the first byte, "
             f"{r['round_trips']['after_last_byte']} after the last "

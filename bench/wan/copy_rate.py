@@ -61,6 +61,18 @@ def machine_busy_s() -> float:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
+def emulator_counts(path: Any) -> dict[str, int]:
+    """The emulator's A-to-B counters that say whether it was faithful: packets dropped at its queue (or its
+    ring) and packets sent more than 10 ms late."""
+    ab = path.stats()["ab"]
+    return {"dropped": ab["drop_queue"] + ab["drop_ring"], "late_over_10ms": ab["late_gt10ms"]}
+
+
+def counted_since(before: dict[str, int], path: Any) -> dict[str, int]:
+    after = emulator_counts(path)
+    return {f"emulator_{key}": after[key] - before[key] for key in after}
+
+
 class CpuCount:
     """CPU seconds each process of a copy used (the emulator, each site's server with the pull programs it
     started and reaped) and the whole machine, between start and stop."""
@@ -90,6 +102,7 @@ def iperf3_flow(path: Any, size: int, timeout: float) -> dict[str, Any]:
     )
     try:
         time.sleep(0.5)
+        emulated = emulator_counts(path)
         cpu = CpuCount({"emulator": path.emulator_pid})
         started = time.monotonic()
         with ss_sampler.SsSampler(path, "a") as sender:
@@ -100,7 +113,7 @@ def iperf3_flow(path: Any, size: int, timeout: float) -> dict[str, Any]:
                 timeout=timeout,
             )
         seconds = time.monotonic() - started
-        used = cpu.stop()
+        used = cpu.stop() | counted_since(emulated, path)
     finally:
         server.wait(timeout=30)
     report = json.loads(done.stdout)
@@ -139,12 +152,13 @@ def worker_copy(
         argv.append(str(streams))
     if account is not None:
         argv = ["setpriv", f"--reuid={account}", f"--regid={account}", "--clear-groups", *argv]
+    emulated = emulator_counts(path)
     cpu = CpuCount({"emulator": path.emulator_pid, **servers})
     started = time.monotonic()
     with ss_sampler.SsSampler(path, "a") as sender:
         done = path.run_b(argv, capture_output=True, text=True, env=env, timeout=3600)
     seconds = time.monotonic() - started
-    used = cpu.stop()
+    used = cpu.stop() | counted_since(emulated, path)
     lines = done.stdout.strip().splitlines()
     if not lines:
         raise SystemExit(f"the worker's copy printed nothing (rc {done.returncode}): {done.stderr[-3000:]}")

@@ -45,5 +45,5 @@ def test_the_copy_rate_benchmark_runs_and_accounts_for_each_copy(tmp_path: Path)
         # The CPU of each part was counted: the emulator forwarded the bytes, both servers worked.
         assert copy["emulator_cpu_s"] > 0 and copy["source_server_cpu_s"] > 0, copy
         assert copy["destination_server_cpu_s"] > 0, copy
-        assert copy["sender"]["samples"] >= 1, copy
+        assert copy["sender"]["samples"] >= 1 and copy["emulator_dropped"] >= 0, copy
     assert set(result["summary"]) == {"root@40ms", "davs@40ms"}

@@ -144,14 +144,8 @@ def worker_copy(
 ) -> dict[str, Any]:
     """The worker's copy from inside end B, as a worker process (its account and environment), asking for
     ``streams`` TCP streams as a job's ``nostreams`` does (None: the tool's default)."""
-    from localnet.stack import platform_process
-
-    env, account = platform_process(state, state.path.name)
-    argv = [str(copy_rtts.PYTHON), str(copy_rtts.WORKER), source, destination, adler32, str(size)]
-    if streams is not None:
-        argv.append(str(streams))
-    if account is not None:
-        argv = ["setpriv", f"--reuid={account}", f"--regid={account}", "--clear-groups", *argv]
+    arguments = [source, destination, adler32, str(size), *([str(streams)] if streams is not None else [])]
+    argv, env = copy_rtts.worker_command(state, arguments)
     emulated = emulator_counts(path)
     cpu = CpuCount({"emulator": path.emulator_pid, **servers})
     started = time.monotonic()
@@ -159,12 +153,7 @@ def worker_copy(
         done = path.run_b(argv, capture_output=True, text=True, env=env, timeout=3600)
     seconds = time.monotonic() - started
     used = cpu.stop() | counted_since(emulated, path)
-    lines = done.stdout.strip().splitlines()
-    if not lines:
-        raise SystemExit(f"the worker's copy printed nothing (rc {done.returncode}): {done.stderr[-3000:]}")
-    answer = json.loads(lines[-1])
-    if not answer["ok"]:
-        raise SystemExit(f"copy {source} -> {destination} failed: {answer['error']}")
+    answer = copy_rtts.worker_answer(done, source, destination)
     copied = (answer["answered_ns"] - answer["asked_ns"]) / 1e9
     return {
         "bytes": size,

@@ -151,6 +151,28 @@ def reach_platform(state: Any, path: Any, side: str, stack: ExitStack) -> None:
         stack.callback(forward.release)
 
 
+def worker_command(state: Any, arguments: list[str]) -> tuple[list[str], dict[str, str]]:
+    """worker_copy.py with ``arguments``, as a worker process runs: its account and environment."""
+    from localnet.stack import platform_process
+
+    env, account = platform_process(state, state.path.name)
+    argv = [str(PYTHON), str(WORKER), *arguments]
+    if account is not None:
+        argv = ["setpriv", f"--reuid={account}", f"--regid={account}", "--clear-groups", *argv]
+    return argv, env
+
+
+def worker_answer(done: Any, source: str, destination: str) -> dict[str, Any]:
+    """worker_copy.py's answer (its last line), or the run stops with why the copy failed."""
+    lines = done.stdout.strip().splitlines()
+    if not lines:
+        raise SystemExit(f"the worker's copy printed nothing (rc {done.returncode}): {done.stderr[-3000:]}")
+    answer = json.loads(lines[-1])
+    if not answer["ok"]:
+        raise SystemExit(f"copy {source} -> {destination} failed: {answer['error']}")
+    return answer
+
+
 def one_copy(
     state: Any,
     path: Any,
@@ -163,20 +185,12 @@ def one_copy(
 ) -> dict[str, Any]:
     """The worker's copy from inside namespace ``worker``, as a worker process (its account and environment),
     placed on the packet trace."""
-    from localnet.stack import platform_process
 
-    env, account = platform_process(state, state.path.name)
-    argv = [str(PYTHON), str(WORKER), source, destination, adler32, str(size)]
-    if account is not None:
-        argv = ["setpriv", f"--reuid={account}", f"--regid={account}", "--clear-groups", *argv]
+    argv, env = worker_command(state, [source, destination, adler32, str(size)])
     run = path.run_a if worker == "a" else path.run_b
-    done = run(argv, capture_output=True, text=True, env=env, timeout=600)
-    lines = done.stdout.strip().splitlines()
-    if not lines:
-        raise SystemExit(f"the worker's copy printed nothing (rc {done.returncode}): {done.stderr[-3000:]}")
-    answer = json.loads(lines[-1])
-    if not answer["ok"]:
-        raise SystemExit(f"copy {source} -> {destination} failed: {answer['error']}")
+    answer = worker_answer(
+        run(argv, capture_output=True, text=True, env=env, timeout=600), source, destination
+    )
     path.stats()  # the emulator flushes its trace before it writes its counters: now it holds the copy's
     packets = packet_trace.read(path.trace_file, answer["asked_ns"], answer["answered_ns"])
     span = packet_trace.data_span(packets, "ab")

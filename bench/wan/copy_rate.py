@@ -3,7 +3,8 @@
 over the same bytes on the same path in the same run (issue 32, item 1).
 
     .venv/bin/python bench/wan/copy_rate.py [--rtt-ms 300,150,56] [--rate-mbit 10000] [--size-gib 16]
-        [--protocols root,davs] [--reps 1] [--streams N] [--cc bbr] [--tokens on] [--out FILE]
+        [--protocols root,davs] [--compare stock-tpc,xrdcp,gfal-davs] [--reps 1] [--streams N] [--cc bbr]
+        [--tokens on] [--out FILE]
 
 The two sites of copy_rtts.py (localnet's XRootD sites in their deployed configuration: the project's
 plugin, HTTPS with the local CA, HTTP third-party copy, tokens of the state's issuer, the source's
@@ -20,13 +21,26 @@ exchange, the copy's round trips before its first byte and its checksums after t
 rates, the copy's ratio to the iperf3 flow of the same repetition, the CPU seconds the emulator and each
 site's server (with the pull programs it started) used in each, and how busy the whole machine was.
 
+``--compare`` adds, in the same repetition, on the same path and the same file, what a site would otherwise
+use (issue 32, item 5), against a second pair of sites at the same two ends that run XRootD's own server
+(the same configuration without the project's plugin: localnet's SRCNET_XROOTD_PLUGIN=off, tokens of the
+same issuer and audiences; the source's file is a hard link of the same bytes). Each runs at end B (the
+worker's) as the worker's account, with tokens in its URLs, and verifies the adler32 of both ends:
+``stock-tpc``: ``xrdcp --tpc only`` (XRootD's third-party copy, the destination's stock ``xrdcp --server``
+pulling); ``xrdcp``: a plain ``xrdcp`` download to the destination's disk with its own parallel chunks
+(``XRD_CPPARALLELCHUNKS``) sized as a site engineer would for the path, by the same rule as the plugin's
+pull (capacity x RTT x 1.25 + one 8 MiB chunk); ``gfal-davs``: ``gfal-copy --copy-mode pull`` between the
+two sites' davs:// (XRootD's own HTTP third-party copy).
+
 Runs on a state of its own (its PostgreSQL, Redis and issuer), as root (network namespaces)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -42,7 +56,7 @@ sys.path.insert(0, str(ROOT))
 
 import copy_rtts  # noqa: E402
 import wanpath  # noqa: E402
-from matrix import proc_cpu_s  # noqa: E402
+from matrix import proc_cpu_s, tun_tx_dropped  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench" / "xrootd_plugin"))
 import ss_sampler  # noqa: E402
@@ -51,6 +65,9 @@ SOURCE_ENDPOINT, DESTINATION_ENDPOINT = copy_rtts.SOURCE_ENDPOINT, copy_rtts.DES
 PREFIX = copy_rtts.PREFIX
 IPERF_PORT = 5311
 GIB = 1 << 30
+COMPARED = ("stock-tpc", "xrdcp", "gfal-davs")
+XRDCP_CHUNK = 8 << 20  # XrdCl's default chunk (XRD_CPCHUNKSIZE), as the plugin's pull reads
+QUEUE_MARGIN = 1.25  # the plugin's reads in flight: capacity x RTT x this, plus one chunk
 
 
 def machine_busy_s() -> float:
@@ -62,15 +79,25 @@ def machine_busy_s() -> float:
 
 
 def emulator_counts(path: Any) -> dict[str, int]:
-    """The emulator's A-to-B counters that say whether it was faithful: packets dropped at its queue (or its
-    ring) and packets sent more than 10 ms late."""
+    """The counters that say whether the path was faithful: the emulator's A-to-B packets dropped at its
+    queue (or its ring) and sent more than 10 ms late, and the packets the kernel dropped in front of it
+    (its TUN devices' queues full while it was short of CPU: losses the emulator never sees)."""
     ab = path.stats()["ab"]
-    return {"dropped": ab["drop_queue"] + ab["drop_ring"], "late_over_10ms": ab["late_gt10ms"]}
+    return {
+        "dropped": ab["drop_queue"] + ab["drop_ring"],
+        "late_over_10ms": ab["late_gt10ms"],
+        "tun_dropped": tun_tx_dropped(path),
+    }
 
 
 def counted_since(before: dict[str, int], path: Any) -> dict[str, int]:
     after = emulator_counts(path)
     return {f"emulator_{key}": after[key] - before[key] for key in after}
+
+
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 class CpuCount:
@@ -80,6 +107,7 @@ class CpuCount:
     def __init__(self, processes: dict[str, int]) -> None:
         self.processes = processes
         self.before = {name: proc_cpu_s(pid) for name, pid in processes.items()}
+        self.children = children_cpu_s()
         self.machine = machine_busy_s()
         self.started = time.monotonic()
 
@@ -89,6 +117,8 @@ class CpuCount:
             for name, pid in self.processes.items()
         }
         seconds = time.monotonic() - self.started
+        # The programs this process ran and reaped meanwhile: the worker's copy, or a site tool (the client).
+        used["client_cpu_s"] = round(children_cpu_s() - self.children, 2)
         used["machine_busy_cpus"] = round((machine_busy_s() - self.machine) / seconds, 2)
         return used
 
@@ -169,7 +199,149 @@ def worker_copy(
     }
 
 
+def parallel_chunks(rate_mbit: float, rtt_ms: float) -> int:
+    """xrdcp's chunks in flight for the path, by the plugin's own rule: capacity x RTT x 1.25, plus one."""
+    in_flight = rate_mbit * 1e6 / 8 * rtt_ms / 1e3 * QUEUE_MARGIN
+    return math.ceil(in_flight / XRDCP_CHUNK) + 1
+
+
+class SiteTools:
+    """The stock tools of ``--compare`` on the stock pair of sites (``copy_rtts.site_pair(stock=True)``), with
+    the tokens the platform's own copy of the same names would get (its registered endpoints' scopes and
+    audiences, which the stock pair trusts too)."""
+
+    def __init__(self, state: Any, deployed: dict[str, Any], stock: dict[str, Any], tokens: bool) -> None:
+        from localnet.issuer import issuer_settings
+        from localnet.users import chown_tree, service_account
+        from transfers.tokens import TokenClient
+
+        self.state, self.deployed, self.stock = state, deployed, stock
+        settings = issuer_settings(state) if tokens else None
+        self.client = TokenClient(settings) if settings is not None else None
+        # Where the plain download writes: the destination's disk, a folder the worker's account owns.
+        self.downloads = state.sub("copy-rate-downloads")
+        chown_tree(self.downloads, str(service_account()))
+
+    def _with_tokens(self, protocol: str, source_name: str, target_name: str) -> tuple[str, str]:
+        from transfers.tokens import tokens_for_copy, url_with_token
+
+        source_site, destination_site = self.stock[SOURCE_ENDPOINT], self.stock[DESTINATION_ENDPOINT]
+        source = copy_rtts.url(source_site, protocol, source_name)
+        destination = copy_rtts.url(destination_site, protocol, target_name)
+        if self.client is None:
+            return source, destination
+        tokens = tokens_for_copy(
+            copy_rtts.url(self.deployed[SOURCE_ENDPOINT], protocol, source_name),
+            copy_rtts.url(self.deployed[DESTINATION_ENDPOINT], protocol, target_name),
+            self.client,
+        )
+        assert tokens is not None
+        # XRootD reads a token from the authz CGI over root:// and HTTP alike; gfal2 hands the source URL,
+        # its token with it, to the pulling destination.
+        return url_with_token(source, tokens.source.current()), url_with_token(
+            destination, tokens.destination.current()
+        )
+
+    def command(self, tool: str, name: str, adler32: str, rate_mbit: float, rtt_ms: float) -> dict[str, Any]:
+        """The tool's steps (argvs run one after the other as the worker's account, with its settings), the
+        file it writes, what the last step prints when the checksums agree, and the settings it was given."""
+        target_name = f"{name}.{tool}"
+        extra: dict[str, str] = {}
+        settings: dict[str, Any] = {}
+        expect = ""
+        if tool == "stock-tpc":
+            source, destination = self._with_tokens("root", name, target_name)
+            # xrdcp's own checksum check of a third-party copy queries the source's and the destination's
+            # without their tokens ("Unable to checksum ...; permission denied" from a token-enforcing site):
+            # the destination's is asked afterwards as gfal2 asks it, the token in the query's path.
+            site = self.stock[DESTINATION_ENDPOINT]
+            asked = destination.split(f":{site.root_port}/", 1)[1]
+            steps = [
+                ["xrdcp", "--tpc", "only", source, destination],
+                ["xrdfs", f"root://{site.host}:{site.root_port}", "query", "checksum", asked],
+            ]
+            written = site.local_path(PREFIX + target_name)
+            expect = f"adler32 {adler32}"
+        elif tool == "xrdcp":
+            source, _ = self._with_tokens("root", name, target_name)
+            written = self.downloads / target_name
+            # a local destination's adler32 is xrdcp's own, compared with the source's as the catalogue has it
+            steps = [["xrdcp", "--cksum", f"adler32:{adler32}", source, str(written)]]
+            chunks = parallel_chunks(rate_mbit, rtt_ms)
+            extra = {"XRD_CPPARALLELCHUNKS": str(chunks), "XRD_CPCHUNKSIZE": str(XRDCP_CHUNK)}
+            settings = {"parallel_chunks": chunks, "chunk_bytes": XRDCP_CHUNK}
+        elif tool == "gfal-davs":
+            source, destination = self._with_tokens("davs", name, target_name)
+            argv = ["gfal-copy", "--copy-mode", "pull", "-K", f"adler32:{adler32}", "--checksum-mode", "both"]
+            # A bearer credential, or davix asks the destination to take a delegated proxy ("COPY requested an
+            # unsupported credential type: gridsite"); gfal-copy takes one for all URLs: the destination's.
+            token = destination.rsplit("authz=Bearer%20", 1)[-1] if self.client is not None else "none"
+            steps = [[*argv, "-D", f"BEARER:TOKEN={token}", source, destination]]
+            written = self.stock[DESTINATION_ENDPOINT].local_path(PREFIX + target_name)
+            extra = {"GFAL_PYTHONBIN": "/usr/bin/python3"}  # gfal2-util's own interpreter (Debian's bindings)
+        else:
+            raise ValueError(f"unknown tool {tool!r}: one of {', '.join(COMPARED)}")
+        env = copy_rtts.platform_command(self.state, [])[1]
+        steps = [copy_rtts.platform_command(self.state, step)[0] for step in steps]
+        return {"steps": steps, "env": {**env, **extra}, "written": written, "expect": expect, **settings}
+
+
+def site_tool_copy(
+    tools: SiteTools,
+    path: Any,
+    tool: str,
+    name: str,
+    adler32: str,
+    size: int,
+    rtt_ms: float,
+    servers: dict[str, int],
+) -> dict[str, Any]:
+    """One stock tool's copy of ``name`` from inside end B, timed from its start to its end."""
+    from transfers.tokens import redact
+
+    command = tools.command(tool, name, adler32, path.config.rate_mbit, rtt_ms)
+    written: Path = command["written"]
+    emulated = emulator_counts(path)
+    cpu = CpuCount({"emulator": path.emulator_pid, **servers})
+    started = time.monotonic()
+    try:
+        with ss_sampler.SsSampler(path, "a") as sender:
+            for step in command["steps"]:
+                done = path.run_b(step, capture_output=True, text=True, env=command["env"], timeout=3600)
+                if done.returncode != 0:
+                    said = redact((done.stderr + done.stdout)[-3000:])
+                    raise SystemExit(f"{tool} of {name} failed (rc {done.returncode}): {said}")
+        seconds = time.monotonic() - started
+        used = cpu.stop() | counted_since(emulated, path)
+        landed = written.stat().st_size
+    finally:
+        written.unlink(missing_ok=True)
+    if landed != size or command["expect"] not in done.stdout:
+        raise SystemExit(f"{tool} of {name}: {landed} bytes of {size}, checked: {done.stdout.strip()!r}")
+    return {
+        "bytes": size,
+        "seconds": round(seconds, 3),
+        "gbit_s": round(size * 8 / seconds / 1e9, 3),
+        # the destination's adler32 agreed with the source's (the tool's exit status, or the query's answer)
+        "checksum_verified": adler32,
+        **{key: command[key] for key in ("parallel_chunks", "chunk_bytes") if key in command},
+        **used,
+        "sender": ss_sampler.summarise(sender.samples, path.config.rate_mbit),
+    }
+
+
+def ratio_table(summary: dict[str, Any], tools: list[str], rtts: list[float]) -> str:
+    """The Markdown table of the median ratios to iperf3: a row a tool, a column an RTT."""
+    lines = ["| copy | " + " | ".join(f"{rtt:g} ms" for rtt in rtts) + " |"]
+    lines.append("|---|" + "---:|" * len(rtts))
+    for tool in tools:
+        cells = [f"{summary[f'{tool}@{rtt:g}ms']['median_ratio']:.2f}" for rtt in rtts]
+        lines.append(f"| {tool} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
+    from localnet.issuer import ensure_issuer
     from localnet.processes import read_pid
     from localnet.state import StateDir
     from localnet.users import chown_tree
@@ -178,6 +350,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     state = StateDir.named(args.state)
     size = int(args.size_gib * GIB)
     rtts = [float(x) for x in args.rtt_ms.split(",")]
+    compared = [tool for tool in args.compare.split(",") if tool]
     runs: list[dict[str, Any]] = []
     with ExitStack() as stack:
         path = stack.enter_context(
@@ -196,6 +369,19 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         written = time.monotonic()
         adler32 = copy_rtts.random_file(local, size, seed=os.getpid())
         chown_tree(local.parent, XROOTD_ACCOUNT)
+        tools = None
+        if compared:
+            issuer = ensure_issuer(state) if args.tokens == "on" else None
+            stock = copy_rtts.site_pair(state, path, args.rate_mbit * 1e6, issuer, stack, stock=True)
+            shared = stock[SOURCE_ENDPOINT].local_path(PREFIX + name)
+            os.link(local, shared)  # the same bytes, in the same pages of the cache
+            stack.callback(shared.unlink, missing_ok=True)
+            tools = SiteTools(state, sites, stock, args.tokens == "on")
+            stock_servers = {
+                role: read_pid(state, f"xrootd-{site.name}")
+                for role, site in (("source_server", stock[SOURCE_ENDPOINT]),
+                                   ("destination_server", stock[DESTINATION_ENDPOINT]))
+            }  # fmt: skip
         print(f"source file: {size} bytes, adler32 {adler32}, written in {time.monotonic() - written:.0f} s",
               flush=True)  # fmt: skip
         for rtt in rtts:
@@ -219,14 +405,23 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                     run[protocol] = copy
                     print(f"{rtt:g} ms #{rep} {protocol}: {copy['gbit_s']} Gbit/s, "
                           f"{copy['ratio_to_iperf3']} of iperf3", flush=True)  # fmt: skip
+                for tool in compared:
+                    assert tools is not None
+                    copy = site_tool_copy(tools, path, tool, name, adler32, size, rtt, stock_servers)
+                    copy["ratio_to_iperf3"] = round(copy["gbit_s"] / run["iperf3"]["gbit_s"], 3)
+                    run[tool] = copy
+                    print(f"{rtt:g} ms #{rep} {tool}: {copy['gbit_s']} Gbit/s, "
+                          f"{copy['ratio_to_iperf3']} of iperf3", flush=True)  # fmt: skip
                 runs.append(run)
         emulator = path.stats()
     summary = {}
-    for protocol in args.protocols.split(","):
+    copies = [*args.protocols.split(","), *compared]
+    for copy_kind in copies:
         for rtt in rtts:
-            ratios = [run[protocol]["ratio_to_iperf3"] for run in runs if run["rtt_ms"] == rtt]
-            summary[f"{protocol}@{rtt:g}ms"] = {"median_ratio": statistics.median(ratios), "ratios": ratios}
-    return {"summary": summary, "runs": runs, "emulator": emulator}
+            ratios = [run[copy_kind]["ratio_to_iperf3"] for run in runs if run["rtt_ms"] == rtt]
+            summary[f"{copy_kind}@{rtt:g}ms"] = {"median_ratio": statistics.median(ratios), "ratios": ratios}
+    table = ratio_table(summary, copies, rtts)
+    return {"summary": summary, "table": table, "runs": runs, "emulator": emulator}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -235,6 +430,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate-mbit", type=float, default=10000.0, help="the path's rate (default 10000)")
     parser.add_argument("--size-gib", type=float, default=16.0, help="the file's size (default 16 GiB)")
     parser.add_argument("--protocols", default="root,davs", help="root and/or davs (default both)")
+    parser.add_argument(
+        "--compare", default="", help=f"what a site would otherwise use, same run: {','.join(COMPARED)}"
+    )
     parser.add_argument("--reps", type=int, default=1, help="repetitions at each RTT (default 1)")
     parser.add_argument("--streams", type=int, help="TCP streams asked for each copy (a job's nostreams)")
     parser.add_argument("--cc", default="bbr", help="the end hosts' congestion control (the role's: bbr)")
@@ -242,6 +440,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--state", default="bench-copy-rate", help="the state folder's name")
     parser.add_argument("--out", help="write the result as JSON here")
     args = parser.parse_args(argv)
+    unknown = sorted(set(filter(None, args.compare.split(","))) - set(COMPARED))
+    if unknown:
+        parser.error(f"--compare: unknown {', '.join(unknown)} (known: {', '.join(COMPARED)})")
     if os.geteuid() != 0:
         parser.error("needs root (network namespaces)")
     result = copy_rtts.measured_on_own_state(args, argv, measure)
@@ -249,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         Path(args.out).write_text(text + "\n")
     print(json.dumps(result["summary"], indent=1))
+    print(result["table"])
     return 0
 
 

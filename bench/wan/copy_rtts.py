@@ -35,8 +35,8 @@ import platform
 import statistics
 import sys
 import zlib
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -93,12 +93,9 @@ def start_sites(state: Any, path: Any, rate_bps: float, tokens: bool, stack: Exi
     """The two sites in their namespaces, registered as the two endpoints; stopped when ``stack`` closes."""
     import pwd
 
-    from localnet.binding import bind_endpoints, site_tokens
+    from localnet.binding import bind_endpoints
     from localnet.issuer import ensure_issuer, stop_issuer
-    from localnet.pki import address_credentials
-    from localnet.users import chown_tree, service_account
-    from localnet.xrootd import SERVICE_USER as XROOTD_ACCOUNT
-    from localnet.xrootd import ensure_site, stop_site
+    from localnet.users import service_account
 
     account_name = str(service_account())  # made the first time (we are root)
     account = pwd.getpwnam(account_name)
@@ -112,29 +109,62 @@ def start_sites(state: Any, path: Any, rate_bps: float, tokens: bool, stack: Exi
         for side in ("a", "b"):  # each namespace reaches the issuer at the address its tokens name
             forward = IssuerPath.opened(path, side, issuer.port, account, 30.0)
             stack.callback(forward.release)
+    sites = site_pair(state, path, rate_bps, issuer, stack)
+    bind_endpoints(sites)
+    return sites
+
+
+@contextmanager
+def stock_server() -> Iterator[None]:
+    """Sites started inside run XRootD's own server, without the project's plugin (localnet's switch for
+    comparisons, SRCNET_XROOTD_PLUGIN=off)."""
+    before = os.environ.get("SRCNET_XROOTD_PLUGIN")
+    os.environ["SRCNET_XROOTD_PLUGIN"] = "off"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("SRCNET_XROOTD_PLUGIN")
+        else:
+            os.environ["SRCNET_XROOTD_PLUGIN"] = before
+
+
+def site_pair(
+    state: Any, path: Any, rate_bps: float, issuer: Any, stack: ExitStack, *, stock: bool = False
+) -> dict[str, Any]:
+    """The source site at end A and the destination site at end B, by endpoint name, trusting ``issuer``'s
+    tokens for the endpoints' audiences (None: no tokens); stopped when ``stack`` closes. ``stock``: XRootD's
+    own server in their place (named ``...-stock``, beside the deployed pair on other ports, not
+    registered), as a site without the project's plugin would run."""
+    from localnet.binding import site_tokens
+    from localnet.pki import address_credentials
+    from localnet.users import chown_tree
+    from localnet.xrootd import SERVICE_USER as XROOTD_ACCOUNT
+    from localnet.xrootd import ensure_site, stop_site
+
     sites = {}
     for endpoint, side, address in (
         (SOURCE_ENDPOINT, "a", path.ip_a),
         (DESTINATION_ENDPOINT, "b", path.ip_b),
     ):
-        name = f"rtt-{endpoint.lower().replace('_', '-')}"
-        site = ensure_site(
-            state,
-            name,
-            netns=path.ns(side),
-            host=address,
-            credentials=address_credentials(state, address),
-            pacing_bps=rate_bps,
-            tokens=site_tokens(issuer, endpoint, PREFIX) if issuer is not None else None,
-            fireflies=False,
-            host_reaches=False,
-        )
+        name = f"rtt-{endpoint.lower().replace('_', '-')}" + ("-stock" if stock else "")
+        with stock_server() if stock else nullcontext():
+            site = ensure_site(
+                state,
+                name,
+                netns=path.ns(side),
+                host=address,
+                credentials=address_credentials(state, address),
+                pacing_bps=rate_bps,
+                tokens=site_tokens(issuer, endpoint, PREFIX) if issuer is not None else None,
+                fireflies=False,
+                host_reaches=False,
+            )
         stack.callback(stop_site, state, name)
         base = site.local_path(PREFIX)
         base.mkdir(parents=True, exist_ok=True)
         chown_tree(base, XROOTD_ACCOUNT)
         sites[endpoint] = site
-    bind_endpoints(sites)
     return sites
 
 
@@ -151,15 +181,19 @@ def reach_platform(state: Any, path: Any, side: str, stack: ExitStack) -> None:
         stack.callback(forward.release)
 
 
-def worker_command(state: Any, arguments: list[str]) -> tuple[list[str], dict[str, str]]:
-    """worker_copy.py with ``arguments``, as a worker process runs: its account and environment."""
+def platform_command(state: Any, argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """``argv`` as a platform process runs: the worker's account and environment."""
     from localnet.stack import platform_process
 
     env, account = platform_process(state, state.path.name)
-    argv = [str(PYTHON), str(WORKER), *arguments]
     if account is not None:
         argv = ["setpriv", f"--reuid={account}", f"--regid={account}", "--clear-groups", *argv]
     return argv, env
+
+
+def worker_command(state: Any, arguments: list[str]) -> tuple[list[str], dict[str, str]]:
+    """worker_copy.py with ``arguments``, as a worker process runs: its account and environment."""
+    return platform_command(state, [str(PYTHON), str(WORKER), *arguments])
 
 
 def worker_answer(done: Any, source: str, destination: str) -> dict[str, Any]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,6 +93,21 @@ FAST_OPEN_PRELOAD = "libwanio_fastopen.so"
 
 def plugin_on() -> bool:
     return os.environ.get("SRCNET_XROOTD_PLUGIN", "on").lower() not in ("off", "0", "no", "false")
+
+
+@contextmanager
+def stock_server() -> Iterator[None]:
+    """Sites started inside run XRootD's own server, without the project's plugin (the switch
+    SRCNET_XROOTD_PLUGIN=off, for comparisons), and the switch is as it was afterwards."""
+    before = os.environ.get("SRCNET_XROOTD_PLUGIN")
+    os.environ["SRCNET_XROOTD_PLUGIN"] = "off"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("SRCNET_XROOTD_PLUGIN")
+        else:
+            os.environ["SRCNET_XROOTD_PLUGIN"] = before
 
 
 def _plugin_folder(state: StateDir) -> Path:

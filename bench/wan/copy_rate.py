@@ -222,40 +222,42 @@ class SiteTools:
         self.downloads = state.sub("copy-rate-downloads")
         chown_tree(self.downloads, str(service_account()))
 
-    def _with_tokens(self, protocol: str, source_name: str, target_name: str) -> tuple[str, str]:
+    def _with_tokens(self, protocol: str, source_name: str, target_name: str) -> tuple[str, str, str]:
+        """The stock pair's URLs of the copy, each with its token in the authz CGI (XRootD reads it there over
+        root:// and HTTP alike; a pulling destination gets the source URL with its token), and the
+        destination's token ("" without an issuer)."""
         from transfers.tokens import tokens_for_copy, url_with_token
 
         source_site, destination_site = self.stock[SOURCE_ENDPOINT], self.stock[DESTINATION_ENDPOINT]
         source = copy_rtts.url(source_site, protocol, source_name)
         destination = copy_rtts.url(destination_site, protocol, target_name)
         if self.client is None:
-            return source, destination
+            return source, destination, ""
         tokens = tokens_for_copy(
             copy_rtts.url(self.deployed[SOURCE_ENDPOINT], protocol, source_name),
             copy_rtts.url(self.deployed[DESTINATION_ENDPOINT], protocol, target_name),
             self.client,
         )
         assert tokens is not None
-        # XRootD reads a token from the authz CGI over root:// and HTTP alike; gfal2 hands the source URL,
-        # its token with it, to the pulling destination.
-        return url_with_token(source, tokens.source.current()), url_with_token(
-            destination, tokens.destination.current()
-        )
+        written = tokens.destination.current()
+        return url_with_token(source, tokens.source.current()), url_with_token(destination, written), written
 
     def command(self, tool: str, name: str, adler32: str, rate_mbit: float, rtt_ms: float) -> dict[str, Any]:
         """The tool's steps (argvs run one after the other as the worker's account, with its settings), the
         file it writes, what the last step prints when the checksums agree, and the settings it was given."""
+        from transfers.tokens import url_with_token
+
         target_name = f"{name}.{tool}"
         extra: dict[str, str] = {}
         settings: dict[str, Any] = {}
         expect = ""
         if tool == "stock-tpc":
-            source, destination = self._with_tokens("root", name, target_name)
+            source, destination, token = self._with_tokens("root", name, target_name)
             # xrdcp's own checksum check of a third-party copy queries the source's and the destination's
             # without their tokens ("Unable to checksum ...; permission denied" from a token-enforcing site):
             # the destination's is asked afterwards as gfal2 asks it, the token in the query's path.
             site = self.stock[DESTINATION_ENDPOINT]
-            asked = destination.split(f":{site.root_port}/", 1)[1]
+            asked = url_with_token(PREFIX + target_name, token)
             steps = [
                 ["xrdcp", "--tpc", "only", source, destination],
                 ["xrdfs", f"root://{site.host}:{site.root_port}", "query", "checksum", asked],
@@ -263,7 +265,7 @@ class SiteTools:
             written = site.local_path(PREFIX + target_name)
             expect = f"adler32 {adler32}"
         elif tool == "xrdcp":
-            source, _ = self._with_tokens("root", name, target_name)
+            source, _, _ = self._with_tokens("root", name, target_name)
             written = self.downloads / target_name
             # a local destination's adler32 is xrdcp's own, compared with the source's as the catalogue has it
             steps = [["xrdcp", "--cksum", f"adler32:{adler32}", source, str(written)]]
@@ -271,19 +273,19 @@ class SiteTools:
             extra = {"XRD_CPPARALLELCHUNKS": str(chunks), "XRD_CPCHUNKSIZE": str(XRDCP_CHUNK)}
             settings = {"parallel_chunks": chunks, "chunk_bytes": XRDCP_CHUNK}
         elif tool == "gfal-davs":
-            source, destination = self._with_tokens("davs", name, target_name)
+            source, destination, token = self._with_tokens("davs", name, target_name)
             argv = ["gfal-copy", "--copy-mode", "pull", "-K", f"adler32:{adler32}", "--checksum-mode", "both"]
             # A bearer credential, or davix asks the destination to take a delegated proxy ("COPY requested an
             # unsupported credential type: gridsite"); gfal-copy takes one for all URLs: the destination's.
-            token = destination.rsplit("authz=Bearer%20", 1)[-1] if self.client is not None else "none"
-            steps = [[*argv, "-D", f"BEARER:TOKEN={token}", source, destination]]
+            steps = [[*argv, "-D", f"BEARER:TOKEN={token or 'none'}", source, destination]]
             written = self.stock[DESTINATION_ENDPOINT].local_path(PREFIX + target_name)
             extra = {"GFAL_PYTHONBIN": "/usr/bin/python3"}  # gfal2-util's own interpreter (Debian's bindings)
         else:
             raise ValueError(f"unknown tool {tool!r}: one of {', '.join(COMPARED)}")
-        env = copy_rtts.platform_command(self.state, [])[1]
-        steps = [copy_rtts.platform_command(self.state, step)[0] for step in steps]
-        return {"steps": steps, "env": {**env, **extra}, "written": written, "expect": expect, **settings}
+        # Each step as a worker process runs: its account and settings.
+        commands = [copy_rtts.platform_command(self.state, step) for step in steps]
+        steps, env = [argv for argv, _ in commands], {**commands[0][1], **extra}
+        return {"steps": steps, "env": env, "written": written, "expect": expect, **settings}
 
 
 def site_tool_copy(

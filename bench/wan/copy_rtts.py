@@ -35,8 +35,8 @@ import platform
 import statistics
 import sys
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -114,21 +114,6 @@ def start_sites(state: Any, path: Any, rate_bps: float, tokens: bool, stack: Exi
     return sites
 
 
-@contextmanager
-def stock_server() -> Iterator[None]:
-    """Sites started inside run XRootD's own server, without the project's plugin (localnet's switch for
-    comparisons, SRCNET_XROOTD_PLUGIN=off)."""
-    before = os.environ.get("SRCNET_XROOTD_PLUGIN")
-    os.environ["SRCNET_XROOTD_PLUGIN"] = "off"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("SRCNET_XROOTD_PLUGIN")
-        else:
-            os.environ["SRCNET_XROOTD_PLUGIN"] = before
-
-
 def site_pair(
     state: Any, path: Any, rate_bps: float, issuer: Any, stack: ExitStack, *, stock: bool = False
 ) -> dict[str, Any]:
@@ -140,7 +125,7 @@ def site_pair(
     from localnet.pki import address_credentials
     from localnet.users import chown_tree
     from localnet.xrootd import SERVICE_USER as XROOTD_ACCOUNT
-    from localnet.xrootd import ensure_site, stop_site
+    from localnet.xrootd import ensure_site, stock_server, stop_site
 
     sites = {}
     for endpoint, side, address in (

@@ -23,7 +23,7 @@ import pytest
 from localnet.issuer import LocalIssuer
 from localnet.processes import read_pid
 from localnet.state import StateDir
-from localnet.xrootd import LocalSite, site_folder, stop_site
+from localnet.xrootd import LocalSite, site_folder, stock_server, stop_site
 from tests.conftest import ARTIFACTS, register_local_sites, token_site
 from topology.tpc_streams import HTTP_TPC_BLOCK_BYTES
 from transfers.executor import CopyOutcome, copy_with_tokens
@@ -45,15 +45,8 @@ def stream_sites(test_state: StateDir, token_issuer: LocalIssuer) -> Iterator[di
     try:
         sites[SOURCE] = token_site(test_state, token_issuer, SOURCE, extra_lines=["wanio.net.pacing 8m"])
         sites[WAN] = token_site(test_state, token_issuer, WAN)
-        before = os.environ.get("SRCNET_XROOTD_PLUGIN")
-        os.environ["SRCNET_XROOTD_PLUGIN"] = "off"
-        try:
+        with stock_server():
             sites[STOCK] = token_site(test_state, token_issuer, STOCK)
-        finally:
-            if before is None:
-                os.environ.pop("SRCNET_XROOTD_PLUGIN")
-            else:
-                os.environ["SRCNET_XROOTD_PLUGIN"] = before
         yield sites
     finally:
         for name in (SOURCE, WAN, STOCK):
